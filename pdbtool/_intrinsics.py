@@ -1,0 +1,120 @@
+"""Low-level Numba intrinsics: BMI2 ``pdep`` (select the j-th free bit) and atomic OR on a uint64 word.
+
+Both are plain functions usable from any ``@njit`` kernel.  ``pdep`` falls back to a bit loop on CPUs
+without BMI2 (the choice is made once, at import, from the host CPU's features).
+"""
+
+from __future__ import annotations
+
+import numba
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+def _host_has_bmi2() -> bool:
+    try:
+        import llvmlite.binding as llvm
+
+        return "+bmi2" in llvm.get_host_cpu_features().flatten()
+    except Exception:  # pragma: no cover - exotic platforms
+        return False
+
+
+HAS_BMI2 = _host_has_bmi2()
+
+
+@intrinsic
+def _pdep_bmi2(typingctx, src, mask):
+    sig = types.uint64(types.uint64, types.uint64)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        fnty = ir.FunctionType(i64, [i64, i64])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.bmi.pdep.64")
+        a = context.cast(builder, args[0], signature.args[0], types.uint64)
+        b = context.cast(builder, args[1], signature.args[1], types.uint64)
+        return builder.call(fn, [a, b])
+
+    return sig, codegen
+
+
+@njit(inline="always")
+def _pdep_loop(src, mask):
+    result = numba.uint64(0)
+    bit = numba.uint64(1)
+    m = numba.uint64(mask)
+    s = numba.uint64(src)
+    while m:
+        low = m & (~m + numba.uint64(1))
+        if s & bit:
+            result |= low
+        m ^= low
+        bit <<= numba.uint64(1)
+    return result
+
+
+if HAS_BMI2:
+
+    @njit(inline="always")
+    def select_bit(j, mask):
+        """The j-th (0-based) set bit of ``mask``, as a one-bit word."""
+        return _pdep_bmi2(numba.uint64(1) << numba.uint64(j), numba.uint64(mask))
+
+else:  # pragma: no cover - depends on the CPU
+
+    @njit(inline="always")
+    def select_bit(j, mask):
+        return _pdep_loop(numba.uint64(1) << numba.uint64(j), numba.uint64(mask))
+
+
+def _atomic_rmw_u64(op):
+    """An intrinsic ``array[index] <op>= value`` as one atomic read-modify-write, returning the old word."""
+
+    def typer(typingctx, array, index, value):
+        if not (isinstance(array, types.Array) and array.dtype == types.uint64):
+            return None
+        sig = types.uint64(array, types.intp, types.uint64)
+
+        def codegen(context, builder, signature, args):
+            arr, idx, val = args
+            aryty = signature.args[0]
+            ary = context.make_array(aryty)(context, builder, arr)
+            idx = context.cast(builder, idx, signature.args[1], types.intp)
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [idx])
+            val = context.cast(builder, val, signature.args[2], types.uint64)
+            return builder.atomic_rmw(op, ptr, val, "monotonic")
+
+        return sig, codegen
+
+    typer.__name__ = f"atomic_{op}_u64"
+    return intrinsic(typer)
+
+
+atomic_or_u64 = _atomic_rmw_u64("or")
+atomic_xor_u64 = _atomic_rmw_u64("xor")
+
+
+@intrinsic
+def popcount(typingctx, value):
+    """Number of set bits of a 64-bit word (LLVM ``ctpop``: one ``popcnt`` instruction)."""
+    sig = types.int64(value)
+
+    def codegen(context, builder, signature, args):
+        v = context.cast(builder, args[0], signature.args[0], types.uint64)
+        return builder.ctpop(v)
+
+    return sig, codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, value):
+    """Index of the lowest set bit of a nonzero 64-bit word (LLVM ``cttz``: one ``tzcnt``)."""
+    sig = types.int64(value)
+
+    def codegen(context, builder, signature, args):
+        v = context.cast(builder, args[0], signature.args[0], types.uint64)
+        return builder.cttz(v, ir.Constant(ir.IntType(1), 1))
+
+    return sig, codegen

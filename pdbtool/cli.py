@@ -1,0 +1,59 @@
+"""The ``pdbtool`` command line: a thin Click shell over the library.
+
+Commands live in ``pdbtool/commands/<name>.py`` and are imported only when invoked, so that start-up
+stays light (Numba kernels load only where a command needs them).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from . import __version__
+
+# command name -> (module in pdbtool.commands, one-line help shown by `pdbtool --help`)
+COMMANDS = {
+    "build": ("build", "Build pattern-database tables into the cache."),
+    "inspect": ("inspect", "Show a table's header, size, checksum status and distance histogram."),
+    "solve": ("solve", "Solve instances optimally with IDA*."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use."""
+
+    def list_commands(self, ctx):
+        return [name for name in COMMANDS if _available(name)]
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS or not _available(name):
+            return None
+        module = importlib.import_module(f"pdbtool.commands.{COMMANDS[name][0]}")
+        return getattr(module, "command")
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def _available(name: str) -> bool:
+    return importlib.util.find_spec(f"pdbtool.commands.{COMMANDS[name][0]}") is not None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="pdbtool")
+def cli():
+    """Additive pattern databases for the sliding-tile puzzles, and optimal IDA* solving."""
+
+
+def main(argv=None):
+    """Entry point of the console script: errors are one line on stderr, never a traceback."""
+    try:
+        return cli.main(args=argv, prog_name="pdbtool", standalone_mode=True)
+    except KeyboardInterrupt:
+        click.echo("pdbtool: interrupted", err=True)
+        sys.exit(130)
