@@ -11,6 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .errors import PdbtoolError
+
 MAX_CELLS = 32
 
 # Move order used everywhere (BFS children, IDA* children): the blank goes up, left, right, down.
@@ -18,7 +20,7 @@ UP, LEFT, RIGHT, DOWN = 0, 1, 2, 3
 MOVE_NAMES = ("up", "left", "right", "down")
 
 
-class BoardError(ValueError):
+class BoardError(PdbtoolError, ValueError):
     """A board, goal or state that cannot be used; the message is one line meant for the user."""
 
 

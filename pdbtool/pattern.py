@@ -19,9 +19,10 @@ from numba import njit
 
 from ._intrinsics import popcount, select_bit, trailing_zeros
 from .board import Board, BoardError
+from .errors import PdbtoolError
 
 
-class PatternError(ValueError):
+class PatternError(PdbtoolError, ValueError):
     """A pattern that cannot be used; the message is one line meant for the user."""
 
 
