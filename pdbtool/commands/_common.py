@@ -1,0 +1,59 @@
+"""Options and error handling shared by the commands."""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+import click
+
+from ..errors import PdbtoolError
+
+
+def user_errors(func):
+    """Turn library errors into a one-line message on stderr and exit status 1 (never a traceback)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except PdbtoolError as exc:
+            raise click.ClickException(str(exc)) from None
+        except MemoryError:
+            raise click.ClickException("out of memory") from None
+        except OSError as exc:
+            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+            raise click.ClickException(f"{where}{exc.strerror or exc}") from None
+
+    return wrapper
+
+
+def say(message: str) -> None:
+    """A note for the user on stderr."""
+    click.echo(f"pdbtool: {message}", err=True)
+
+
+cache_dir_option = click.option(
+    "--cache-dir", type=click.Path(file_okay=False), default=None,
+    help="Table cache directory (default: $PDBTOOL_CACHE_DIR or the user cache dir).")
+board_option = click.option("--board", "board_dims", default=None, metavar="WxH",
+                            help="Board size, e.g. 4x4 (default: from the partition).")
+goal_option = click.option("--goal", default=None, metavar="GOAL",
+                           help="'korf' (default), 'blank-last', or the goal's tiles cell by cell.")
+blank_option = click.option("--blank", type=click.Choice(["minimized", "ignored"]), default="minimized",
+                            show_default=True, help="Blank rule of the abstraction.")
+threads_option = click.option("--threads", type=click.IntRange(1, 1024), default=None,
+                              help="Threads for the build (default: all cores).")
+
+
+def progress_bar(description: str):
+    """A tqdm bar on stderr (shown only on a terminal) fed by a builder's per-layer callback."""
+    from tqdm import tqdm
+
+    bar = tqdm(desc=description, unit=" layer", file=sys.stderr, disable=None, leave=False)
+
+    def update(depth: int, states: int) -> None:
+        bar.set_postfix_str(f"depth {depth}: {states:,} states")
+        bar.update(1)
+
+    return bar, update

@@ -1,0 +1,114 @@
+"""PatternTable: a pattern's distance table with its identity (board, goal, tiles, blank rule, encoding)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import tablefile
+from .board import Board
+from .pattern import TilePattern
+
+UNREACHABLE = 255
+
+
+@dataclass
+class PatternTable:
+    """Distances of every placement of a pattern, indexed by rank (``values[rank]``, 255 = unreachable)."""
+
+    pattern: TilePattern
+    blank: str
+    values: np.ndarray
+    encoding: str = "byte"
+    encoding_params: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+    header: dict[str, Any] = field(default_factory=dict)
+
+    # --- identity -----------------------------------------------------------------------------------
+    @property
+    def board(self) -> Board:
+        return self.pattern.board
+
+    @property
+    def entries(self) -> int:
+        return self.pattern.entries
+
+    def identity(self) -> dict[str, Any]:
+        return identity_fields(self.pattern, self.blank, self.encoding, self.encoding_params)
+
+    def lookup(self, cells) -> int:
+        """Distance of a placement (cells of the pattern's tiles in ascending tile order)."""
+        if self.encoding != "byte":
+            raise ValueError("lookup of a placement is defined here for byte tables")
+        return int(self.values[self.pattern.rank(cells)])
+
+    # --- statistics ------------------------------------------------------------------------------------
+    def histogram(self) -> dict[int, int]:
+        counts = np.bincount(np.asarray(self.values), minlength=256)
+        return {int(v): int(c) for v, c in enumerate(counts) if c and v != UNREACHABLE}
+
+    def stats(self) -> dict[str, Any]:
+        hist = self.histogram()
+        reached = sum(hist.values())
+        mean = sum(v * c for v, c in hist.items()) / reached if reached else 0.0
+        return {"histogram": hist, "reached": reached, "unreachable": self.entries - reached,
+                "mean": mean, "max": max(hist) if hist else 0}
+
+    # --- files -------------------------------------------------------------------------------------------
+    def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> int:
+        header = tablefile.make_header(**self.identity())
+        stats = self.stats()
+        header["max_value"] = stats["max"]
+        header.update(extra or {})
+        return tablefile.save(path, header, self.values)
+
+    @classmethod
+    def load(cls, path: str | Path, verify_checksum: bool = True) -> "PatternTable":
+        loaded = tablefile.load(path, verify_checksum=verify_checksum)
+        return cls.from_file(loaded)
+
+    @classmethod
+    def from_file(cls, loaded: tablefile.TableFile) -> "PatternTable":
+        h = loaded.header
+        path = loaded.path
+        try:
+            board = Board(int(h["width"]), int(h["height"]), tuple(int(c) for c in h["goal"]))
+            pattern = TilePattern(board, tuple(int(t) for t in h["tiles"]))
+        except (ValueError, TypeError) as exc:
+            raise tablefile.TableFileError(f"{path}: damaged header ({exc})") from None
+        if int(h["entries"]) != pattern.entries:
+            raise tablefile.TableFileError(
+                f"{path}: the header says {h['entries']} entries, but {len(pattern.tiles)} tiles on "
+                f"{board.dims} have {pattern.entries}")
+        if h["encoding"] == "byte" and loaded.payload.shape[0] != pattern.entries:
+            raise tablefile.TableFileError(
+                f"{path}: the payload holds {loaded.payload.shape[0]} entries, the pattern has {pattern.entries}")
+        return cls(pattern, str(h["blank"]), loaded.payload, str(h["encoding"]),
+                   dict(h.get("encoding_params", {})), path, h)
+
+    def check_identity(self, pattern: TilePattern, blank: str, encoding: str = "byte",
+                       encoding_params: dict[str, Any] | None = None) -> None:
+        """Refuse a table whose board, goal, tiles, blank rule or encoding differ from what is asked."""
+        want = identity_fields(pattern, blank, encoding, encoding_params or {})
+        have = self.identity()
+        for key in ("width", "height", "goal", "tiles", "blank", "encoding", "encoding_params"):
+            if have[key] != want[key]:
+                raise tablefile.TableFileError(
+                    f"{self.path}: table of another {key.replace('_', ' ')} ({_show(have[key])}, "
+                    f"wanted {_show(want[key])})")
+
+
+def identity_fields(pattern: TilePattern, blank: str, encoding: str, encoding_params: dict[str, Any]):
+    board = pattern.board
+    return {"board": board.dims, "width": board.width, "height": board.height, "goal": list(board.goal),
+            "tiles": list(pattern.tiles), "blank": blank, "encoding": encoding,
+            "encoding_params": dict(encoding_params), "entries": pattern.entries}
+
+
+def _show(value) -> str:
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return str(value)
