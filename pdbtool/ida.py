@@ -1,0 +1,433 @@
+"""IDA* kernels: explicit stacks, resumable in chunks of nodes, one kernel per heuristic family.
+
+Every kernel searches from the state in ``tiles`` (the tile in each cell) and keeps all of its progress in
+arrays owned by the caller, so that a call returns after about ``budget`` generated nodes and the next call
+carries on exactly where it stopped.  Python enforces time limits and prints progress between calls.
+
+Conventions shared by the kernels
+---------------------------------
+* Moves of the blank in the order up, left, right, down (``m`` = 0..3); the inverse of ``m`` is ``3 - m``,
+  and the move that undoes the previous one is never generated.
+* A node is *generated* when it is created as the child of a node being expanded (the start node is not
+  counted); a node is *expanded* when its children are generated (the start node counts once per
+  iteration).  A child whose f = g + h exceeds the bound is generated but not expanded.  The search stops
+  at the first generated child that is the goal within the bound (its later siblings are not generated).
+  Korf's 1985 counts, which include the start node, equal ``generated + 1`` under these rules.
+* ``reg`` holds the registers: depth (-1 = start a new iteration), bound, next bound, generated,
+  expanded, blank cell, iterations.  Level ``d`` of the stack is the node at depth d on the current path;
+  ``next_move[d]`` is the next move to try there, ``prev_move[d]`` the move that led to it (-1 at the root).
+* Return value: ``RUNNING`` (budget used up; call again), ``FOUND`` (the path is on the stack, depth =
+  ``reg[R_DEPTH]``), ``EXHAUSTED`` (no solution: nothing left under any bound), ``GROW`` (the next bound
+  needs a deeper stack: reallocate and call again; the kernel is between iterations).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+from ._intrinsics import popcount
+
+import numba
+
+R_DEPTH, R_BOUND, R_NEXT, R_GEN, R_EXP, R_BLANK, R_ITER = range(7)
+N_REGS = 8
+
+RUNNING, FOUND, EXHAUSTED, GROW = 0, 1, 2, 3
+
+INF = 1 << 40
+
+
+@intrinsic
+def load_u8(typingctx, address):
+    """The byte at an absolute address (of a table kept alive by the caller), as an int64."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(8)))
+        return builder.zext(builder.load(ptr), ir.IntType(64))
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def _is_goal(tiles, goal_tiles):
+    for c in range(tiles.shape[0]):
+        if tiles[c] != goal_tiles[c]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _rank_row(cells, p, k, n):
+    """Rank of the placement in row ``p`` of ``cells`` (first ``k`` entries), as ``pattern.rank_cells``."""
+    used = numba.uint64(0)
+    r = 0
+    for i in range(k):
+        c = cells[p, i]
+        below = (numba.uint64(1) << numba.uint64(c)) - numba.uint64(1)
+        r = r * (n - i) + (c - popcount(used & below))
+        used |= numba.uint64(1) << numba.uint64(c)
+    return r
+
+
+# --- Manhattan distance ---------------------------------------------------------------------------------
+
+@njit(cache=True)
+def ida_manhattan(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hlev, md):
+    """IDA* with Manhattan distance; ``md[t, c]`` = distance of tile t in cell c; ``hlev[d]`` = h at level d."""
+    depth = reg[R_DEPTH]
+    bound = reg[R_BOUND]
+    next_bound = reg[R_NEXT]
+    generated = reg[R_GEN]
+    expanded = reg[R_EXP]
+    blank = reg[R_BLANK]
+    stop = generated + budget
+    capacity = next_move.shape[0]
+    status = RUNNING
+    while True:
+        if depth < 0:
+            if next_bound >= INF:
+                status = EXHAUSTED
+                break
+            if next_bound + 2 > capacity:
+                status = GROW
+                break
+            bound = next_bound
+            next_bound = INF
+            reg[R_ITER] += 1
+            depth = 0
+            next_move[0] = 0
+            prev_move[0] = -1
+            expanded += 1
+            continue
+        m = next_move[depth]
+        if m == 4:
+            if depth == 0:
+                depth = -1
+                continue
+            # undo the move that led here: the tile that moved sits in the parent's blank cell
+            pb = nb[blank, 3 - prev_move[depth]]
+            tiles[blank] = tiles[pb]
+            tiles[pb] = 0
+            blank = pb
+            depth -= 1
+            continue
+        next_move[depth] = m + 1
+        q = nb[blank, m]
+        if q < 0 or m + prev_move[depth] == 3:
+            continue
+        generated += 1
+        t = tiles[q]
+        h = hlev[depth] + md[t, blank] - md[t, q]
+        f = depth + 1 + h
+        if f > bound:
+            if f < next_bound:
+                next_bound = f
+            continue
+        tiles[blank] = t
+        tiles[q] = 0
+        blank = q
+        depth += 1
+        hlev[depth] = h
+        next_move[depth] = 0
+        prev_move[depth] = m
+        if h == 0 and _is_goal(tiles, goal_tiles):
+            status = FOUND
+            break
+        expanded += 1
+        if generated >= stop:
+            break
+    reg[R_DEPTH] = depth
+    reg[R_BOUND] = bound
+    reg[R_NEXT] = next_bound
+    reg[R_GEN] = generated
+    reg[R_EXP] = expanded
+    reg[R_BLANK] = blank
+    return status
+
+
+# --- Manhattan distance plus linear conflicts ---------------------------------------------------------------
+
+@njit(cache=True)
+def ida_linear_conflict(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hlev, md,
+                        row_of, col_of, row_code, col_code, row_contrib, col_contrib, row_lc, col_lc):
+    """IDA* with Manhattan distance plus linear conflicts (Hansson, Mayer & Yung 1992).
+
+    ``row_code[r]`` encodes the goal columns of the tiles of row r that belong to row r (see
+    ``heuristic.LinearConflict``); ``row_contrib[t, c]`` is what tile t in cell c adds to its row's code;
+    ``row_lc[code]`` is twice the least number of those tiles to remove so that the rest are in order.
+    A vertical move changes the codes of two rows, a horizontal move those of two columns.
+    """
+    depth = reg[R_DEPTH]
+    bound = reg[R_BOUND]
+    next_bound = reg[R_NEXT]
+    generated = reg[R_GEN]
+    expanded = reg[R_EXP]
+    blank = reg[R_BLANK]
+    stop = generated + budget
+    capacity = next_move.shape[0]
+    status = RUNNING
+    while True:
+        if depth < 0:
+            if next_bound >= INF:
+                status = EXHAUSTED
+                break
+            if next_bound + 2 > capacity:
+                status = GROW
+                break
+            bound = next_bound
+            next_bound = INF
+            reg[R_ITER] += 1
+            depth = 0
+            next_move[0] = 0
+            prev_move[0] = -1
+            expanded += 1
+            continue
+        m = next_move[depth]
+        if m == 4:
+            if depth == 0:
+                depth = -1
+                continue
+            pm = prev_move[depth]
+            pb = nb[blank, 3 - pm]
+            t = tiles[pb]
+            # tile t goes back from pb to blank
+            if pm == 0 or pm == 3:
+                ra = row_of[pb]
+                rb = row_of[blank]
+                row_code[ra] -= row_contrib[t, pb]
+                row_code[rb] += row_contrib[t, blank]
+            else:
+                ca = col_of[pb]
+                cb = col_of[blank]
+                col_code[ca] -= col_contrib[t, pb]
+                col_code[cb] += col_contrib[t, blank]
+            tiles[blank] = t
+            tiles[pb] = 0
+            blank = pb
+            depth -= 1
+            continue
+        next_move[depth] = m + 1
+        q = nb[blank, m]
+        if q < 0 or m + prev_move[depth] == 3:
+            continue
+        generated += 1
+        t = tiles[q]
+        # tile t moves from q into blank
+        if m == 0 or m == 3:
+            ra = row_of[q]
+            rb = row_of[blank]
+            a_old = row_code[ra]
+            b_old = row_code[rb]
+            a_new = a_old - row_contrib[t, q]
+            b_new = b_old + row_contrib[t, blank]
+            dlc = row_lc[a_new] + row_lc[b_new] - row_lc[a_old] - row_lc[b_old]
+        else:
+            ra = col_of[q]
+            rb = col_of[blank]
+            a_old = col_code[ra]
+            b_old = col_code[rb]
+            a_new = a_old - col_contrib[t, q]
+            b_new = b_old + col_contrib[t, blank]
+            dlc = col_lc[a_new] + col_lc[b_new] - col_lc[a_old] - col_lc[b_old]
+        h = hlev[depth] + md[t, blank] - md[t, q] + dlc
+        f = depth + 1 + h
+        if f > bound:
+            if f < next_bound:
+                next_bound = f
+            continue
+        if m == 0 or m == 3:
+            row_code[ra] = a_new
+            row_code[rb] = b_new
+        else:
+            col_code[ra] = a_new
+            col_code[rb] = b_new
+        tiles[blank] = t
+        tiles[q] = 0
+        blank = q
+        depth += 1
+        hlev[depth] = h
+        next_move[depth] = 0
+        prev_move[depth] = m
+        if h == 0 and _is_goal(tiles, goal_tiles):
+            status = FOUND
+            break
+        expanded += 1
+        if generated >= stop:
+            break
+    reg[R_DEPTH] = depth
+    reg[R_BOUND] = bound
+    reg[R_NEXT] = next_bound
+    reg[R_GEN] = generated
+    reg[R_EXP] = expanded
+    reg[R_BLANK] = blank
+    return status
+
+
+# --- additive pattern databases, optionally with the diagonal reflection ------------------------------------
+
+@njit(cache=True, inline="always")
+def _pdb_children(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, n, npat, reflect,
+                  pat, slot, rpat, rslot, tcell, kk, cells, addrs):
+    """Heuristic values of the children of the node at level ``d`` (computed together so that their table
+    loads overlap).  Row ``p`` of ``cells`` is pattern p's placement in the state, row ``npat + p`` its
+    placement in the reflected state; ``hv[d, j]`` the table values, ``hsum[d, 0/1]`` their two sums."""
+    pm = prev_move[d]
+    for m in range(4):
+        q = nb[blank, m]
+        if q < 0 or m + pm == 3:
+            continue
+        t = tiles[q]
+        sn = hsum[d, 0]
+        p = pat[t]
+        v = 0
+        if p >= 0:
+            s = slot[t]
+            cells[p, s] = blank
+            r = _rank_row(cells, p, kk[p], n)
+            cells[p, s] = q
+            v = load_u8(addrs[p] + r)
+            sn += v - hv[d, p]
+        child_v[d, m, 0] = v
+        h = sn
+        if reflect:
+            sr = hsum[d, 1]
+            p = rpat[t]
+            v = 0
+            if p >= 0:
+                s = rslot[t]
+                row = npat + p
+                cells[row, s] = tcell[blank]
+                r = _rank_row(cells, row, kk[p], n)
+                cells[row, s] = tcell[q]
+                v = load_u8(addrs[p] + r)
+                sr += v - hv[d, row]
+            child_v[d, m, 1] = v
+            if sr > h:
+                h = sr
+        child_h[d, m] = h
+
+
+@njit(cache=True)
+def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, child_h, child_v,
+            npat, reflect, pat, slot, rpat, rslot, tcell, kk, cells, addrs):
+    """IDA* with the sum of disjoint pattern tables (and the max with the same sum on the reflected state).
+
+    ``pat[t]``/``slot[t]``: the pattern of tile t (-1: none) and t's index in it; ``rpat[t]``/``rslot[t]``
+    the same for the reflected twin R(t), whose cell in the reflected state is ``tcell[cell of t]``.
+    ``addrs[p]`` is the address of pattern p's byte table, indexed by the rank of its placement.
+    ``hv[0]``, ``hsum[0]`` and ``cells`` must describe the start state before the first call.
+    """
+    n = tiles.shape[0]
+    depth = reg[R_DEPTH]
+    bound = reg[R_BOUND]
+    next_bound = reg[R_NEXT]
+    generated = reg[R_GEN]
+    expanded = reg[R_EXP]
+    blank = reg[R_BLANK]
+    stop = generated + budget
+    capacity = next_move.shape[0]
+    width = 2 * npat if reflect else npat
+    status = RUNNING
+    while True:
+        if depth < 0:
+            if next_bound >= INF:
+                status = EXHAUSTED
+                break
+            if next_bound + 2 > capacity:
+                status = GROW
+                break
+            bound = next_bound
+            next_bound = INF
+            reg[R_ITER] += 1
+            depth = 0
+            next_move[0] = 0
+            prev_move[0] = -1
+            expanded += 1
+            _pdb_children(0, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, n, npat, reflect,
+                          pat, slot, rpat, rslot, tcell, kk, cells, addrs)
+            continue
+        m = next_move[depth]
+        if m == 4:
+            if depth == 0:
+                depth = -1
+                continue
+            pb = nb[blank, 3 - prev_move[depth]]
+            t = tiles[pb]
+            p = pat[t]
+            if p >= 0:
+                cells[p, slot[t]] = blank
+            if reflect:
+                p = rpat[t]
+                if p >= 0:
+                    cells[npat + p, rslot[t]] = tcell[blank]
+            tiles[blank] = t
+            tiles[pb] = 0
+            blank = pb
+            depth -= 1
+            continue
+        next_move[depth] = m + 1
+        q = nb[blank, m]
+        if q < 0 or m + prev_move[depth] == 3:
+            continue
+        generated += 1
+        h = child_h[depth, m]
+        f = depth + 1 + h
+        if f > bound:
+            if f < next_bound:
+                next_bound = f
+            continue
+        # make the move: tile t slides from q into the blank's cell
+        t = tiles[q]
+        d1 = depth + 1
+        for j in range(width):
+            hv[d1, j] = hv[depth, j]
+        hsum[d1, 0] = hsum[depth, 0]
+        hsum[d1, 1] = hsum[depth, 1]
+        p = pat[t]
+        if p >= 0:
+            cells[p, slot[t]] = blank
+            v = child_v[depth, m, 0]
+            hsum[d1, 0] += v - hv[depth, p]
+            hv[d1, p] = v
+        if reflect:
+            p = rpat[t]
+            if p >= 0:
+                row = npat + p
+                cells[row, rslot[t]] = tcell[blank]
+                v = child_v[depth, m, 1]
+                hsum[d1, 1] += v - hv[depth, row]
+                hv[d1, row] = v
+        tiles[blank] = t
+        tiles[q] = 0
+        blank = q
+        depth = d1
+        next_move[depth] = 0
+        prev_move[depth] = m
+        if h == 0 and _is_goal(tiles, goal_tiles):
+            status = FOUND
+            break
+        expanded += 1
+        _pdb_children(depth, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, n, npat, reflect,
+                      pat, slot, rpat, rslot, tcell, kk, cells, addrs)
+        if generated >= stop:
+            break
+    reg[R_DEPTH] = depth
+    reg[R_BOUND] = bound
+    reg[R_NEXT] = next_bound
+    reg[R_GEN] = generated
+    reg[R_EXP] = expanded
+    reg[R_BLANK] = blank
+    return status
+
+
+def new_registers(h0: int, blank: int) -> np.ndarray:
+    """Registers for a fresh search whose first bound is ``h0``."""
+    reg = np.zeros(N_REGS, dtype=np.int64)
+    reg[R_DEPTH] = -1
+    reg[R_NEXT] = h0
+    reg[R_BLANK] = blank
+    return reg

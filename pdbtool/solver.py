@@ -1,0 +1,236 @@
+"""The Python API of the solver: ``Solver(board, heuristic=..., partition=...).solve(state)``.
+
+The search runs in a Numba kernel (:mod:`pdbtool.ida`) in chunks of nodes; between chunks Python checks the
+time limit and reports progress.  ``solve_batch`` solves many instances, in parallel processes if asked,
+which share the memory-mapped tables through the page cache.
+
+Example::
+
+    from pdbtool.board import Board
+    from pdbtool.solver import Solver
+
+    solver = Solver(Board(4, 4), heuristic="pdb", partition="15-5-5-5")
+    result = solver.solve([14, 13, 15, 7, 11, 12, 9, 5, 6, 0, 2, 1, 4, 8, 10, 3])
+    print(result.length, result.nodes_generated, result.solution)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .board import Board
+from .errors import PdbtoolError
+from .heuristic import HEURISTICS, HeuristicError, make_heuristic
+
+DEFAULT_CAPACITY = 256
+CHUNK_NODES = 1 << 21
+
+
+@dataclass
+class SolveResult:
+    """The outcome of one instance.  ``solution`` lists the tiles moved, in order; ``moves`` the blank's
+    moves (``up``/``left``/``right``/``down``).  ``solved`` is False when the time or node limit ran out
+    (``length`` is then None) or when the instance could not be read (``error`` says why)."""
+
+    id: str | None = None
+    board: str = ""
+    heuristic: str = ""
+    length: int | None = None
+    solution: list[int] = field(default_factory=list)
+    nodes_generated: int = 0
+    nodes_expanded: int = 0
+    h0: int | None = None
+    seconds: float = 0.0
+    solved: bool = False
+    error: str | None = None
+    optimal: int | None = None
+    iterations: int = 0
+    timed_out: bool = False
+    line: int | None = None
+    source: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class SolverError(PdbtoolError):
+    pass
+
+
+class Solver:
+    """An optimal solver for one board: IDA* with a heuristic chosen by name.
+
+    * ``heuristic``: ``pdb`` (default), ``manhattan`` or ``linear-conflict``.
+    * ``partition``: for ``pdb``, a built-in name or partition file path, a ``Partition``, or a list of
+      ``TilePattern``; default: the board's default partition (15-7-8 on 4x4, 24-6-6-6-6 on 5x5).
+    * ``reflect``: take the max with the diagonal reflection (when the board and goal allow it).
+    * ``tables``: the tables of the patterns (uint8 arrays indexed by rank) instead of the cache.
+    * ``cache`` / ``cache_dir``: a ``TableCache`` (tables are built on first use, then memory-mapped).
+    """
+
+    def __init__(self, board: Board | None = None, heuristic: str = "pdb", partition=None, reflect: bool = True,
+                 cache=None, cache_dir=None, tables: Sequence[np.ndarray] | None = None,
+                 threads: int | None = None, notify: Callable[[str], None] | None = None):
+        if heuristic not in HEURISTICS:
+            raise SolverError(f"unknown heuristic {heuristic!r}: choose one of {', '.join(HEURISTICS)}")
+        patterns = None
+        self.partition_name = None
+        if heuristic == "pdb":
+            patterns, self.partition_name, board = _resolve_partition(partition, board)
+            if tables is None:
+                if cache is None:
+                    from .cache import TableCache
+
+                    cache = TableCache(cache_dir, notify=notify)
+                loaded = [cache.get(p, "minimized", threads=threads) for p in patterns]
+                self._keep = loaded
+                tables = [t.values for t in loaded]
+            reflect = bool(reflect) and board.reflection_valid()
+        elif board is None:
+            raise SolverError("a board is needed")
+        self.board = board
+        self.heuristic_name = heuristic
+        self.reflect = reflect if heuristic == "pdb" else False
+        self.heuristic = make_heuristic(heuristic, board, patterns, tables, self.reflect)
+        self.nb = board.neighbours()
+        self.goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
+
+    @property
+    def label(self) -> str:
+        if self.heuristic_name != "pdb":
+            return self.heuristic_name
+        return f"{self.partition_name}{'+reflect' if self.reflect else ''}"
+
+    def h(self, state: Sequence[int]) -> int:
+        """The heuristic value of a state."""
+        return self.heuristic.value(self.board.check_state(state))
+
+    def solve(self, state: Sequence[int], time_limit: float | None = None, node_limit: int | None = None,
+              progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES) -> SolveResult:
+        """Solve one state optimally.  ``progress(bound, generated, expanded)`` is called between chunks.
+
+        With a time or node limit, an instance that runs out is returned with ``solved=False``."""
+        from . import ida
+
+        state = self.board.check_state(state)
+        tiles = np.array(state, dtype=np.int64)
+        start = time.perf_counter()
+        capacity = DEFAULT_CAPACITY
+        h0, levels, params = self.heuristic.setup(tiles, capacity)
+        result = SolveResult(board=self.board.dims, heuristic=self.label, h0=int(h0))
+        if h0 == 0 and tuple(state) == tuple(self.goal_tiles):
+            result.length, result.solved = 0, True
+            result.seconds = time.perf_counter() - start
+            return result
+        blank = int(np.flatnonzero(tiles == 0)[0])
+        reg = ida.new_registers(int(h0), blank)
+        next_move = np.zeros(capacity, dtype=np.int64)
+        prev_move = np.zeros(capacity, dtype=np.int64)
+        kernel = self.heuristic.kernel
+        deadline = None if time_limit is None else start + time_limit
+        while True:
+            budget = chunk
+            if node_limit is not None:
+                budget = min(budget, node_limit - int(reg[ida.R_GEN]))
+                if budget <= 0:
+                    result.timed_out = True
+                    break
+            status = kernel(tiles, self.nb, self.goal_tiles, reg, budget, next_move, prev_move, *levels, *params)
+            if status == ida.FOUND:
+                depth = int(reg[ida.R_DEPTH])
+                moves = [int(m) for m in prev_move[1:depth + 1]]
+                result.solution = _tiles_moved(state, moves, self.nb)
+                result.length = depth
+                result.solved = True
+                break
+            if status == ida.EXHAUSTED:
+                raise SolverError("the search space was exhausted without reaching the goal (a bug)")
+            if status == ida.GROW:
+                capacity *= 2
+                _, levels, params = self.heuristic.setup(tiles, capacity)
+                next_move = np.zeros(capacity, dtype=np.int64)
+                prev_move = np.zeros(capacity, dtype=np.int64)
+                continue
+            if progress is not None:
+                progress(int(reg[ida.R_NEXT] if reg[ida.R_DEPTH] < 0 else reg[ida.R_BOUND]), int(reg[ida.R_GEN]),
+                         int(reg[ida.R_EXP]))
+            if deadline is not None and time.perf_counter() >= deadline:
+                result.timed_out = True
+                break
+        result.nodes_generated = int(reg[ida.R_GEN])
+        result.nodes_expanded = int(reg[ida.R_EXP])
+        result.iterations = int(reg[ida.R_ITER])
+        result.seconds = time.perf_counter() - start
+        return result
+
+
+def _tiles_moved(state: Sequence[int], moves: Sequence[int], nb: np.ndarray) -> list[int]:
+    tiles = list(state)
+    blank = tiles.index(0)
+    moved = []
+    for m in moves:
+        q = int(nb[blank, m])
+        moved.append(tiles[q])
+        tiles[blank], tiles[q] = tiles[q], 0
+        blank = q
+    return moved
+
+
+def replay(board: Board, state: Sequence[int], solution: Sequence[int]) -> tuple[int, ...]:
+    """Apply a solution (the tiles moved, in order) to a state; raise SolverError on an illegal move."""
+    tiles = list(state)
+    blank = tiles.index(0)
+    nb = board.neighbours()
+    for t in solution:
+        q = tiles.index(t) if 0 < t < board.n else -1
+        if q < 0 or q not in nb[blank]:
+            raise SolverError(f"tile {t} is not next to the blank")
+        tiles[blank], tiles[q] = t, 0
+        blank = q
+    return tuple(tiles)
+
+
+def _resolve_partition(partition, board: Board | None):
+    """(patterns, name, board) of a partition given by name/path, Partition or list of patterns."""
+    from .pattern import TilePattern
+
+    if partition is None:
+        if board is None:
+            raise SolverError("a board is needed")
+        from .partitions import default_partition_name
+
+        name = default_partition_name(board)
+        if name is None:
+            raise SolverError(f"no default partition for {board.dims} goal {board.goal_name}: "
+                              f"give --partition NAME|FILE or --heuristic manhattan")
+        partition = name
+    if isinstance(partition, str):
+        from .partitions import load_partition
+
+        part = load_partition(partition, board)
+        return list(part.patterns), part.name, part.board
+    if hasattr(partition, "patterns"):
+        part = partition
+        if board is not None and part.board != board:
+            raise SolverError(f"partition {part.name} is for {part.board.dims} goal {part.board.goal_name}, "
+                              f"not {board.dims} goal {board.goal_name}")
+        return list(part.patterns), part.name, part.board
+    patterns = list(partition)
+    if not patterns:
+        raise SolverError("empty partition")
+    if not isinstance(patterns[0], TilePattern):
+        if board is None:
+            raise SolverError("a board is needed for a partition given as tile lists")
+        patterns = [TilePattern(board, tuple(p)) for p in patterns]
+    pboard = patterns[0].board
+    if board is not None and pboard != board:
+        raise SolverError(f"patterns for {pboard.dims} goal {pboard.goal_name}, not {board.dims} goal {board.goal_name}")
+    name = "-".join([str(pboard.n - 1)] + [str(p.k) for p in patterns])
+    return patterns, name, pboard
+
+
+__all__ = ["Solver", "SolveResult", "SolverError", "replay", "HeuristicError"]
