@@ -1,0 +1,89 @@
+"""Exact oracles for tests: a plain breadth-first search over the real puzzle (small boards only)."""
+
+from __future__ import annotations
+
+from collections import deque
+from functools import lru_cache
+
+from pdbtool.board import Board
+
+
+@lru_cache(maxsize=None)
+def true_distances(width: int, height: int, goal: tuple[int, ...] | None = None) -> dict[tuple[int, ...], int]:
+    """Distance to the goal of every reachable state (the tile in each cell), by plain BFS."""
+    board = Board(width, height, goal or ())
+    nb = board.neighbours().tolist()
+    start = board.goal_tiles
+    dist = {start: 0}
+    queue = deque([(start, start.index(0))])
+    while queue:
+        state, blank = queue.popleft()
+        d = dist[state] + 1
+        for q in nb[blank]:
+            if q < 0:
+                continue
+            s = list(state)
+            s[blank], s[q] = s[q], 0
+            t = tuple(s)
+            if t not in dist:
+                dist[t] = d
+                queue.append((t, q))
+    return dist
+
+
+def abstract_states(board: Board, tiles: tuple[int, ...]):
+    """Every (placement, blank cell) pair of a pattern: the real states up to the non-pattern tiles."""
+    from itertools import permutations
+
+    n = board.n
+    for cells in permutations(range(n), len(tiles)):
+        occupied = set(cells)
+        for blank in range(n):
+            if blank not in occupied:
+                yield cells, blank
+
+
+def abstract_distances(board: Board, tiles: tuple[int, ...], blank_rule: str) -> dict[tuple[int, ...], int]:
+    """Distance of every placement of a pattern in its abstraction, by a plain search written independently
+    of the builders: 0-1 BFS over (placement, blank cell) for the blank minimized (blank moves through
+    non-pattern cells cost 0, the least over blank cells is kept), plain BFS over placements for the blank
+    ignored."""
+    nb = [[q for q in row if q >= 0] for row in board.neighbours().tolist()]
+    start = tuple(board.goal[t] for t in sorted(tiles))
+    best: dict[tuple[int, ...], int] = {}
+    if blank_rule == "ignored":
+        best[start] = 0
+        queue = deque([start])
+        while queue:
+            cells = queue.popleft()
+            d = best[cells] + 1
+            occupied = set(cells)
+            for i, c in enumerate(cells):
+                for q in nb[c]:
+                    if q not in occupied:
+                        child = cells[:i] + (q,) + cells[i + 1:]
+                        if child not in best:
+                            best[child] = d
+                            queue.append(child)
+        return best
+    dist = {(start, board.goal[0]): 0}
+    queue = deque([(start, board.goal[0])])
+    while queue:
+        state = queue.popleft()
+        cells, blank = state
+        d = dist[state]
+        if best.get(cells, 1 << 30) > d:
+            best[cells] = d
+        for q in nb[blank]:
+            if q in cells:
+                i = cells.index(q)
+                child, cost = (cells[:i] + (blank,) + cells[i + 1:], q), 1
+            else:
+                child, cost = (cells, q), 0
+            if dist.get(child, 1 << 30) > d + cost:
+                dist[child] = d + cost
+                if cost:
+                    queue.append(child)
+                else:
+                    queue.appendleft(child)
+    return best
