@@ -18,6 +18,7 @@ COMMANDS = {
     "build": ("build", "Build pattern-database tables into the cache."),
     "inspect": ("inspect", "Show a table's header, size, checksum status and distance histogram."),
     "solve": ("solve", "Solve instances optimally with IDA*."),
+    "verify": ("verify", "Check tables: format, checksum, identity, value consistency, optional rebuild."),
 }
 
 
