@@ -4,10 +4,13 @@
 * Names derive from a table's identity: ``4x4-korf-t1.2.3.4.5.6.7-minimized-byte.pdb``.
 * Writes go to ``NAME.tmp-PID`` and are renamed over ``NAME`` once complete and synced, so a reader
   sees either the old file or the new one, never a half-written table, and a killed build leaves only
-  a temporary file, which the next build of that table removes.
+  a temporary file, which the next build removes (it sweeps temporaries of dead processes).
 * ``NAME.lock`` (an ``flock``, released by the kernel when its holder dies) makes two concurrent builds
-  of one table build it once: the second waits, then finds the table and reuses it.
+  of one table build it once: the second waits, then finds the table and reuses it.  The holder deletes
+  the lock file when done; one left by a killed process is reused or swept by the next build.
 * A cached file that fails its checks is moved aside (``NAME.corrupt-TIME``), reported, and rebuilt.
+  The move happens under the table's lock, after a second look, so a table being replaced by a
+  concurrent builder is never moved aside by mistake.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .table import PatternTable
 from .tablefile import TableFileError
 
 Notify = Callable[[str], None]
+STALE_SECONDS = 60  # a temporary of another table, of a dead process, untouched this long, is swept
 
 
 def default_cache_dir() -> Path:
@@ -84,12 +88,54 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        return os.stat(path).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _remove_unheld_lock(lock_path: Path) -> int:
+    """Delete a lock file nobody holds (left by a killed process); 1 if deleted."""
+    try:
+        fd = os.open(lock_path, os.O_RDWR)
+    except FileNotFoundError:
+        return 0
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return 0
+    try:
+        if _same_file(fd, lock_path):
+            os.unlink(lock_path)
+            return 1
+        return 0
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename durable (best effort: some filesystems refuse to sync a directory)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 class TableCache:
     """A directory of table files, built on demand."""
 
     def __init__(self, cache_dir: str | os.PathLike | None = None, notify: Notify | None = None):
         self.dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
         self.notify = notify or (lambda message: None)
+        self._held: set[Path] = set()  # table paths whose lock this object holds
 
     def path_for(self, pattern: TilePattern, blank: str = "minimized", encoding: str = "byte",
                  params: dict | None = None) -> Path:
@@ -107,8 +153,13 @@ class TableCache:
             table.check_identity(pattern, blank, encoding, params)
             return table
         except TableFileError as exc:
-            self.quarantine(path, str(exc))
-            return None
+            if path in self._held:
+                self.quarantine(path, str(exc))
+                return None
+        # move it aside only under the lock, and only if it is still damaged: a concurrent builder may
+        # have just replaced it with a sound table
+        with self.lock(path):
+            return self.load_valid(pattern, blank, encoding, params)
 
     def quarantine(self, path: Path, reason: str) -> Path | None:
         aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
@@ -125,29 +176,50 @@ class TableCache:
         """An exclusive lock on one table name; waits for a concurrent builder to finish."""
         self.dir.mkdir(parents=True, exist_ok=True)
         lock_path = path.with_name(path.name + ".lock")
-        with open(lock_path, "a+") as f:
+        while True:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 self.notify(f"waiting for another process building {path.name}")
-                fcntl.flock(f, fcntl.LOCK_EX)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except BaseException:
+                os.close(fd)
+                raise
+            # the previous holder deletes the file when done: hold the lock only on the file still named so
+            if _same_file(fd, lock_path):
+                break
+            os.close(fd)
+        self._held.add(path)
+        try:
+            yield
+        finally:
+            self._held.discard(path)
             try:
-                yield
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+                os.unlink(lock_path)
+            except FileNotFoundError:
+                pass
+            os.close(fd)  # releases the flock
 
     def remove_stale_temporaries(self, path: Path) -> int:
-        """Delete temporary files of ``path`` left by dead processes (call with the lock held)."""
+        """Delete what killed processes left: temporaries of ``path`` of dead processes (call with the lock
+        of ``path`` held), those of other tables once untouched for STALE_SECONDS, and lock files nobody holds.
+        """
         removed = 0
-        for tmp in path.parent.glob(path.name + ".tmp-*"):
+        now = time.time()
+        for tmp in path.parent.glob("*.tmp-*"):
             pid = tmp.name.rsplit("-", 1)[-1]
             if pid.isdigit() and int(pid) != os.getpid() and _pid_alive(int(pid)):
                 continue
             try:
+                if not tmp.name.startswith(path.name + ".tmp-") and now - tmp.stat().st_mtime < STALE_SECONDS:
+                    continue
                 tmp.unlink()
                 removed += 1
             except FileNotFoundError:
                 pass
+        for lock_path in path.parent.glob("*.pdb.lock"):
+            removed += _remove_unheld_lock(lock_path)
         return removed
 
     def store(self, table: PatternTable, path: Path, extra: dict | None = None) -> Path:
@@ -157,12 +229,16 @@ class TableCache:
         try:
             table.save(tmp, extra)
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as exc:
             try:
                 tmp.unlink()
             except FileNotFoundError:
                 pass
+            if isinstance(exc, TableFileError):  # a full disk, say: name the table, not the temporary
+                reason = str(exc).removeprefix(f"{tmp}: ")
+                raise TableFileError(f"{path}: {reason}; the cached table, if any, is unchanged") from None
             raise
+        _fsync_dir(path.parent)
         table.path = path
         return path
 

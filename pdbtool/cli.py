@@ -51,10 +51,39 @@ def cli():
     """Additive pattern databases for the sliding-tile puzzles, and optimal IDA* solving."""
 
 
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM, raised in the main thread: ``finally`` blocks remove temporary and lock files.
+
+    Not a KeyboardInterrupt, which Click would turn into "Aborted!"; not an Exception, which a command
+    might catch.  A Numba kernel is not interrupted: the signal takes effect when it returns (a BFS layer).
+    """
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _interrupt(signum, frame):
+    raise Interrupted(signum)
+
+
 def main(argv=None):
     """Entry point of the console script: errors are one line on stderr, never a traceback."""
+    import signal
+
+    previous = {}
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, _interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        pass
     try:
         return cli.main(args=argv, prog_name="pdbtool", standalone_mode=True)
-    except KeyboardInterrupt:
-        click.echo("pdbtool: interrupted", err=True)
-        sys.exit(130)
+    except (Interrupted, KeyboardInterrupt) as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        how = "interrupted" if signum == signal.SIGINT else "terminated"
+        click.echo(f"pdbtool: {how}; no partial table was kept", err=True)
+        sys.exit(128 + signum)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

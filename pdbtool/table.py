@@ -75,10 +75,17 @@ class PatternTable:
         h = loaded.header
         path = loaded.path
         try:
-            board = Board(int(h["width"]), int(h["height"]), tuple(int(c) for c in h["goal"]))
-            pattern = TilePattern(board, tuple(int(t) for t in h["tiles"]))
+            board = Board(_whole(h["width"]), _whole(h["height"]), tuple(_whole(c) for c in _listed(h["goal"])))
+            pattern = TilePattern(board, tuple(_whole(t) for t in _listed(h["tiles"])))
         except (ValueError, TypeError) as exc:
             raise tablefile.TableFileError(f"{path}: damaged header ({exc})") from None
+        if h["blank"] not in BLANK_RULES:
+            raise tablefile.TableFileError(f"{path}: damaged header (blank rule {tablefile.clip(h['blank'])})")
+        if not isinstance(h["encoding"], str) or not isinstance(h.get("encoding_params", {}), dict):
+            raise tablefile.TableFileError(f"{path}: damaged header (encoding {tablefile.clip(h['encoding'])} "
+                                           f"with parameters {tablefile.clip(h.get('encoding_params'))})")
+        if h["encoding"] == "byte" and loaded.payload.dtype != np.uint8:
+            raise tablefile.TableFileError(f"{path}: damaged header (a byte table of {loaded.payload.dtype})")
         if int(h["entries"]) != pattern.entries:
             raise tablefile.TableFileError(
                 f"{path}: the header says {h['entries']} entries, but {len(pattern.tiles)} tiles on "
@@ -106,6 +113,22 @@ def identity_fields(pattern: TilePattern, blank: str, encoding: str, encoding_pa
     return {"board": board.dims, "width": board.width, "height": board.height, "goal": list(board.goal),
             "tiles": list(pattern.tiles), "blank": blank, "encoding": encoding,
             "encoding_params": dict(encoding_params), "entries": pattern.entries}
+
+
+BLANK_RULES = ("minimized", "ignored")
+
+
+def _whole(value) -> int:
+    """A JSON whole number (not a float, string or bool that int() would quietly accept)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{tablefile.clip(value)} is not a whole number")
+    return value
+
+
+def _listed(value) -> list:
+    if not isinstance(value, list):
+        raise TypeError(f"{tablefile.clip(value)} is not a list")
+    return value
 
 
 def _show(value) -> str:

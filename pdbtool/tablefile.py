@@ -137,11 +137,15 @@ def _parse_prefix(path: Path, prefix: bytes, size: int, f) -> tuple[dict[str, An
     raw = f.read(header_len)
     try:
         header = json.loads(raw.decode())
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise TableFileError(f"{path}: damaged header (not valid JSON)") from None
     if not isinstance(header, dict) or any(k not in header for k in REQUIRED_KEYS):
         missing = [k for k in REQUIRED_KEYS if not isinstance(header, dict) or k not in header]
         raise TableFileError(f"{path}: damaged header (missing {', '.join(missing)})")
+    # a damaged header may still be valid JSON: check the types of what the reader relies on
+    for key in ("entries", "payload_bytes"):
+        if not _is_count(header[key]):
+            raise TableFileError(f"{path}: damaged header ({key} is {clip(header[key])}, not a count)")
     offset = _PREFIX.size + header_len
     expected = offset + int(header["payload_bytes"]) + _DIGEST.size
     if size < expected:
@@ -149,13 +153,27 @@ def _parse_prefix(path: Path, prefix: bytes, size: int, f) -> tuple[dict[str, An
     if size > expected:
         raise TableFileError(f"{path}: {size - expected} unexpected bytes after the table")
     try:
+        if not isinstance(header["payload_dtype"], str):
+            raise TypeError
         dtype = np.dtype(header["payload_dtype"])
-    except TypeError:
-        raise TableFileError(f"{path}: damaged header (unknown payload type {header['payload_dtype']!r})") from None
+        if dtype.kind != "u":  # payloads are unsigned integers (bytes or words of packed fields)
+            raise TypeError
+    except (TypeError, ValueError):
+        raise TableFileError(f"{path}: damaged header (payload type {clip(header['payload_dtype'])} "
+                             f"is not an unsigned integer type)") from None
     if int(header["payload_bytes"]) % dtype.itemsize:
         raise TableFileError(f"{path}: damaged header (payload size is not a whole number of items)")
     header["_file_bytes"] = size
     return header, offset
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 62
+
+
+def clip(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def load(path: str | os.PathLike, verify_checksum: bool = True) -> TableFile:
@@ -168,9 +186,12 @@ def load(path: str | os.PathLike, verify_checksum: bool = True) -> TableFile:
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as exc:
         raise TableFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(mapped) != size:  # the file changed under us (only a writer ignoring the cache's rename would)
+        raise TableFileError(f"{path}: the file changed while being read")
     if verify_checksum:
         stored = _DIGEST.unpack_from(mapped, size - _DIGEST.size)[0]
-        actual = xxhash.xxh64(memoryview(mapped)[: size - _DIGEST.size]).intdigest()
+        with memoryview(mapped) as view:
+            actual = xxhash.xxh64(view[: size - _DIGEST.size]).intdigest()
         if stored != actual:
             raise TableFileError(f"{path}: checksum mismatch (the file is damaged)")
     dtype = np.dtype(header["payload_dtype"])
