@@ -25,19 +25,26 @@ def _host_has_bmi2() -> bool:
 HAS_BMI2 = _host_has_bmi2()
 
 
-@intrinsic
-def _pdep_bmi2(typingctx, src, mask):
-    sig = types.uint64(types.uint64, types.uint64)
+def _bmi2_intrinsic(llvm_name):
+    def typer(typingctx, src, mask):
+        sig = types.uint64(types.uint64, types.uint64)
 
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        fnty = ir.FunctionType(i64, [i64, i64])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.bmi.pdep.64")
-        a = context.cast(builder, args[0], signature.args[0], types.uint64)
-        b = context.cast(builder, args[1], signature.args[1], types.uint64)
-        return builder.call(fn, [a, b])
+        def codegen(context, builder, signature, args):
+            i64 = ir.IntType(64)
+            fnty = ir.FunctionType(i64, [i64, i64])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, llvm_name)
+            a = context.cast(builder, args[0], signature.args[0], types.uint64)
+            b = context.cast(builder, args[1], signature.args[1], types.uint64)
+            return builder.call(fn, [a, b])
 
-    return sig, codegen
+        return sig, codegen
+
+    typer.__name__ = llvm_name.rsplit(".", 2)[-2]
+    return intrinsic(typer)
+
+
+_pdep_bmi2 = _bmi2_intrinsic("llvm.x86.bmi.pdep.64")
+_pext_bmi2 = _bmi2_intrinsic("llvm.x86.bmi.pext.64")
 
 
 @njit(inline="always")
@@ -55,18 +62,48 @@ def _pdep_loop(src, mask):
     return result
 
 
+@njit(inline="always")
+def _pext_loop(src, mask):
+    result = numba.uint64(0)
+    bit = numba.uint64(1)
+    m = numba.uint64(mask)
+    s = numba.uint64(src)
+    while m:
+        low = m & (~m + numba.uint64(1))
+        if s & low:
+            result |= bit
+        m ^= low
+        bit <<= numba.uint64(1)
+    return result
+
+
 if HAS_BMI2:
 
     @njit(inline="always")
-    def select_bit(j, mask):
-        """The j-th (0-based) set bit of ``mask``, as a one-bit word."""
-        return _pdep_bmi2(numba.uint64(1) << numba.uint64(j), numba.uint64(mask))
+    def deposit_bits(src, mask):
+        """BMI2 ``pdep``: the low bits of ``src`` placed, in order, at the set bits of ``mask``."""
+        return _pdep_bmi2(numba.uint64(src), numba.uint64(mask))
+
+    @njit(inline="always")
+    def extract_bits(src, mask):
+        """BMI2 ``pext``: the bits of ``src`` at the set bits of ``mask``, packed to the low end."""
+        return _pext_bmi2(numba.uint64(src), numba.uint64(mask))
 
 else:  # pragma: no cover - depends on the CPU
 
     @njit(inline="always")
-    def select_bit(j, mask):
-        return _pdep_loop(numba.uint64(1) << numba.uint64(j), numba.uint64(mask))
+    def deposit_bits(src, mask):
+        return _pdep_loop(numba.uint64(src), numba.uint64(mask))
+
+    @njit(inline="always")
+    def extract_bits(src, mask):
+        return _pext_loop(numba.uint64(src), numba.uint64(mask))
+
+
+@njit(inline="always")
+def select_bit(j, mask):
+    """The j-th (0-based) set bit of ``mask``, as a one-bit word."""
+    return deposit_bits(numba.uint64(1) << numba.uint64(j), mask)
 
 
 def _atomic_rmw_u64(op):
@@ -116,5 +153,31 @@ def trailing_zeros(typingctx, value):
     def codegen(context, builder, signature, args):
         v = context.cast(builder, args[0], signature.args[0], types.uint64)
         return builder.cttz(v, ir.Constant(ir.IntType(1), 1))
+
+    return sig, codegen
+
+
+@intrinsic
+def prefetch(typingctx, array, index):
+    """Hint the CPU to fetch ``array[index]`` into the cache (LLVM ``llvm.prefetch``, read, high locality).
+
+    Batching the random look-ups of a node's children behind prefetches lets their cache misses overlap.
+    """
+    if not isinstance(array, types.Array):
+        return None
+    sig = types.void(array, types.intp)
+
+    def codegen(context, builder, signature, args):
+        arr, idx = args
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, arr)
+        idx = context.cast(builder, idx, signature.args[1], types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [idx])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
 
     return sig, codegen

@@ -4,7 +4,8 @@
   pattern tiles at cost 1.  The byte table itself is the open list (255 = unseen); threads that reach the
   same child write the same value, so their race is benign.
 * blank **minimized**: the state is (placement, blank region): blank moves through cells free of pattern
-  tiles cost 0, so all blank cells of one region are one state, stored at the region's least cell.
+  tiles cost 0, so all blank cells of one region are one state, whose two bits every cell of the region
+  carries (a child is then looked up by the cell its tile left; only a new child's region is flooded).
   Two bits per (rank, index of the blank among the n-k free cells), as in Korf's two-bit BFS: 00
   unseen, 11 old, and 01 / 10 for "current" and "next", whose roles swap at every layer, so no
   conversion pass between layers is needed.  Children are marked "next" from 00 only, with an atomic OR
@@ -26,8 +27,10 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ._intrinsics import atomic_or_u64, atomic_xor_u64, popcount, select_bit, trailing_zeros
-from .pattern import TilePattern, column_masks, flood_region, rank_cells, unrank_cells
+from ._intrinsics import (atomic_or_u64, atomic_xor_u64, deposit_bits, extract_bits, popcount, prefetch,
+                          select_bit, trailing_zeros)
+from .pattern import (TilePattern, child_rank, column_masks, flood_region, radix_inverses, rank_weights,
+                      unrank_digits)
 
 UNSEEN = 255
 BLANK_RULES = ("minimized", "ignored")
@@ -43,7 +46,7 @@ def _bytes_equal_mask(word, byte_value):
 
 
 @njit(parallel=True, cache=True)
-def ignored_layer(table, depth, n, k, nb, block):
+def ignored_layer(table, depth, n, k, nb, block, weights, inverses):
     """Expand every placement at ``depth`` (blank ignored); return how many there were."""
     entries = table.shape[0]
     nblocks = (entries + block - 1) // block
@@ -51,6 +54,8 @@ def ignored_layer(table, depth, n, k, nb, block):
     words = table[: entries - entries % 8].view(np.uint64)
     for b in prange(nblocks):
         cells = np.empty(k, dtype=np.int64)
+        digits = np.empty(k, dtype=np.int64)
+        prefix = np.empty(k, dtype=np.uint64)
         r0 = b * block
         r1 = min(entries, r0 + block)
         found = 0
@@ -65,16 +70,14 @@ def ignored_layer(table, depth, n, k, nb, block):
                 r += 1
                 continue
             found += 1
-            occupied = unrank_cells(r, n, k, cells)
+            occupied = unrank_digits(r, n, k, inverses, cells, digits, prefix)
             for i in range(k):
                 c = cells[i]
                 for m in range(4):
                     q = nb[c, m]
                     if q < 0 or (occupied >> numba.uint64(q)) & numba.uint64(1):
                         continue
-                    cells[i] = q
-                    child = rank_cells(cells, n)
-                    cells[i] = c
+                    child = child_rank(r, i, c, q, cells, prefix, weights, k)
                     if table[child] == UNSEEN:
                         table[child] = depth + 1  # benign race: every writer writes depth + 1
             r += 1
@@ -82,12 +85,46 @@ def ignored_layer(table, depth, n, k, nb, block):
     return counts.sum()
 
 
+@njit(cache=True, inline="always")
+def _rank_states(bits, first, nf):
+    """The two-bit states of one rank (``nf`` of them from state index ``first``) as one word."""
+    pos = first * 2
+    w = pos >> 6
+    sh = numba.uint64(pos & 63)
+    x = bits[w] >> sh
+    if sh and (pos & 63) + 2 * nf > 64:
+        x |= bits[w + 1] << (numba.uint64(64) - sh)
+    return x & ((numba.uint64(1) << numba.uint64(2 * nf)) - numba.uint64(1))
+
+
+@njit(cache=True, inline="always")
+def _or_rank_states(bits, first, nf, value):
+    """Atomically OR a word of two-bit states into the ``nf`` states of one rank."""
+    pos = first * 2
+    w = pos >> 6
+    sh = pos & 63
+    atomic_or_u64(bits, w, value << numba.uint64(sh))
+    if sh and sh + 2 * nf > 64:
+        atomic_or_u64(bits, w + 1, value >> numba.uint64(64 - sh))
+
+
+@njit(cache=True, inline="always")
+def _xor_rank_states(bits, first, nf, value):
+    pos = first * 2
+    w = pos >> 6
+    sh = pos & 63
+    atomic_xor_u64(bits, w, value << numba.uint64(sh))
+    if sh and sh + 2 * nf > 64:
+        atomic_xor_u64(bits, w + 1, value >> numba.uint64(64 - sh))
+
+
 @njit(parallel=True, cache=True)
-def minimized_layer(bits, table, depth, n, k, nb, block, not_first_col, not_last_col, width):
+def minimized_layer(bits, table, depth, n, k, nbmask, block, not_first_col, not_last_col, width, weights, inverses):
     """Expand every (placement, blank region) state at ``depth`` (blank minimized); return the count.
 
-    ``bits`` holds two bits per (rank, blank index); ``table`` receives, for each rank, the first depth at
-    which any of its regions is expanded (the least over blank cells, since depths only grow).
+    ``bits`` holds two bits per (rank, blank index); every cell of a reached region carries the region's
+    state, so a child is looked up by the cell its tile left, and only a new child needs its region
+    flooded.  ``table`` receives, for each rank, the first depth at which one of its regions is expanded.
     """
     entries = table.shape[0]
     nf = n - k
@@ -99,71 +136,80 @@ def minimized_layer(bits, table, depth, n, k, nb, block, not_first_col, not_last
     counts = np.zeros(nblocks, dtype=np.int64)
     for b in prange(nblocks):
         cells = np.empty(k, dtype=np.int64)
+        digits = np.empty(k, dtype=np.int64)
+        prefix = np.empty(k, dtype=np.uint64)
+        child_state = np.empty(4 * k, dtype=np.int64)
+        child_cell = np.empty(4 * k, dtype=np.int64)
+        child_occ = np.empty(4 * k, dtype=np.uint64)
         r0 = b * block
         r1 = min(entries, r0 + block)
-        s0 = r0 * nf
         s1 = r1 * nf
+        s = r0 * nf
         found = 0
-        last_rank = -1
-        occupied = numba.uint64(0)
-        for w in range(s0 >> 5, ((s1 - 1) >> 5) + 1):
+        while s < s1:
+            w = s >> 5
             y = bits[w] ^ cur_pattern
             match = ~(y | (y >> numba.uint64(1))) & _LOW_BITS
-            if w == (s0 >> 5) and (s0 & 31):
-                match &= ~numba.uint64(0) << numba.uint64(2 * (s0 & 31))
-            if w == ((s1 - 1) >> 5) and (s1 & 31):
-                match &= (numba.uint64(1) << numba.uint64(2 * (s1 & 31))) - numba.uint64(1)
+            match &= ~numba.uint64(0) << numba.uint64(2 * (s & 31))
+            if s1 < (w + 1) * 32:
+                match &= (numba.uint64(1) << numba.uint64(2 * (s1 - w * 32))) - numba.uint64(1)
             if match == 0:
+                s = (w + 1) * 32
                 continue
-            # after expansion these states become old (11): flip the bit that cur lacks
-            to_old = (match << numba.uint64(1)) if cur == 1 else match
-            while match:
-                bit = trailing_zeros(match)
-                match &= match - numba.uint64(1)
-                s = w * 32 + (bit >> 1)
-                r = s // nf
-                idx = s - r * nf
+            r = (w * 32 + (trailing_zeros(match) >> 1)) // nf
+            first = r * nf
+            y = _rank_states(bits, first, nf) ^ cur_pattern
+            frontier = extract_bits(~(y | (y >> numba.uint64(1))), _LOW_BITS)
+            frontier &= (numba.uint64(1) << numba.uint64(nf)) - numba.uint64(1)
+            retire = deposit_bits(frontier, _LOW_BITS) * (numba.uint64(3) - cur)
+            occupied = unrank_digits(r, n, k, inverses, cells, digits, prefix)
+            if table[r] == UNSEEN:
+                table[r] = depth
+            free = full & ~occupied
+            while frontier:
                 found += 1
-                if r != last_rank:
-                    occupied = unrank_cells(r, n, k, cells)
-                    last_rank = r
-                    if table[r] == UNSEEN:
-                        table[r] = depth
-                free = full & ~occupied
-                blank = select_bit(idx, free)
+                blank = select_bit(trailing_zeros(frontier), free)
                 region = flood_region(blank, free, not_first_col, not_last_col, width)
+                frontier &= ~extract_bits(region, free)
+                # first compute every child's state index and prefetch its word, then look them up:
+                # the random accesses of one region's children overlap instead of queueing
+                nchildren = 0
                 for i in range(k):
                     c = cells[i]
                     cbit = numba.uint64(1) << numba.uint64(c)
-                    for m in range(4):
-                        q = nb[c, m]
-                        if q < 0:
-                            continue
-                        qbit = numba.uint64(1) << numba.uint64(q)
-                        if not (region & qbit):
-                            continue
+                    targets = nbmask[c] & region
+                    while targets:
+                        q = trailing_zeros(targets)
+                        qbit = targets & (~targets + numba.uint64(1))
+                        targets ^= qbit
                         # tile i slides from c into q; the blank is left in c
-                        cells[i] = q
-                        child = rank_cells(cells, n)
-                        cells[i] = c
+                        child = child_rank(r, i, c, q, cells, prefix, weights, k)
                         child_occupied = occupied ^ cbit ^ qbit
-                        child_region = flood_region(cbit, full & ~child_occupied, not_first_col, not_last_col,
-                                                    width)
-                        least = trailing_zeros(child_region)
-                        below = (numba.uint64(1) << numba.uint64(least)) - numba.uint64(1)
-                        child_idx = least - popcount(child_occupied & below)
-                        cs = child * nf + child_idx
-                        cw = cs >> 5
-                        shift = numba.uint64(2 * (cs & 31))
-                        if (bits[cw] >> shift) & numba.uint64(3) == 0:
-                            atomic_or_u64(bits, cw, nxt << shift)
-            atomic_xor_u64(bits, w, to_old)
+                        cs = child * nf + c - popcount(child_occupied & (cbit - numba.uint64(1)))
+                        prefetch(bits, cs >> 5)
+                        child_state[nchildren] = cs
+                        child_cell[nchildren] = c
+                        child_occ[nchildren] = child_occupied
+                        nchildren += 1
+                for j in range(nchildren):
+                    cs = child_state[j]
+                    if (bits[cs >> 5] >> numba.uint64(2 * (cs & 31))) & numba.uint64(3):
+                        continue
+                    child_occupied = child_occ[j]
+                    child_free = full & ~child_occupied
+                    cbit = numba.uint64(1) << numba.uint64(child_cell[j])
+                    child_region = flood_region(cbit, child_free, not_first_col, not_last_col, width)
+                    marks = deposit_bits(extract_bits(child_region, child_free), _LOW_BITS) * nxt
+                    child = cs // nf
+                    _or_rank_states(bits, child * nf, nf, marks)
+            _xor_rank_states(bits, first, nf, retire)
+            s = first + nf
         counts[b] = found
     return counts.sum()
 
 
 @njit(parallel=True, cache=True)
-def excess_violations(table, n, k, md_rows, block):
+def excess_violations(table, n, k, md_rows, block, inverses):
     """Count reachable entries with h < Manhattan or (h - Manhattan) odd, and unreachable entries."""
     entries = table.shape[0]
     nblocks = (entries + block - 1) // block
@@ -171,12 +217,14 @@ def excess_violations(table, n, k, md_rows, block):
     unreached = np.zeros(nblocks, dtype=np.int64)
     for b in prange(nblocks):
         cells = np.empty(k, dtype=np.int64)
+        digits = np.empty(k, dtype=np.int64)
+        prefix = np.empty(k, dtype=np.uint64)
         for r in range(b * block, min(entries, (b + 1) * block)):
             h = table[r]
             if h == UNSEEN:
                 unreached[b] += 1
                 continue
-            unrank_cells(r, n, k, cells)
+            unrank_digits(r, n, k, inverses, cells, digits, prefix)
             m = 0
             for i in range(k):
                 m += md_rows[i, cells[i]]
@@ -227,9 +275,11 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
     board = pattern.board
     n, k = pattern.n, pattern.k
     nb = board.neighbours()
+    nbmask = np.array([sum(1 << int(q) for q in row if q >= 0) for row in nb], dtype=np.uint64)
     entries = pattern.entries
     block = _block_size(entries, threads)
     goal_rank = pattern.goal_rank()
+    weights, inverses = rank_weights(n, k), radix_inverses(n, k)
     start = time.perf_counter()
     previous_threads = numba.get_num_threads()
     numba.set_num_threads(threads)
@@ -241,7 +291,7 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                 table[goal_rank] = 0
                 depth = 0
                 while True:
-                    count = int(ignored_layer(table, depth, n, k, nb, block))
+                    count = int(ignored_layer(table, depth, n, k, nb, block, weights, inverses))
                     if count == 0:
                         break
                     layers.append(count)
@@ -258,16 +308,14 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                 occupied = 0
                 for c in goal_cells:
                     occupied |= 1 << int(c)
-                blank_cell = board.goal[0]
-                region = pattern.blank_region(goal_cells, blank_cell)
-                least = region[0]
-                idx = least - bin(occupied & ((1 << least) - 1)).count("1")
-                s = goal_rank * nfree + idx
-                bits[s >> 5] |= np.uint64(1) << np.uint64(2 * (s & 31))   # depth 0 -> value 1
+                # depth 0 (value 01) in every cell of the goal's blank region
+                for cell in pattern.blank_region(goal_cells, board.goal[0]):
+                    s = goal_rank * nfree + cell - bin(occupied & ((1 << cell) - 1)).count("1")
+                    bits[s >> 5] |= np.uint64(1) << np.uint64(2 * (s & 31))
                 depth = 0
                 while True:
-                    count = int(minimized_layer(bits, table, depth, n, k, nb, block, np.uint64(nf),
-                                                np.uint64(nl), board.width))
+                    count = int(minimized_layer(bits, table, depth, n, k, nbmask, block, np.uint64(nf),
+                                                np.uint64(nl), board.width, weights, inverses))
                     if count == 0:
                         break
                     layers.append(count)
@@ -277,7 +325,7 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                     if depth >= UNSEEN - 1:
                         raise OverflowError("distances exceed 253: the table would not fit a byte")
                 del bits
-        bad, unreachable = excess_violations(table, n, k, pattern.md_rows(), block)
+        bad, unreachable = excess_violations(table, n, k, pattern.md_rows(), block, inverses)
     finally:
         numba.set_num_threads(previous_threads)
     if bad:

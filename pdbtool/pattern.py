@@ -59,6 +59,74 @@ def unrank_cells(r, n, k, cells):
     return used
 
 
+def rank_weights(n, k):
+    """``weights[i] = prod_{j>i} (n - j)``: the place value of digit i."""
+    weights = np.ones(k, dtype=np.int64)
+    for i in range(k - 2, -1, -1):
+        weights[i] = weights[i + 1] * (n - i - 1)
+    return weights
+
+
+def radix_inverses(n, k):
+    """``1 / (n - i)`` per digit: unranking divides by multiplying (exact after a one-step correction)."""
+    return np.array([1.0 / (n - i) for i in range(k)], dtype=np.float64)
+
+
+@njit(cache=True, inline="always")
+def unrank_digits(r, n, k, inverses, cells, digits, prefix):
+    """Unrank without integer division, keeping what incremental child ranks need.
+
+    Writes the cells, the digits and ``prefix[i]`` = mask of the cells of tiles 0..i-1; returns the mask of
+    all occupied cells.
+    """
+    for i in range(k - 1, -1, -1):
+        radix = n - i
+        q = np.int64(r * inverses[i])
+        d = r - q * radix
+        if d < 0:
+            q -= 1
+            d += radix
+        elif d >= radix:
+            q += 1
+            d -= radix
+        digits[i] = d
+        r = q
+    used = numba.uint64(0)
+    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    for i in range(k):
+        prefix[i] = used
+        bit = select_bit(digits[i], full & ~used)
+        cells[i] = trailing_zeros(bit)
+        used |= bit
+    return used
+
+
+@njit(cache=True, inline="always")
+def child_rank(r, i, c, q, cells, prefix, weights, k):
+    """Rank after tile i moves from cell c to the free cell q, from the parent's rank r.
+
+    Digit i changes by (q - c) less the earlier tiles' cells between them; a later tile j's digit changes
+    only if its cell lies between c and q (never for a horizontal move), by one.
+    """
+    if q > c:
+        between = ((numba.uint64(1) << numba.uint64(q)) - numba.uint64(1)) & ~(
+            (numba.uint64(2) << numba.uint64(c)) - numba.uint64(1))
+        r += (q - c - popcount(prefix[i] & between)) * weights[i]
+        if q - c > 1:
+            for j in range(i + 1, k):
+                if c < cells[j] < q:
+                    r += weights[j]
+    else:
+        between = ((numba.uint64(1) << numba.uint64(c)) - numba.uint64(1)) & ~(
+            (numba.uint64(2) << numba.uint64(q)) - numba.uint64(1))
+        r += (q - c + popcount(prefix[i] & between)) * weights[i]
+        if c - q > 1:
+            for j in range(i + 1, k):
+                if q < cells[j] < c:
+                    r -= weights[j]
+    return r
+
+
 @njit(cache=True)
 def rank_many(placements, n):
     """Ranks of the rows of a 2-D array of placements."""
