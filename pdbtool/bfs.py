@@ -46,7 +46,7 @@ def _bytes_equal_mask(word, byte_value):
 
 
 @njit(parallel=True, cache=True)
-def ignored_layer(table, depth, n, k, nb, block, weights, inverses):
+def ignored_layer(table, depth, n, k, nbmask, block, weights, inverses):
     """Expand every placement at ``depth`` (blank ignored); return how many there were."""
     entries = table.shape[0]
     nblocks = (entries + block - 1) // block
@@ -56,6 +56,7 @@ def ignored_layer(table, depth, n, k, nb, block, weights, inverses):
         cells = np.empty(k, dtype=np.int64)
         digits = np.empty(k, dtype=np.int64)
         prefix = np.empty(k, dtype=np.uint64)
+        children = np.empty(4 * k, dtype=np.int64)
         r0 = b * block
         r1 = min(entries, r0 + block)
         found = 0
@@ -71,15 +72,21 @@ def ignored_layer(table, depth, n, k, nb, block, weights, inverses):
                 continue
             found += 1
             occupied = unrank_digits(r, n, k, inverses, cells, digits, prefix)
+            # children first, each prefetched, then the look-ups: their cache misses overlap
+            nchildren = 0
             for i in range(k):
                 c = cells[i]
-                for m in range(4):
-                    q = nb[c, m]
-                    if q < 0 or (occupied >> numba.uint64(q)) & numba.uint64(1):
-                        continue
+                targets = nbmask[c] & ~occupied
+                while targets:
+                    q = trailing_zeros(targets)
+                    targets &= targets - numba.uint64(1)
                     child = child_rank(r, i, c, q, cells, prefix, weights, k)
-                    if table[child] == UNSEEN:
-                        table[child] = depth + 1  # benign race: every writer writes depth + 1
+                    prefetch(table, child)
+                    children[nchildren] = child
+                    nchildren += 1
+            for j in range(nchildren):
+                if table[children[j]] == UNSEEN:
+                    table[children[j]] = depth + 1  # benign race: every writer writes depth + 1
             r += 1
         counts[b] = found
     return counts.sum()
@@ -291,7 +298,7 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                 table[goal_rank] = 0
                 depth = 0
                 while True:
-                    count = int(ignored_layer(table, depth, n, k, nb, block, weights, inverses))
+                    count = int(ignored_layer(table, depth, n, k, nbmask, block, weights, inverses))
                     if count == 0:
                         break
                     layers.append(count)
