@@ -4,7 +4,8 @@
 * Names derive from a table's identity: ``4x4-korf-t1.2.3.4.5.6.7-minimized-byte.pdb``.
 * Writes go to ``NAME.tmp-PID`` and are renamed over ``NAME`` once complete and synced, so a reader
   sees either the old file or the new one, never a half-written table, and a killed build leaves only
-  a temporary file, which the next build removes (it sweeps temporaries of dead processes).
+  a temporary file, which the next run removes.  A writer holds the table's lock while its temporary
+  exists, so a temporary whose table's lock is free is stale, whatever process made it.
 * ``NAME.lock`` (an ``flock``, released by the kernel when its holder dies) makes two concurrent builds
   of one table build it once: the second waits, then finds the table and reuses it.  The holder deletes
   the lock file when done; one left by a killed process is reused or swept by the next build.
@@ -30,7 +31,6 @@ from .table import PatternTable
 from .tablefile import TableFileError
 
 Notify = Callable[[str], None]
-STALE_SECONDS = 60  # a temporary of another table, of a dead process, untouched this long, is swept
 
 
 def default_cache_dir() -> Path:
@@ -78,14 +78,44 @@ def check_memory(pattern: TilePattern, blank: str) -> None:
                            f"{need / 2**30:.2f} GiB, but only {have / 2**30:.2f} GiB is available")
 
 
-def _pid_alive(pid: int) -> bool:
+def _lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+def _try_lock(lock_path: Path, wait: bool = False, create: bool = True) -> int | None:
+    """An exclusive flock on ``lock_path`` (a descriptor), or None if another holds it (and not ``wait``).
+
+    A holder deletes the lock file before releasing it, so a lock won on a file no longer under that
+    name is worthless: try again on the file that is.
+    """
+    while True:
+        try:
+            fd = os.open(lock_path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
+        except FileNotFoundError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        if _same_file(fd, lock_path):
+            return fd
+        os.close(fd)
+        if not create:
+            return None
+
+
+def _unlock(fd: int, lock_path: Path) -> None:
+    """Delete the lock file, then release it (closing the descriptor releases the flock)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        os.unlink(lock_path)
+    except FileNotFoundError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _same_file(fd: int, path: Path) -> bool:
@@ -93,26 +123,6 @@ def _same_file(fd: int, path: Path) -> bool:
         return os.stat(path).st_ino == os.fstat(fd).st_ino
     except FileNotFoundError:
         return False
-
-
-def _remove_unheld_lock(lock_path: Path) -> int:
-    """Delete a lock file nobody holds (left by a killed process); 1 if deleted."""
-    try:
-        fd = os.open(lock_path, os.O_RDWR)
-    except FileNotFoundError:
-        return 0
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return 0
-    try:
-        if _same_file(fd, lock_path):
-            os.unlink(lock_path)
-            return 1
-        return 0
-    finally:
-        os.close(fd)
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -136,6 +146,7 @@ class TableCache:
         self.dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
         self.notify = notify or (lambda message: None)
         self._held: set[Path] = set()  # table paths whose lock this object holds
+        self._swept = False
 
     def path_for(self, pattern: TilePattern, blank: str = "minimized", encoding: str = "byte",
                  params: dict | None = None) -> Path:
@@ -146,6 +157,9 @@ class TableCache:
                    params: dict | None = None) -> PatternTable | None:
         """The cached table if present and sound; a damaged one is moved aside and reported."""
         path = self.path_for(pattern, blank, encoding, params)
+        if not self._swept:  # once a run: what killed processes left behind
+            self._swept = True
+            self.sweep()
         if not path.exists():
             return None
         try:
@@ -162,7 +176,12 @@ class TableCache:
             return self.load_valid(pattern, blank, encoding, params)
 
     def quarantine(self, path: Path, reason: str) -> Path | None:
-        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+        stem = f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        aside = path.with_name(stem)
+        for n in range(1, 1000):  # never over an earlier damaged file of the same second
+            if not aside.exists():
+                break
+            aside = path.with_name(f"{stem}-{n}")
         try:
             os.replace(path, aside)
         except FileNotFoundError:
@@ -175,51 +194,54 @@ class TableCache:
     def lock(self, path: Path) -> Iterator[None]:
         """An exclusive lock on one table name; waits for a concurrent builder to finish."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        lock_path = path.with_name(path.name + ".lock")
-        while True:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                self.notify(f"waiting for another process building {path.name}")
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except BaseException:
-                os.close(fd)
-                raise
-            # the previous holder deletes the file when done: hold the lock only on the file still named so
-            if _same_file(fd, lock_path):
-                break
-            os.close(fd)
+        lock_path = _lock_path(path)
+        fd = _try_lock(lock_path)
+        if fd is None:
+            self.notify(f"waiting for another process building {path.name}")
+            fd = _try_lock(lock_path, wait=True)
         self._held.add(path)
         try:
             yield
         finally:
             self._held.discard(path)
-            try:
-                os.unlink(lock_path)
-            except FileNotFoundError:
-                pass
-            os.close(fd)  # releases the flock
+            _unlock(fd, lock_path)
 
     def remove_stale_temporaries(self, path: Path) -> int:
-        """Delete what killed processes left: temporaries of ``path`` of dead processes (call with the lock
-        of ``path`` held), those of other tables once untouched for STALE_SECONDS, and lock files nobody holds.
-        """
+        """Delete the temporaries of ``path`` (call with its lock held: they are stale), then sweep."""
         removed = 0
-        now = time.time()
-        for tmp in path.parent.glob("*.tmp-*"):
-            pid = tmp.name.rsplit("-", 1)[-1]
-            if pid.isdigit() and int(pid) != os.getpid() and _pid_alive(int(pid)):
-                continue
+        for tmp in path.parent.glob(path.name + ".tmp-*"):
             try:
-                if not tmp.name.startswith(path.name + ".tmp-") and now - tmp.stat().st_mtime < STALE_SECONDS:
-                    continue
                 tmp.unlink()
                 removed += 1
             except FileNotFoundError:
                 pass
-        for lock_path in path.parent.glob("*.pdb.lock"):
-            removed += _remove_unheld_lock(lock_path)
+        return removed + self.sweep()
+
+    def sweep(self) -> int:
+        """Delete what killed processes left: temporaries of tables nobody is writing (a writer holds the
+        table's lock while its temporary exists) and lock files nobody holds.  Returns how many."""
+        if not self.dir.is_dir():
+            return 0
+        removed = 0
+        for tmp in self.dir.glob("*.tmp-*"):
+            table = tmp.with_name(tmp.name.split(".tmp-")[0])
+            if table in self._held:
+                continue
+            fd = _try_lock(_lock_path(table))
+            if fd is None:  # its writer is at work
+                continue
+            try:
+                tmp.unlink()
+                removed += 1
+            except FileNotFoundError:
+                pass
+            finally:
+                _unlock(fd, _lock_path(table))
+        for lock_path in self.dir.glob("*.lock"):
+            fd = _try_lock(lock_path, create=False)
+            if fd is not None:
+                _unlock(fd, lock_path)
+                removed += 1
         return removed
 
     def store(self, table: PatternTable, path: Path, extra: dict | None = None) -> Path:
