@@ -265,9 +265,17 @@ class TableCache:
         return path
 
     def get(self, pattern: TilePattern, blank: str = "minimized", threads: int | None = None,
-            force: bool = False, progress=None, on_build: Callable[[PatternTable, object], None] | None = None
-            ) -> PatternTable:
-        """The byte table of ``pattern``: loaded from the cache if sound, otherwise built and saved."""
+            force: bool = False, progress=None, on_build: Callable[[PatternTable, object], None] | None = None,
+            encoding: str = "byte", params: dict | None = None,
+            on_convert: Callable[[PatternTable, dict], None] | None = None) -> PatternTable:
+        """The table of ``pattern`` in ``encoding``: loaded from the cache if sound, otherwise made and saved.
+
+        A compact encoding is converted from the byte table (itself reused from the cache or built); the
+        freshly built byte table is saved and dropped first, so the conversion reads the mapped file and
+        only the (smaller) encoded payload is held in memory beside it."""
+        if encoding != "byte":
+            return self._get_encoded(pattern, blank, threads, force, progress, on_build, encoding, params,
+                                     on_convert)
         path = self.path_for(pattern, blank)
         if not force:
             table = self.load_valid(pattern, blank)
@@ -287,6 +295,30 @@ class TableCache:
             self.store(table, path, {"build_seconds": round(result.seconds, 3), "layers": result.layers})
             if on_build:
                 on_build(table, result)
+        return PatternTable.load(path)
+
+    def _get_encoded(self, pattern, blank, threads, force, progress, on_build, encoding, params, on_convert):
+        from .encodings import check_blank, convert_table, normalize_params
+
+        params = normalize_params(encoding, params)
+        check_blank(encoding, blank)
+        path = self.path_for(pattern, blank, encoding, params)
+        if not force:
+            table = self.load_valid(pattern, blank, encoding, params)
+            if table is not None:
+                return table
+        with self.lock(path):
+            self.remove_stale_temporaries(path)
+            if not force:
+                table = self.load_valid(pattern, blank, encoding, params)
+                if table is not None:
+                    return table
+            byte = self.get(pattern, blank, threads=threads, force=force, progress=progress, on_build=on_build)
+            table, extra = convert_table(byte, encoding, params, threads)
+            del byte
+            self.store(table, path, extra)
+            if on_convert:
+                on_convert(table, extra["conversion"])
         return PatternTable.load(path)
 
     def get_partition(self, partition, blank: str = "minimized", threads: int | None = None,

@@ -16,6 +16,7 @@ from . import __version__
 # command name -> (module in pdbtool.commands, one-line help shown by `pdbtool --help`)
 COMMANDS = {
     "build": ("build", "Build pattern-database tables into the cache."),
+    "convert": ("convert", "Re-encode byte tables compactly (nibble, mod3, parity, min-nibble, sparse)."),
     "inspect": ("inspect", "Show a table's header, size, checksum status and distance histogram."),
     "solve": ("solve", "Solve instances optimally with IDA*."),
     "verify": ("verify", "Check tables: format, checksum, identity, value consistency, optional rebuild."),

@@ -38,6 +38,9 @@ def describe(path: str | Path) -> dict[str, Any]:
         "unreachable": stats["unreachable"],
         "mean": round(stats["mean"], 4),
         "max": stats["max"],
+        # nibble / sparse / min-nibble: entries whose excess over Manhattan exceeded 15 (stored as 15)
+        "saturated": stats.get("saturated"),
+        "conversion": header.get("conversion"),
     }
 
 
@@ -51,6 +54,12 @@ def format_text(info: dict[str, Any]) -> str:
         f"  entries {info['entries']:,}, payload {info['payload_bytes']:,} bytes, file {info['file_bytes']:,} bytes, "
         f"{info['bits_per_entry']:g} bits per entry",
         f"  checksum {'ok' if info['checksum_ok'] else 'MISMATCH (the file is damaged)'}",
+    ]
+    if info.get("saturated") is not None:
+        lines.append(f"  saturated entries {info['saturated']:,} (excess above 15 stored as 15: lower, still admissible)")
+    if (info.get("conversion") or {}).get("mean_loss") is not None:
+        lines.append(f"  mean loss from grouping {info['conversion']['mean_loss']:g} per entry")
+    lines += [
         f"  mean {info['mean']:.4f}, max {info['max']}"
         + (f", unreachable {info['unreachable']:,}" if info["unreachable"] else ""),
         "  histogram (distance: placements):",

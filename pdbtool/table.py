@@ -40,28 +40,48 @@ class PatternTable:
         return identity_fields(self.pattern, self.blank, self.encoding, self.encoding_params)
 
     def lookup(self, cells) -> int:
-        """Distance of a placement (cells of the pattern's tiles in ascending tile order)."""
-        if self.encoding != "byte":
-            raise ValueError("lookup of a placement is defined here for byte tables")
-        return int(self.values[self.pattern.rank(cells)])
+        """Distance of a placement (cells of the pattern's tiles in ascending tile order), in any encoding."""
+        rank = self.pattern.rank(cells)
+        if self.encoding == "byte":
+            return int(self.values[rank])
+        from . import encodings
+
+        if self.encoding in encodings.NEEDS_CONSISTENT:
+            return encodings.exact_value(self.values, self.pattern, self.encoding, cells)
+        shift = int(self.encoding_params.get("group", 1)).bit_length() - 1
+        return int(encodings.value_of(encodings.CODES[self.encoding], self.values.view(np.uint8), rank,
+                                      self.pattern.manhattan(cells), 0, shift))
+
+    def decoded(self) -> np.ndarray:
+        """The value of every rank as bytes (a decoding pass for the compact encodings)."""
+        if self.encoding == "byte":
+            return np.asarray(self.values)
+        from .encodings import decode
+
+        return decode(self.values, self.pattern, self.encoding, self.encoding_params)
 
     # --- statistics ------------------------------------------------------------------------------------
     def histogram(self) -> dict[int, int]:
-        counts = np.bincount(np.asarray(self.values), minlength=256)
+        counts = np.bincount(self.decoded(), minlength=256)
         return {int(v): int(c) for v, c in enumerate(counts) if c and v != UNREACHABLE}
 
     def stats(self) -> dict[str, Any]:
         hist = self.histogram()
         reached = sum(hist.values())
         mean = sum(v * c for v, c in hist.items()) / reached if reached else 0.0
-        return {"histogram": hist, "reached": reached, "unreachable": self.entries - reached,
-                "mean": mean, "max": max(hist) if hist else 0}
+        stats = {"histogram": hist, "reached": reached, "unreachable": self.entries - reached,
+                 "mean": mean, "max": max(hist) if hist else 0,
+                 "bits_per_entry": 8 * int(np.asarray(self.values).nbytes) / self.entries}
+        conversion = self.header.get("conversion") or {}
+        if "saturated" in conversion:   # nibble, sparse, min-nibble: entries whose excess exceeded 15
+            stats["saturated"] = int(conversion["saturated"])
+        return stats
 
     # --- files -------------------------------------------------------------------------------------------
     def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> int:
         header = tablefile.make_header(**self.identity())
-        stats = self.stats()
-        header["max_value"] = stats["max"]
+        if "max_value" not in (extra or {}):    # a converter passes the byte table's, sparing a decode
+            header["max_value"] = self.stats()["max"]
         header.update(extra or {})
         return tablefile.save(path, header, self.values)
 
@@ -93,6 +113,13 @@ class PatternTable:
         if h["encoding"] == "byte" and loaded.payload.shape[0] != pattern.entries:
             raise tablefile.TableFileError(
                 f"{path}: the payload holds {loaded.payload.shape[0]} entries, the pattern has {pattern.entries}")
+        if h["encoding"] != "byte":
+            from .encodings import EncodingError, check_payload
+
+            try:
+                check_payload(loaded.payload, pattern.entries, str(h["encoding"]), h.get("encoding_params"))
+            except EncodingError as exc:
+                raise tablefile.TableFileError(f"{path}: {exc}") from None
         return cls(pattern, str(h["blank"]), loaded.payload, str(h["encoding"]),
                    dict(h.get("encoding_params", {})), path, h)
 

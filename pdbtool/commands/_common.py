@@ -42,6 +42,11 @@ goal_option = click.option("--goal", default=None, metavar="GOAL",
                            help="'korf' (default), 'blank-last', or the goal's tiles cell by cell.")
 blank_option = click.option("--blank", type=click.Choice(["minimized", "ignored"]), default="minimized",
                             show_default=True, help="Blank rule of the abstraction.")
+encoding_option = click.option(
+    "--encoding", type=click.Choice(["byte", "nibble", "mod3", "parity", "min-nibble", "sparse"]), default="byte",
+    show_default=True, help="How the table is stored (mod3 and parity need --blank ignored).")
+group_option = click.option("--group", type=int, default=None, metavar="C",
+                            help="min-nibble: ranks per group (a power of two).")
 threads_option = click.option("--threads", type=click.IntRange(1, 1024), default=None,
                               help="Threads for the build (default: all cores).")
 

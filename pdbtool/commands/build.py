@@ -7,8 +7,8 @@ import time
 
 import click
 
-from ._common import (blank_option, board_option, cache_dir_option, goal_option, progress_bar, say,
-                      threads_option, user_errors)
+from ._common import (blank_option, board_option, cache_dir_option, encoding_option, goal_option,
+                      group_option, progress_bar, say, threads_option, user_errors)
 
 
 @click.command("build")
@@ -20,38 +20,51 @@ from ._common import (blank_option, board_option, cache_dir_option, goal_option,
 @threads_option
 @cache_dir_option
 @click.option("--force", is_flag=True, help="Rebuild even when a valid table is cached.")
+@encoding_option
+@group_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
 @user_errors
-def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, force, as_json):
+def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, force, encoding, group, as_json):
     """Build pattern-database tables (backward BFS) into the cache.
 
     \b
     Examples:
       pdbtool build --partition 15-7-8
       pdbtool build --pattern 1,2,3,4,5 --board 4x4 --blank ignored
+      pdbtool build --partition 15-6-6-3 --encoding min-nibble --group 2
     """
     from ..api import resolve_patterns
     from ..cache import TableCache
+    from ..encodings import normalize_params
 
+    params = normalize_params(encoding, None, group)
     patterns = resolve_patterns(partition, pattern, board_dims, goal)
     cache = TableCache(cache_dir, notify=say)
     for p in patterns:
         start = time.perf_counter()
-        built = []
+        built, converted = [], []
         bar, update = progress_bar(f"{p.board.dims} {{{p}}} {blank}")
         try:
             table = cache.get(p, blank, threads=threads, force=force, progress=update,
-                              on_build=lambda t, r: built.append(r))
+                              on_build=lambda t, r: built.append(r), encoding=encoding, params=params,
+                              on_convert=lambda t, info: converted.append(info))
         finally:
             bar.close()
         stats = table.stats()
         seconds = built[0].seconds if built else time.perf_counter() - start
         record = {"tiles": list(p.tiles), "board": p.board.dims, "blank": blank, "entries": p.entries,
                   "built": bool(built), "seconds": round(seconds, 3), "max": stats["max"],
-                  "mean": round(stats["mean"], 4), "file": str(table.path)}
+                  "mean": round(stats["mean"], 4), "file": str(table.path), "encoding": encoding,
+                  "encoding_params": params, "converted": bool(converted),
+                  "bits_per_entry": round(stats["bits_per_entry"], 4)}
+        if "saturated" in stats:
+            record["saturated"] = stats["saturated"]
         if as_json:
             click.echo(json.dumps(record))
         else:
-            how = "built" if built else "cached"
-            click.echo(f"{{{p}}} on {p.board.dims} ({blank}): {p.entries:,} entries, {how} in {seconds:.2f} s, "
-                       f"max {stats['max']}, mean {stats['mean']:.3f}  {table.path}")
+            how = "built" if built else "converted" if converted else "cached"
+            enc = "" if encoding == "byte" else f", {encoding}" + (f" group {group}" if group else "") + \
+                f" {stats['bits_per_entry']:.3g} bits/entry"
+            sat = f", {stats['saturated']:,} saturated" if stats.get("saturated") else ""
+            click.echo(f"{{{p}}} on {p.board.dims} ({blank}{enc}): {p.entries:,} entries, {how} in {seconds:.2f} s, "
+                       f"max {stats['max']}, mean {stats['mean']:.3f}{sat}  {table.path}")
