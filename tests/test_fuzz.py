@@ -1,0 +1,202 @@
+"""Fuzzing the CLI with random and mutated table files and instance files (hypothesis).
+
+Whatever the input: never a traceback, a one-line error on stderr, and the right exit status (1 for a bad
+file, 0 for a sound one).  ``pytest tests/test_fuzz.py --hypothesis-show-statistics`` shows how many cases
+ran.
+"""
+
+import json
+import re
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xxhash
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pdbtool import tablefile
+from pdbtool.board import Board
+from pdbtool.cache import TableCache
+from pdbtool.cli import cli
+from pdbtool.pattern import TilePattern
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def fuzz(examples: int):
+    return settings(max_examples=examples, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.function_scoped_fixture])
+
+
+WORK = Path(tempfile.mkdtemp(prefix="pdbtool-fuzz-"))
+
+
+@pytest.fixture(scope="module")
+def sound_files():
+    """Sound table files to mutate: byte tables of both blank rules (and a nibble one if it can be made)."""
+    cache = TableCache(WORK / "cache")
+    files = [cache.get(TilePattern(Board(3, 3), (1, 2)), "minimized").path,
+             cache.get(TilePattern(Board(2, 3), (1, 2, 3)), "ignored").path]
+    try:
+        files.append(cache.get(TilePattern(Board(3, 3), (1, 2)), "ignored", encoding="nibble").path)
+    except TypeError:  # this cache makes byte tables only
+        pass
+    return [(p, p.read_bytes()) for p in files]
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def assert_clean(result, allowed=(0, 1)):
+    """No traceback, an allowed exit status, and on failure exactly one line on stderr."""
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    assert result.exit_code in allowed, (result.exit_code, result.output)
+    if result.exit_code:
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith("Error: "), result.stderr
+
+
+def write(name: str, data: bytes) -> Path:
+    path = WORK / name
+    path.write_bytes(data)
+    return path
+
+
+# --- table files ----------------------------------------------------------------------------------------
+
+@fuzz(300)
+@given(st.one_of(st.binary(max_size=300),
+                 st.binary(max_size=300).map(lambda b: tablefile.MAGIC + b),
+                 st.binary(max_size=300).map(lambda b: tablefile.MAGIC + b"\x01\x00" + b)))
+def test_random_files(data):
+    path = write("random.pdb", data)
+    assert_clean(invoke("inspect", path), allowed=(1,))
+    assert_clean(invoke("verify", path, "--samples", "20"), allowed=(1,))
+
+
+mutation = st.one_of(
+    st.tuples(st.just("flip"), st.integers(0, 10 ** 6), st.integers(0, 7)),
+    st.tuples(st.just("set"), st.integers(0, 10 ** 6), st.integers(0, 255)),
+    st.tuples(st.just("truncate"), st.integers(0, 10 ** 6)),
+    st.tuples(st.just("insert"), st.integers(0, 10 ** 6), st.binary(min_size=1, max_size=16)),
+    st.tuples(st.just("delete"), st.integers(0, 10 ** 6), st.integers(1, 64)),
+)
+
+
+def mutate(data: bytes, ops) -> bytes:
+    out = bytearray(data)
+    for op in ops:
+        at = op[1] % (len(out) + 1)
+        if op[0] == "flip" and at < len(out):
+            out[at] ^= 1 << op[2]
+        elif op[0] == "set" and at < len(out):
+            out[at] = op[2]
+        elif op[0] == "truncate":
+            del out[at:]
+        elif op[0] == "insert":
+            out[at:at] = op[2]
+        elif op[0] == "delete":
+            del out[at:at + op[2]]
+    return bytes(out)
+
+
+@fuzz(1000)
+@given(st.data(), st.lists(mutation, min_size=1, max_size=4))
+def test_mutated_table_files(sound_files, data, ops):
+    source, original = data.draw(st.sampled_from(sound_files))
+    damaged = mutate(original, ops)
+    path = write("mutated.pdb", damaged)
+    assert_clean(invoke("inspect", path))
+    result = invoke("verify", path, "--samples", "50")
+    # any change is caught (by the checksum if by nothing else); an unchanged file passes
+    assert_clean(result, allowed=(0,) if damaged == original else (1,))
+
+
+meaningful = st.sampled_from(["byte", "nibble", "mod3", "parity", "min-nibble", "sparse", "minimized", "ignored",
+                              "|u1", "<u8", {"group": 4}, {"group": 3}, [1, 2], [2, 1], list(range(9)), [0, 1, 2]])
+json_value = st.recursive(st.none() | st.booleans() | st.integers(-10, 10 ** 7) | st.integers(0, 20)
+                          | st.floats(allow_nan=False) | st.text(max_size=8) | meaningful,
+                          lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                     max_size=3),
+                          max_leaves=8)
+header_key = st.sampled_from(["width", "height", "goal", "tiles", "blank", "encoding", "encoding_params",
+                              "entries", "max_value", "payload_dtype"])
+
+
+@fuzz(600)
+@given(st.data(), st.dictionaries(header_key, json_value | st.just("<absent>"), min_size=1, max_size=3),
+       st.sampled_from(["|u1", "<u2", "<u8", "<i4", "<f8"]), st.integers(-3, 3))
+def test_headers_that_lie_with_a_valid_checksum(sound_files, data, changes, dtype, size_change):
+    """Past the checksum: a well-formed file whose header says anything at all."""
+    source, original = data.draw(st.sampled_from(sound_files))
+    header, offset = tablefile.read_header(source)
+    header.pop("_file_bytes")
+    for key, value in changes.items():
+        if value == "<absent>":
+            header.pop(key, None)
+        else:
+            header[key] = value
+    payload = original[offset:-8]
+    payload = payload[: max(0, len(payload) + size_change)] if size_change < 0 else payload + b"\x07" * size_change
+    header["payload_bytes"] = len(payload)
+    header.setdefault("payload_dtype", dtype)
+    raw = tablefile.encode_prefix(header) + payload
+    path = write("lying.pdb", raw + xxhash.xxh64(raw).intdigest().to_bytes(8, "little"))
+    assert_clean(invoke("inspect", path))
+    assert_clean(invoke("verify", path, "--samples", "50"))
+
+
+# --- instance files -------------------------------------------------------------------------------------
+
+HAS_SOLVE = (REPO / "pdbtool" / "commands" / "solve.py").exists()
+needs_solve = pytest.mark.skipif(not HAS_SOLVE, reason="pdbtool/commands/solve.py has not landed yet")
+
+token = st.one_of(st.integers(-2, 12).map(str), st.sampled_from(["#", "# optimal 5", "optimal=3", "x", "", "0x3",
+                                                                 "1e3", "\t", "--", "٣"]))
+line = st.one_of(st.lists(token, max_size=12).map(" ".join),
+                 st.permutations(range(9)).map(lambda p: " ".join(map(str, p))),
+                 st.permutations(range(6)).map(lambda p: "id7 " + " ".join(map(str, p))))
+
+
+def check_solve(text: str, board: str):
+    path = write("instances.txt", text.encode("utf-8", "surrogatepass"))
+    result = invoke("solve", path, "--board", board, "--heuristic", "manhattan", "--time-limit", "5")
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output and result.exit_code in (0, 1), result.output
+    said = [e for e in result.stderr.splitlines() if e.startswith("pdbtool: ") or e.startswith("Error: ")]
+    errors = [e for e in said if not e.endswith("instances.txt: no instances")]  # a note, not an error
+    # a failed run says why: one line per failing instance, naming its line, or one line for the file
+    assert (result.exit_code == 1) == bool(errors), result.output
+    for error in errors:
+        assert error.startswith("Error: ") or re.match(r"pdbtool: .*instances\.txt:\d+: ", error), error
+
+
+@needs_solve
+@fuzz(300)
+@given(st.lists(line, max_size=6).map("\n".join), st.sampled_from(["3x3", "2x3", "3x2"]))
+def test_random_instance_files(text, board):
+    check_solve(text, board)
+
+
+@needs_solve
+@fuzz(200)
+@given(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 255)), min_size=1, max_size=4))
+def test_mutated_instance_files(edits):
+    data = bytearray(b"# a few 8-puzzles\n1 2 0 3 4 5 6 7 8  # optimal 2\nB 1 4 2 3 0 5 6 7 8\n"
+                     b"8 6 7 2 5 4 3 0 1 # optimal 31\n")
+    for at, value in edits:
+        data[at % len(data)] = value
+    check_solve(data.decode("latin-1"), "3x3")
+
+
+def test_unreadable_instance_input_is_one_line():
+    if not HAS_SOLVE:
+        pytest.skip("pdbtool/commands/solve.py has not landed yet")
+    result = invoke("solve", WORK / "no-such-file.txt", "--board", "3x3")
+    assert result.exit_code in (1, 2) and "Traceback" not in result.output
+    assert result.stderr.strip().count("\n") <= 2  # click's usage hint may precede its one-line error
