@@ -28,8 +28,8 @@ def test_pattern_of_all_tiles_gives_true_distances(w, h, diameter, blank):
 
 
 @pytest.mark.parametrize("w,h,tiles", [
-    ((3), 3, (1, 2, 3)), (3, 3, (2, 4, 6, 8)), (3, 3, (1, 5, 6, 8)), (2, 4, (1, 2, 3)), (3, 4, (1, 2, 3, 4)),
-    (4, 3, (5, 6, 7)),
+    (3, 3, (1, 2, 3)), (3, 3, (2, 4, 6, 8)), (3, 3, (1, 5, 6, 8)), (2, 4, (1, 2, 3)), (3, 4, (1, 2, 3, 4)),
+    (4, 3, (5, 6, 7)), (4, 8, (30, 31)), (4, 8, (1, 2, 3)), (5, 5, (1, 2, 5)), (3, 7, (20, 19, 1)),
 ])
 @pytest.mark.parametrize("blank", ["minimized", "ignored"])
 def test_builders_match_an_independent_search_of_the_abstraction(w, h, tiles, blank):
