@@ -74,6 +74,9 @@ SPARSE_BLOCK_WORDS = 8       # one directory entry per 8 bitmap words (512 ranks
 
 _MOD3_DIGITS = np.array([[(b // 3 ** i) % 3 for i in range(5)] for b in range(256)], dtype=np.int64)
 _POW3 = np.array([1, 3, 9, 27, 81], dtype=np.int64)
+_MOD3_OF = np.array([v % 3 for v in range(256)], dtype=np.int64)
+# _MOD3_STEP[parent residue, child residue]: the child's value minus the parent's (0 for a blank move)
+_MOD3_STEP = np.array([[0, 1, -1], [-1, 0, 1], [1, -1, 0]], dtype=np.int64)
 
 
 class EncodingError(PdbtoolError, ValueError):
@@ -162,19 +165,14 @@ def sparse_at(addr, rank, manhattan):
 
 @njit(cache=True, inline="always")
 def mod3_residue_at(addr, rank):
-    q = rank // 5
+    q = np.int64(numba.uint64(rank) // numba.uint64(5))    # unsigned: a multiply and a shift
     return _MOD3_DIGITS[load_u8(addr + q), rank - 5 * q]
 
 
 @njit(cache=True, inline="always")
 def mod3_child_at(addr, rank, parent):
     """CHILD-H: exact value of a child from the parent's exact value (they differ by at most one)."""
-    d = (mod3_residue_at(addr, rank) - parent + 3 * 256) % 3
-    if d == 1:
-        return parent + 1
-    if d == 2:
-        return parent - 1
-    return parent
+    return parent + _MOD3_STEP[_MOD3_OF[parent], mod3_residue_at(addr, rank)]
 
 
 @njit(cache=True, inline="always")
@@ -544,10 +542,22 @@ def decode_layer(code, payload, out, depth, n, k, nb, md_rows, block):
     nblocks = (entries + block - 1) // block
     found = np.zeros(nblocks, dtype=np.int64)
     bad = np.zeros(nblocks, dtype=np.int64)
+    words = out[: entries - entries % 8].view(np.uint64)
+    ones = numba.uint64(0x0101010101010101)
+    pattern = numba.uint64(depth) * ones
     for b in prange(nblocks):
         cells = np.empty(k, dtype=np.int64)
-        for r in range(b * block, min(entries, (b + 1) * block)):
+        r1 = min(entries, (b + 1) * block)
+        r = b * block
+        while r < r1:
+            # skip eight entries at a time when none is at this depth (the has-zero-byte test)
+            if r % 8 == 0 and r + 8 <= r1 and r + 8 <= words.shape[0] * 8:
+                x = words[r >> 3] ^ pattern
+                if ((x - ones) & ~x & numba.uint64(0x8080808080808080)) == 0:
+                    r += 8
+                    continue
             if out[r] != depth:
+                r += 1
                 continue
             occ = unrank_cells(r, n, k, cells)
             m = 0
@@ -571,6 +581,7 @@ def decode_layer(code, payload, out, depth, n, k, nb, md_rows, block):
                         found[b] += 1
                     else:
                         bad[b] += 1
+            r += 1
     return found.sum(), bad.sum()
 
 

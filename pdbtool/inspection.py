@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from . import tablefile
+from .errors import PdbtoolError
 from .table import PatternTable
 
 
@@ -16,7 +17,12 @@ def describe(path: str | Path) -> dict[str, Any]:
     table = PatternTable.from_file(tablefile.load(path, verify_checksum=False))
     header = table.header
     file_bytes = int(header["_file_bytes"])
-    stats = table.stats()
+    try:
+        stats = table.stats()   # decodes compact encodings, which a damaged payload can make impossible
+    except PdbtoolError as exc:
+        if ok:
+            raise
+        stats = {"histogram": {}, "unreachable": 0, "mean": 0.0, "max": 0, "decode_error": str(exc)}
     return {
         "file": str(path),
         "format": header.get("format"),
@@ -41,6 +47,7 @@ def describe(path: str | Path) -> dict[str, Any]:
         # nibble / sparse / min-nibble: entries whose excess over Manhattan exceeded 15 (stored as 15)
         "saturated": stats.get("saturated"),
         "conversion": header.get("conversion"),
+        "decode_error": stats.get("decode_error"),
     }
 
 

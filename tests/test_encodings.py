@@ -419,3 +419,17 @@ def test_cli_errors_are_one_line(tmp_path, args, message):
     assert message in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert not list(tmp_path.glob("*.pdb"))          # refused before any search
+
+
+def test_inspect_reports_a_damaged_compact_table_by_its_checksum(tmp_path):
+    pattern = TilePattern(Board(3, 4), (1, 2, 3, 4))
+    path = TableCache(tmp_path).get(pattern, "ignored", encoding="mod3").path
+    data = bytearray(path.read_bytes())
+    payload_at = len(data) - 8 - enc.payload_bytes("mod3", pattern.entries)
+    for i in range(payload_at, len(data) - 8, 3):
+        data[i] = (data[i] + 1) % 243           # other residues: the layers contradict each other
+    path.write_bytes(bytes(data))
+    result = CliRunner().invoke(cli, ["inspect", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.output)
+    assert info["checksum_ok"] is False and "inconsistent" in info["decode_error"]
