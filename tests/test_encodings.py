@@ -433,3 +433,13 @@ def test_inspect_reports_a_damaged_compact_table_by_its_checksum(tmp_path):
     assert result.exit_code == 0, result.output
     info = json.loads(result.output)
     assert info["checksum_ok"] is False and "inconsistent" in info["decode_error"]
+
+
+def test_inspect_finds_cached_tables_by_encoding(tmp_path):
+    runner = CliRunner()
+    base = ["--pattern", "1,2,3,4", "--board", "3x4", "--blank", "ignored", "--cache-dir", str(tmp_path)]
+    missing = runner.invoke(cli, ["inspect", *base, "--encoding", "parity"])
+    assert missing.exit_code == 1 and "--encoding parity" in missing.output
+    assert runner.invoke(cli, ["build", *base, "--encoding", "parity"]).exit_code == 0
+    info = json.loads(runner.invoke(cli, ["inspect", *base, "--encoding", "parity", "--json"]).output)
+    assert info["encoding"] == "parity" and info["bits_per_entry"] == pytest.approx(1.0, abs=1e-3)

@@ -6,7 +6,8 @@ import json
 
 import click
 
-from ._common import blank_option, board_option, cache_dir_option, goal_option, user_errors
+from ._common import (blank_option, board_option, cache_dir_option, encoding_option, goal_option, group_option,
+                      user_errors)
 from ..errors import PdbtoolError
 
 
@@ -17,10 +18,12 @@ from ..errors import PdbtoolError
 @board_option
 @goal_option
 @blank_option
+@encoding_option
+@group_option
 @cache_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
 @user_errors
-def command(files, partition, pattern, board_dims, goal, blank, cache_dir, as_json):
+def command(files, partition, pattern, board_dims, goal, blank, encoding, group, cache_dir, as_json):
     """Show the header, size, checksum status and histogram of table FILES (or a partition's cached tables)."""
     from ..inspection import describe, format_text
 
@@ -30,14 +33,17 @@ def command(files, partition, pattern, board_dims, goal, blank, cache_dir, as_js
             raise PdbtoolError("give table files or --partition/--pattern, not both")
         from ..api import resolve_patterns
         from ..cache import TableCache
+        from ..encodings import normalize_params
 
+        params = normalize_params(encoding, None, group)
+        enc = "" if encoding == "byte" else f" --encoding {encoding}" + (f" --group {group}" if params else "")
         cache = TableCache(cache_dir)
         for p in resolve_patterns(partition, pattern, board_dims, goal):
-            path = cache.path_for(p, blank)
+            path = cache.path_for(p, blank, encoding, params)
             if not path.exists():
                 what = f"--partition {partition}" if partition else f"--pattern {pattern} --board {p.board.dims}"
-                raise PdbtoolError(f"table {{{p}}} ({blank}) is not in the cache {cache.dir}: "
-                                   f"run 'pdbtool build {what} --blank {blank}'")
+                raise PdbtoolError(f"table {{{p}}} ({blank}{enc.replace(' --', ', ').replace('encoding ', '')}) "
+                                   f"is not in the cache {cache.dir}: run 'pdbtool build {what} --blank {blank}{enc}'")
             paths.append(str(path))
     if not paths:
         raise PdbtoolError("nothing to inspect: give table files, --partition NAME or --pattern LIST")
