@@ -1,0 +1,252 @@
+"""IDA* with the dynamically partitioned pattern databases: ``ddb`` and ``max``.
+
+* ``ddb``: Manhattan distance plus twice the least weighted vertex cover of the state's conflict graph
+  (pairs, or pairs and triples; :mod:`pdbtool.vertex_cover`).
+* ``max``: the maximum of that and the static partition's sum (with its diagonal reflection), which is
+  admissible because both are, and at least as strong as either.
+
+The kernel follows every convention of :mod:`pdbtool.ida` (moves up, left, right, down, never undoing the
+previous move; generated and expanded counted the same way; the same registers, statuses and budgeted,
+resumable calls), so :class:`pdbtool.solver.Solver` runs it like the static kernels.  The conflict graph
+is updated incrementally: a generated child puts the moved tile's new edges into the graph and computes the
+change of the cover; a child that is entered keeps them, a pruned one takes them back, and backtracking
+moves the tile back the same way.  With ``max``, the static sum is looked at first, and a child it prunes
+costs no cover computation (unless its f could lower the next bound, where the exact f is needed).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from numba import njit
+
+from .board import Board
+from .errors import PdbtoolError
+from .ida import EXHAUSTED, FOUND, GROW, INF, R_BLANK, R_BOUND, R_DEPTH, R_EXP, R_GEN, R_ITER, R_NEXT, RUNNING
+from .ida import _is_goal, _rank_row, load_u8
+from .vertex_cover import ConflictGraph, commit_move, revert_move, try_move
+
+DYNAMIC_HEURISTICS = ("ddb", "max")
+
+
+@njit(cache=True)
+def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv, hsum,
+                md, use_static, npat, reflect, pat, slot, rpat, rslot, tcell, kk, cells, addrs,
+                pair_units, tri_start, tri_ent, pw, g, hl, cons):
+    """IDA* with h = Manhattan + 2 x least cover (``hd[d]`` at level d), maxed with the static sum when
+    ``use_static`` (``hv``/``hsum``/``cells`` as in :func:`pdbtool.ida.ida_pdb`).  The graph arrays must
+    describe the start state before the first call (:meth:`DynamicHeuristic.setup`)."""
+    n = tiles.shape[0]
+    depth = reg[R_DEPTH]
+    bound = reg[R_BOUND]
+    next_bound = reg[R_NEXT]
+    generated = reg[R_GEN]
+    expanded = reg[R_EXP]
+    blank = reg[R_BLANK]
+    stop = generated + budget
+    capacity = next_move.shape[0]
+    status = RUNNING
+    while True:
+        if depth < 0:
+            if next_bound >= INF:
+                status = EXHAUSTED
+                break
+            if next_bound + 2 > capacity:
+                status = GROW
+                break
+            bound = next_bound
+            next_bound = INF
+            reg[R_ITER] += 1
+            depth = 0
+            next_move[0] = 0
+            prev_move[0] = -1
+            expanded += 1
+            continue
+        m = next_move[depth]
+        if m == 4:
+            if depth == 0:
+                depth = -1
+                continue
+            # undo: the tile that moved sits in the parent's blank cell pb and goes back to ``blank``
+            pb = nb[blank, 3 - prev_move[depth]]
+            t = tiles[pb]
+            if use_static:
+                p = pat[t]
+                if p >= 0:
+                    cells[p, slot[t]] = blank
+                if reflect:
+                    p = rpat[t]
+                    if p >= 0:
+                        cells[npat + p, rslot[t]] = tcell[blank]
+            try_move(t, blank, n, pair_units, tri_start, tri_ent, pw, g, hl, cons)
+            commit_move(t, blank, g)
+            tiles[blank] = t
+            tiles[pb] = 0
+            blank = pb
+            depth -= 1
+            continue
+        next_move[depth] = m + 1
+        q = nb[blank, m]
+        if q < 0 or m + prev_move[depth] == 3:
+            continue
+        generated += 1
+        t = tiles[q]  # tile t slides from q into the blank's cell
+        d1 = depth + 1
+        hs = 0
+        v0 = 0
+        v1 = 0
+        if use_static:
+            sn = hsum[depth, 0]
+            p = pat[t]
+            if p >= 0:
+                s = slot[t]
+                cells[p, s] = blank
+                r = _rank_row(cells, p, kk[p], n)
+                cells[p, s] = q
+                v0 = load_u8(addrs[p] + r)
+                sn += v0 - hv[depth, p]
+            hs = sn
+            if reflect:
+                sr = hsum[depth, 1]
+                p = rpat[t]
+                if p >= 0:
+                    s = rslot[t]
+                    row = npat + p
+                    cells[row, s] = tcell[blank]
+                    r = _rank_row(cells, row, kk[p], n)
+                    cells[row, s] = tcell[q]
+                    v1 = load_u8(addrs[p] + r)
+                    sr += v1 - hv[depth, row]
+                if sr > hs:
+                    hs = sr
+            f = d1 + hs
+            if f > bound:
+                # pruned by the static sum; its exact f matters only if it may lower the next bound
+                if f < next_bound:
+                    delta = try_move(t, blank, n, pair_units, tri_start, tri_ent, pw, g, hl, cons)
+                    revert_move(t, n, pw, g, hl)
+                    fd = d1 + hd[depth] + md[t, blank] - md[t, q] + 2 * delta
+                    if fd > f:
+                        f = fd
+                    if f < next_bound:
+                        next_bound = f
+                continue
+        delta = try_move(t, blank, n, pair_units, tri_start, tri_ent, pw, g, hl, cons)
+        hdc = hd[depth] + md[t, blank] - md[t, q] + 2 * delta
+        h = hdc if hdc > hs else hs
+        f = d1 + h
+        if f > bound:
+            revert_move(t, n, pw, g, hl)
+            if f < next_bound:
+                next_bound = f
+            continue
+        commit_move(t, blank, g)
+        hd[d1] = hdc
+        if use_static:
+            width = 2 * npat if reflect else npat
+            for j in range(width):
+                hv[d1, j] = hv[depth, j]
+            hsum[d1, 0] = hsum[depth, 0]
+            hsum[d1, 1] = hsum[depth, 1]
+            p = pat[t]
+            if p >= 0:
+                cells[p, slot[t]] = blank
+                hsum[d1, 0] += v0 - hv[depth, p]
+                hv[d1, p] = v0
+            if reflect:
+                p = rpat[t]
+                if p >= 0:
+                    row = npat + p
+                    cells[row, rslot[t]] = tcell[blank]
+                    hsum[d1, 1] += v1 - hv[depth, row]
+                    hv[d1, row] = v1
+        tiles[blank] = t
+        tiles[q] = 0
+        blank = q
+        depth = d1
+        next_move[depth] = 0
+        prev_move[depth] = m
+        if hdc == 0 and _is_goal(tiles, goal_tiles):
+            status = FOUND
+            break
+        expanded += 1
+        if generated >= stop:
+            break
+    reg[R_DEPTH] = depth
+    reg[R_BOUND] = bound
+    reg[R_NEXT] = next_bound
+    reg[R_GEN] = generated
+    reg[R_EXP] = expanded
+    reg[R_BLANK] = blank
+    return status
+
+
+class DynamicHeuristicError(PdbtoolError):
+    pass
+
+
+class DynamicHeuristic:
+    """Manhattan + 2 x least weighted vertex cover of the conflict graph (``ddb``), or its max with a
+    static :class:`pdbtool.heuristic.PatternSum` (``max``).  Same interface as the heuristics of
+    :mod:`pdbtool.heuristic`: ``value(state)``, ``kernel`` and ``setup(tiles, capacity)``."""
+
+    def __init__(self, tables, static=None):
+        self.tables = tables
+        self.board: Board = tables.board
+        self.static = static
+        if static is not None and static.board != self.board:
+            raise DynamicHeuristicError(f"the static partition is for {static.board.dims} goal "
+                                        f"{static.board.goal_name}, the dynamic tables for {self.board.dims}")
+        self.name = "max" if static is not None else "ddb"
+        self.md = self.board.manhattan_table()
+
+    # --- whole-state evaluation ------------------------------------------------------------------------------
+    def cover(self, state: Sequence[int]) -> int:
+        """The least weighted vertex cover of the state's conflict graph (in units of two moves)."""
+        graph = ConflictGraph(self.tables)
+        return graph.reset(np.asarray(state, dtype=np.int64))
+
+    def ddb_value(self, state: Sequence[int]) -> int:
+        tiles = np.asarray(state, dtype=np.int64)
+        return int(self.md[tiles, np.arange(self.board.n)].sum()) + 2 * self.cover(tiles)
+
+    def value(self, state: Sequence[int]) -> int:
+        h = self.ddb_value(state)
+        if self.static is not None:
+            h = max(h, self.static.value(state))
+        return h
+
+    # --- the kernel ------------------------------------------------------------------------------------------
+    @property
+    def kernel(self):
+        return ida_dynamic
+
+    def setup(self, tiles: np.ndarray, capacity: int):
+        n = self.board.n
+        graph = ConflictGraph(self.tables)
+        hd = np.zeros(capacity, dtype=np.int64)
+        hd[0] = int(self.md[tiles, np.arange(n)].sum()) + 2 * graph.reset(tiles)
+        h0 = int(hd[0])
+        st = self.static
+        if st is not None:
+            direct, mirrored = st.parts(tiles)
+            hv = np.zeros((capacity, 2 * st.npat), dtype=np.int64)
+            hsum = np.zeros((capacity, 2), dtype=np.int64)
+            hv[0, :st.npat] = direct
+            hsum[0, 0] = sum(direct)
+            if st.reflect:
+                hv[0, st.npat:] = mirrored
+                hsum[0, 1] = sum(mirrored)
+            h0 = max(h0, int(hsum[0, 0]), int(hsum[0, 1]) if st.reflect else 0)
+            static = (True, st.npat, st.reflect, st.pat, st.slot, st.rpat, st.rslot, st.tcell, st.kk,
+                      st._cells(tiles), st.addrs)
+        else:
+            hv = np.zeros((capacity, 1), dtype=np.int64)
+            hsum = np.zeros((capacity, 2), dtype=np.int64)
+            none = np.full(n, -1, dtype=np.int64)
+            static = (False, 0, False, none, none, none, none, np.arange(n, dtype=np.int64),
+                      np.zeros(1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64), np.zeros(1, dtype=np.int64))
+        self._graph = graph  # the kernel works on its arrays
+        params = (self.md, *static, *graph.lookups, *graph.arrays)
+        return h0, (hd, hv, hsum), params
