@@ -354,3 +354,33 @@ def load_dynamic(board: Board, name: str = "pairs+triples", cache=None, cache_di
     pairs = get_set(cache, board, 2, jobs=jobs, on_build=built)
     triples = get_set(cache, board, 3, jobs=jobs, on_build=built) if 3 in sizes else None
     return make_lookups(board, name, pairs, triples)
+
+
+def build_dynamic(board: Board, name: str, cache, jobs: int | None = None, force: bool = False,
+                  progress: Callable[[int], None] | None = None) -> list[dict]:
+    """Build (or find cached) every table of a dynamic set; ``progress(groups)`` counts groups as they are
+    done across the whole set.  Returns a record per file (what ``build --dynamic`` prints)."""
+    records = []
+    offset = 0
+    for k in check_set(name):
+        built = []
+        start = time.perf_counter()
+        base = offset
+        payload = get_set(cache, board, k, jobs=jobs, force=force,
+                          progress=(lambda done: progress(base + done)) if progress else None,
+                          on_build=built.append)
+        offset += comb(board.n - 1, k)
+        if progress:
+            progress(offset)
+        path = cache.dir / file_name(board, k)
+        header, _ = tablefile.read_header(path)
+        records.append({"set": set_name(k), "board": board.dims, "groups": int(header["groups"]),
+                        "entries": int(header["entries"]), "built": bool(built),
+                        "seconds": round(built[0]["build_seconds"] if built else time.perf_counter() - start, 3),
+                        "max_excess": int(header["max_excess"]),
+                        "placements_with_excess": int(np.count_nonzero(payload)), "file": str(path)})
+    return records
+
+
+def total_groups(board: Board, name: str) -> int:
+    return sum(comb(board.n - 1, k) for k in check_set(name))

@@ -459,6 +459,17 @@ def revert_move(t, n, pw, g, hl):
     g[GS, G_APPLIED] = 0
 
 
+@njit(cache=True)
+def covers_of_states(states, n, pair_units, tri_start, tri_ent, pw, g, hl, cons):
+    """The least cover of each state (row: the tile in each cell), each from scratch."""
+    out = np.empty(states.shape[0], dtype=np.int64)
+    for i in range(states.shape[0]):
+        for c in range(n):
+            g[POS, states[i, c]] = c
+        out[i] = graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons)
+    return out
+
+
 class ConflictGraph:
     """The arrays of one state's conflict graph and the work space of its updates: ``pw`` (pair weights,
     n x n), ``g``, ``hl`` and ``cons`` (see the rows above); ``lookups`` are those of
@@ -484,6 +495,11 @@ class ConflictGraph:
         """Set the graph to the state ``tiles`` (tile in each cell); return its least cover."""
         self.g[POS, np.asarray(tiles)] = np.arange(self.n)
         return int(graph_from_scratch(self.n, *self.lookups, *self.arrays))
+
+    def covers(self, states: np.ndarray) -> np.ndarray:
+        """The least cover of each row of ``states`` (from scratch; leaves the graph at the last one)."""
+        states = np.ascontiguousarray(np.asarray(states, dtype=np.int64).reshape(-1, self.n))
+        return covers_of_states(states, self.n, *self.lookups, *self.arrays)
 
     def try_move(self, t: int, c: int) -> int:
         return int(try_move(t, c, self.n, *self.lookups, *self.arrays))

@@ -23,8 +23,12 @@ from ._common import (blank_option, board_option, cache_dir_option, encoding_opt
 @encoding_option
 @group_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
+@click.option("--dynamic", type=click.Choice(["pairs", "pairs+triples"]), default=None,
+              help="Build the tables of every pair (and triple) of tiles for the ddb heuristic instead "
+                   "(board: --board, default 4x4; --threads: worker processes).")
 @user_errors
-def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, force, encoding, group, as_json):
+def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, force, encoding, group, as_json,
+            dynamic):
     """Build pattern-database tables (backward BFS) into the cache.
 
     \b
@@ -32,7 +36,13 @@ def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, for
       pdbtool build --partition 15-7-8
       pdbtool build --pattern 1,2,3,4,5 --board 4x4 --blank ignored
       pdbtool build --partition 15-6-6-3 --encoding min-nibble --group 2
+      pdbtool build --dynamic pairs+triples --board 5x5
     """
+    if dynamic is not None:
+        from ._build_dynamic import build_dynamic_command
+
+        return build_dynamic_command(dynamic, board_dims, goal, threads, cache_dir, force, as_json,
+                                     partition is not None or pattern is not None)
     from ..api import resolve_patterns
     from ..cache import TableCache
     from ..encodings import normalize_params
