@@ -39,7 +39,8 @@ CHECKS = ("format", "sizes", "checksum", "identity", "goal", "max value", "consi
 DEFAULT_SAMPLES = 10_000
 
 # failure codes of check_placement
-OK, BELOW_MANHATTAN, WRONG_PARITY, ZERO_OFF_GOAL, NEIGHBOUR_ABOVE, NEIGHBOUR_BELOW, NO_DESCENT = range(7)
+(OK, BELOW_MANHATTAN, WRONG_PARITY, ZERO_OFF_GOAL, NEIGHBOUR_ABOVE, NEIGHBOUR_BELOW, NO_DESCENT,
+ NO_REGION) = range(8)
 
 
 # --- kernels ------------------------------------------------------------------------------------------
@@ -71,6 +72,9 @@ def check_placement(table, r, n, k, nb, md_rows, minimized, goal_rank, not_first
       regions the values can differ by more: the plain |dh| <= 1 test would reject sound tables.)
     * both: a reachable p with h > 0 has a neighbour with h(p') <= h(p) - 1 (the first move of a
       shortest path).
+    * blank minimized, p with several regions: its minimizing region R* satisfies both of the above for
+      the moves into R*, so SOME region R must: every move into R leads to h <= h(p) + 1, and (if h(p) > 0)
+      one leads to h <= h(p) - 1.
     """
     v = np.int64(table[r])
     reached = v != UNREACHABLE
@@ -117,7 +121,39 @@ def check_placement(table, r, n, k, nb, md_rows, minimized, goal_rank, not_first
                 best_rank = child
     if reached and v > 0 and best > v - 1:
         return NO_DESCENT, best_rank
+    if reached and not one_region and not _some_region_fits(table, v, cells, occupied, free, n, k, nb,
+                                                            not_first_col, not_last_col, width):
+        return NO_REGION, -1
     return OK, -1
+
+
+@njit(cache=True)
+def _some_region_fits(table, v, cells, occupied, free, n, k, nb, not_first_col, not_last_col, width):
+    """Whether some blank region R of the placement could be its minimizing one: every move into R leads
+    to a value <= v + 1, and (unless v = 0) some move into R to a value <= v - 1."""
+    remaining = free
+    while remaining:
+        region = flood_region(remaining & (~remaining + numba.uint64(1)), free, not_first_col, not_last_col,
+                              width)
+        remaining &= ~region
+        most = np.int64(-1)
+        least = np.int64(1 << 30)
+        for i in range(k):
+            c = cells[i]
+            for mv in range(4):
+                q = nb[c, mv]
+                if q < 0 or not (region >> numba.uint64(q)) & numba.uint64(1):
+                    continue
+                cells[i] = q
+                w = np.int64(table[rank_cells(cells, n)])
+                cells[i] = c
+                if w == UNREACHABLE:
+                    w = np.int64(1 << 30)
+                most = max(most, w)
+                least = min(least, w)
+        if most <= v + 1 and (v == 0 or least <= v - 1):
+            return True
+    return False
 
 
 @njit(parallel=True, cache=True)
@@ -388,6 +424,8 @@ _PROBLEMS = {
     NEIGHBOUR_BELOW: "but its neighbour {other} (one tile move away, free cells in one region) has {w}: "
                      "this value is more than one above it",
     NO_DESCENT: "but no neighbour has a smaller value (the least is {w})",
+    NO_REGION: "but none of its blank regions fits it: from each, some move leads more than one above, or "
+               "none leads below",
 }
 
 

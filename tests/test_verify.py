@@ -96,7 +96,39 @@ def python_violations(pattern, values, blank):
                 least = min(least, w)
         if 0 < h[r] < inf and least > h[r] - 1:
             bad.add(r)
+        if not one and h[r] < inf and not any(_region_fits(pattern, h, cells, region, h[r])
+                                              for region in _regions(board, free)):
+            bad.add(r)
     return bad
+
+
+def _regions(board, free):
+    free, out = set(free), []
+    while free:
+        start = min(free)
+        region = {start}
+        todo = deque([start])
+        while todo:
+            c = todo.popleft()
+            for q in board.neighbours()[c]:
+                if q >= 0 and int(q) in free and int(q) not in region:
+                    region.add(int(q))
+                    todo.append(int(q))
+        out.append(region)
+        free -= region
+    return out
+
+
+def _region_fits(pattern, h, cells, region, v):
+    """Could ``region`` be the minimizing one: moves into it lead to <= v + 1, one (if v > 0) to <= v - 1."""
+    values = []
+    for i, c in enumerate(cells):
+        for q in pattern.board.neighbours()[c]:
+            if q >= 0 and int(q) in region:
+                child = list(cells)
+                child[i] = int(q)
+                values.append(h[pattern.rank(child)])
+    return all(w <= v + 1 for w in values) and (v == 0 or any(w <= v - 1 for w in values))
 
 
 def kernel_violations(pattern, values, blank):
