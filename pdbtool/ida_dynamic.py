@@ -11,7 +11,9 @@ resumable calls), so :class:`pdbtool.solver.Solver` runs it like the static kern
 is updated incrementally: a generated child puts the moved tile's new edges into the graph and computes the
 change of the cover; a child that is entered keeps them, a pruned one takes them back, and backtracking
 moves the tile back the same way.  With ``max``, the static sum is looked at first, and a child it prunes
-costs no cover computation (unless its f could lower the next bound, where the exact f is needed).
+costs no cover computation (unless its f could lower the next bound, where the exact f is needed); as in
+the static kernel, the reflected sum is skipped when the direct sum prunes and cannot lower the next
+bound.
 """
 
 from __future__ import annotations
@@ -107,6 +109,9 @@ def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv
                 v0 = load_u8(addrs[p] + r)
                 sn += v0 - hv[depth, p]
             hs = sn
+            if d1 + sn > bound and d1 + sn >= next_bound:
+                # pruned by the direct sum alone, and no larger h can lower the next bound
+                continue
             if reflect:
                 sr = hsum[depth, 1]
                 p = rpat[t]
@@ -250,3 +255,24 @@ class DynamicHeuristic:
         self._graph = graph  # the kernel works on its arrays
         params = (self.md, *static, *graph.lookups, *graph.arrays)
         return h0, (hd, hv, hsum), params
+
+
+def make_dynamic_heuristic(name: str, board: Board, dynamic: str | None = None, patterns=None, tables=None,
+                           reflect: bool = True, cache=None, cache_dir=None, threads: int | None = None,
+                           notify=None) -> DynamicHeuristic:
+    """``ddb`` (the dynamic set ``dynamic``, default pairs+triples) or ``max`` (also needs the static
+    partition's patterns and tables)."""
+    from .dynamic import load_dynamic
+
+    if name not in DYNAMIC_HEURISTICS:
+        raise DynamicHeuristicError(f"unknown dynamic heuristic {name!r}: choose one of {', '.join(DYNAMIC_HEURISTICS)}")
+    lookups = load_dynamic(board, dynamic or "pairs+triples", cache=cache, cache_dir=cache_dir, jobs=threads,
+                           notify=notify)
+    static = None
+    if name == "max":
+        from .heuristic import PatternSum
+
+        if patterns is None or tables is None:
+            raise DynamicHeuristicError("the max heuristic needs a static partition and its tables")
+        static = PatternSum(patterns, tables, reflect)
+    return DynamicHeuristic(lookups, static)

@@ -326,6 +326,28 @@ def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons):
 
 
 @njit(cache=True)
+def _same_edges(t, n, nh, pw, g, hl):
+    """Whether t's new edges (``g[NROW]``, ``hl[NHM/NHW, :nh]``) are exactly its present ones: then the
+    graph, and so the cover, does not change (common: a conflict often survives a move)."""
+    for u in range(1, n):
+        if g[NROW, u] != pw[t, u]:
+            return False
+    bt = np.int64(1) << t
+    old = 0
+    for j in range(g[GS, G_HCOUNT]):
+        if hl[HMASK, j] & bt:
+            old += 1
+            found = False
+            for i in range(nh):
+                if hl[NHM, i] == hl[HMASK, j] and hl[NHW, i] == hl[HW, j]:
+                    found = True
+                    break
+            if not found:
+                return False
+    return old == nh
+
+
+@njit(cache=True)
 def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons):
     """Put tile t's edges for cell ``c`` into the graph and return the change of the least cover.
 
@@ -352,6 +374,9 @@ def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons):
     g[GS, G_NH] = nh
     old_comp = g[CMASK, t]
     if old_comp == bt and not any_new and nh == 0:
+        g[GS, G_APPLIED] = 0
+        return 0
+    if _same_edges(t, n, nh, pw, g, hl):
         g[GS, G_APPLIED] = 0
         return 0
     # apply: t's pair edges, then its hyperedges (saving the old ones)
