@@ -35,7 +35,7 @@ DYNAMIC_HEURISTICS = ("ddb", "max")
 @njit(cache=True)
 def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv, hsum,
                 md, use_static, npat, reflect, pat, slot, rpat, rslot, tcell, kk, cells, addrs,
-                pair_units, tri_start, tri_ent, pw, g, hl, cons):
+                pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     """IDA* with h = Manhattan + 2 x least cover (``hd[d]`` at level d), maxed with the static sum when
     ``use_static`` (``hv``/``hsum``/``cells`` as in :func:`pdbtool.ida.ida_pdb`).  The graph arrays must
     describe the start state before the first call (:meth:`DynamicHeuristic.setup`)."""
@@ -81,7 +81,7 @@ def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv
                     p = rpat[t]
                     if p >= 0:
                         cells[npat + p, rslot[t]] = tcell[blank]
-            try_move(t, blank, n, pair_units, tri_start, tri_ent, pw, g, hl, cons)
+            try_move(t, blank, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
             commit_move(t, blank, g)
             tiles[blank] = t
             tiles[pb] = 0
@@ -129,7 +129,7 @@ def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv
             if f > bound:
                 # pruned by the static sum; its exact f matters only if it may lower the next bound
                 if f < next_bound:
-                    delta = try_move(t, blank, n, pair_units, tri_start, tri_ent, pw, g, hl, cons)
+                    delta = try_move(t, blank, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
                     revert_move(t, n, pw, g, hl)
                     fd = d1 + hd[depth] + md[t, blank] - md[t, q] + 2 * delta
                     if fd > f:
@@ -137,7 +137,7 @@ def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv
                     if f < next_bound:
                         next_bound = f
                 continue
-        delta = try_move(t, blank, n, pair_units, tri_start, tri_ent, pw, g, hl, cons)
+        delta = try_move(t, blank, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
         hdc = hd[depth] + md[t, blank] - md[t, q] + 2 * delta
         h = hdc if hdc > hs else hs
         f = d1 + h

@@ -255,9 +255,17 @@ def _component(t, g, hl):
     return comp
 
 
+MEMO_SLOTS = 1 << 14
+MEMO_KEYS = 28  # components with more constraints are solved without the memo
+
+
 @njit(cache=True)
-def _cover_of(comp, pw, g, hl, cons):
-    """Least cover of the constraints of the component ``comp``."""
+def _cover_of(comp, pw, g, hl, cons, memo):
+    """Least cover of the constraints of the component ``comp``.
+
+    The same components come back again and again (IDA* revisits states across iterations and through
+    transpositions), so covers are memoized in ``memo``: a direct-mapped table keyed by the sorted list of
+    the component's constraints (mask x 16 + weight), compared in full, so a hit is always exact."""
     nc = 0
     rem = comp
     while rem:
@@ -275,11 +283,50 @@ def _cover_of(comp, pw, g, hl, cons):
             cons[CM, nc] = hl[HMASK, j]
             cons[CW, nc] = hl[HW, j]
             nc += 1
-    return solve_cover(cons, nc, comp, g)
+    if nc <= 1:
+        return cons[CW, 0] if nc == 1 else 0
+    common = cons[CM, 0]
+    top = 0
+    for e in range(nc):
+        common &= cons[CM, e]
+        if cons[CW, e] > top:
+            top = cons[CW, e]
+    if common:
+        return top
+    if nc > MEMO_KEYS or top >= 16:
+        return solve_cover(cons, nc, comp, g)
+    # the key: sorted codes in cons[RES] (solve_cover overwrites that row only after the look-up)
+    for e in range(nc):
+        code = cons[CM, e] * 16 + cons[CW, e]
+        j = e
+        while j > 0 and cons[RES, j - 1] > code:
+            cons[RES, j] = cons[RES, j - 1]
+            j -= 1
+        cons[RES, j] = code
+    h = np.int64(nc)
+    for e in range(nc):
+        h = (h ^ cons[RES, e]) * np.int64(-7046029254386353131)
+    slot = (h >> 17) & (MEMO_SLOTS - 1)
+    if memo[slot, 0] == nc and memo[slot, 2] == h:
+        hit = True
+        for e in range(nc):
+            if memo[slot, 3 + e] != cons[RES, e]:
+                hit = False
+                break
+        if hit:
+            return memo[slot, 1]
+    memo[slot, 0] = 0
+    for e in range(nc):
+        memo[slot, 3 + e] = cons[RES, e]
+    value = solve_cover(cons, nc, comp, g)
+    memo[slot, 1] = value
+    memo[slot, 2] = h
+    memo[slot, 0] = nc
+    return value
 
 
 @njit(cache=True)
-def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons):
+def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     """Fill the graph of the state whose tile t stands in ``g[POS, t]``; return the least cover."""
     for t in range(n):
         g[ADJ, t] = 0
@@ -313,7 +360,7 @@ def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons):
         comp = _component(t, g, hl)
         cov = 0
         if comp != (np.int64(1) << t):
-            cov = _cover_of(comp, pw, g, hl, cons)
+            cov = _cover_of(comp, pw, g, hl, cons, memo)
         rem = comp
         while rem:
             v = trailing_zeros(rem)
@@ -348,7 +395,7 @@ def _same_edges(t, n, nh, pw, g, hl):
 
 
 @njit(cache=True)
-def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons):
+def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     """Put tile t's edges for cell ``c`` into the graph and return the change of the least cover.
 
     Leaves the graph with t's new edges (``g[GS, G_APPLIED]`` = 1, unless t has no edge before or after,
@@ -419,7 +466,7 @@ def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons):
         comp = _component(v, g, hl)
         cov = 0
         if comp != (np.int64(1) << v):
-            cov = _cover_of(comp, pw, g, hl, cons)
+            cov = _cover_of(comp, pw, g, hl, cons, memo)
         g[NCM, ncomp] = comp
         g[NCV, ncomp] = cov
         ncomp += 1
@@ -485,19 +532,19 @@ def revert_move(t, n, pw, g, hl):
 
 
 @njit(cache=True)
-def covers_of_states(states, n, pair_units, tri_start, tri_ent, pw, g, hl, cons):
+def covers_of_states(states, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     """The least cover of each state (row: the tile in each cell), each from scratch."""
     out = np.empty(states.shape[0], dtype=np.int64)
     for i in range(states.shape[0]):
         for c in range(n):
             g[POS, states[i, c]] = c
-        out[i] = graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons)
+        out[i] = graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
     return out
 
 
 class ConflictGraph:
     """The arrays of one state's conflict graph and the work space of its updates: ``pw`` (pair weights,
-    n x n), ``g``, ``hl`` and ``cons`` (see the rows above); ``lookups`` are those of
+    n x n), ``g``, ``hl`` and ``cons`` (see the rows above), ``memo`` (covers of components seen before); ``lookups`` are those of
     :class:`pdbtool.dynamic.DynamicTables` (pair units, triple CSR starts and entries)."""
 
     def __init__(self, tables):
@@ -510,7 +557,8 @@ class ConflictGraph:
         self.g = np.zeros((G_ROWS, 2 * n + 2), dtype=np.int64)
         self.hl = np.zeros((6, hmax), dtype=np.int64)
         self.cons = np.zeros((4, cmax), dtype=np.int64)
-        self.arrays = (self.pw, self.g, self.hl, self.cons)
+        self.memo = np.zeros((MEMO_SLOTS, MEMO_KEYS + 3), dtype=np.int64)
+        self.arrays = (self.pw, self.g, self.hl, self.cons, self.memo)
 
     @property
     def pos(self) -> np.ndarray:
