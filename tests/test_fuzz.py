@@ -5,8 +5,9 @@ file, 0 for a sound one).  ``pytest tests/test_fuzz.py --hypothesis-show-statist
 ran.
 """
 
-import json
+import atexit
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -33,6 +34,7 @@ def fuzz(examples: int):
 
 
 WORK = Path(tempfile.mkdtemp(prefix="pdbtool-fuzz-"))
+atexit.register(shutil.rmtree, WORK, True)
 
 
 @pytest.fixture(scope="module")
