@@ -266,6 +266,34 @@ def test_a_save_killed_half_way_leaves_only_a_temporary(tmp_path, small):
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_saving_removes_the_temporary(tmp_path, small, signum):
+    """The console entry point (signal handlers and all), signalled half-way through writing the file."""
+    cache = TableCache(tmp_path)
+    previous = cache.get(small, "minimized").path.read_bytes()
+    script = textwrap.dedent(f"""
+        import os
+        import pdbtool.tablefile as tf
+        from pdbtool.cli import main
+        real_open = open
+        class Signalled:
+            def __init__(self, f): self.f, self.writes = f, 0
+            def __enter__(self): return self
+            def __exit__(self, *a): self.f.close()
+            def write(self, b):
+                self.f.write(b); self.f.flush(); self.writes += 1
+                if self.writes == 2: os.kill(os.getpid(), {int(signum)})
+            def __getattr__(self, name): return getattr(self.f, name)
+        tf.open = lambda path, mode="r": Signalled(real_open(path, mode)) if "w" in mode else real_open(path, mode)
+        main(["build", "--pattern", "1,2,3,4", "--board", "3x4", "--force", "--cache-dir", {str(tmp_path)!r}])
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], env=env(), cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 128 + signum, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "no partial table was kept" in proc.stderr
+    assert leftovers(tmp_path) == []
+    assert cache.path_for(small, "minimized").read_bytes() == previous
+
+
 def dead_pid():
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
