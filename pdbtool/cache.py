@@ -322,8 +322,10 @@ class TableCache:
         return PatternTable.load(path)
 
     def get_partition(self, partition, blank: str = "minimized", threads: int | None = None,
-                      force: bool = False, progress=None) -> list[PatternTable]:
-        return [self.get(p, blank, threads=threads, force=force, progress=progress) for p in partition.patterns]
+                      force: bool = False, progress=None, encoding: str = "byte",
+                      params: dict | None = None) -> list[PatternTable]:
+        return [self.get(p, blank, threads=threads, force=force, progress=progress, encoding=encoding,
+                         params=params) for p in partition.patterns]
 
     def entries(self) -> list[Path]:
         """The table files in the cache."""
