@@ -159,7 +159,8 @@ def ida_linear_conflict(tiles, nb, goal_tiles, reg, budget, next_move, prev_move
     ``row_code[r]`` encodes the goal columns of the tiles of row r that belong to row r (see
     ``heuristic.LinearConflict``); ``row_contrib[t, c]`` is what tile t in cell c adds to its row's code;
     ``row_lc[code]`` is twice the least number of those tiles to remove so that the rest are in order.
-    A vertical move changes the codes of two rows, a horizontal move those of two columns.
+    A vertical move can change the conflicts of two rows, a horizontal move those of two columns; the
+    code of the tile's own column (row) changes too, but not its conflicts.
     """
     depth = reg[R_DEPTH]
     bound = reg[R_BOUND]
@@ -195,16 +196,14 @@ def ida_linear_conflict(tiles, nb, goal_tiles, reg, budget, next_move, prev_move
             pb = nb[blank, 3 - pm]
             t = tiles[pb]
             # tile t goes back from pb to blank
-            if pm == 0 or pm == 3:
-                ra = row_of[pb]
-                rb = row_of[blank]
-                row_code[ra] -= row_contrib[t, pb]
-                row_code[rb] += row_contrib[t, blank]
-            else:
-                ca = col_of[pb]
-                cb = col_of[blank]
-                col_code[ca] -= col_contrib[t, pb]
-                col_code[cb] += col_contrib[t, blank]
+            ra = row_of[pb]
+            rb = row_of[blank]
+            row_code[ra] -= row_contrib[t, pb]
+            row_code[rb] += row_contrib[t, blank]
+            ca = col_of[pb]
+            cb = col_of[blank]
+            col_code[ca] -= col_contrib[t, pb]
+            col_code[cb] += col_contrib[t, blank]
             tiles[blank] = t
             tiles[pb] = 0
             blank = pb
@@ -239,12 +238,12 @@ def ida_linear_conflict(tiles, nb, goal_tiles, reg, budget, next_move, prev_move
             if f < next_bound:
                 next_bound = f
             continue
-        if m == 0 or m == 3:
-            row_code[ra] = a_new
-            row_code[rb] = b_new
-        else:
-            col_code[ra] = a_new
-            col_code[rb] = b_new
+        # both codes of the tile's lines change (within its own line only the digit's position moves,
+        # which keeps the order and so the conflicts)
+        row_code[row_of[q]] -= row_contrib[t, q]
+        row_code[row_of[blank]] += row_contrib[t, blank]
+        col_code[col_of[q]] -= col_contrib[t, q]
+        col_code[col_of[blank]] += col_contrib[t, blank]
         tiles[blank] = t
         tiles[q] = 0
         blank = q
@@ -271,10 +270,15 @@ def ida_linear_conflict(tiles, nb, goal_tiles, reg, budget, next_move, prev_move
 
 @njit(cache=True, inline="always")
 def _pdb_children(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, n, npat, reflect,
-                  pat, slot, rpat, rslot, tcell, kk, cells, addrs):
-    """Heuristic values of the children of the node at level ``d`` (computed together so that their table
-    loads overlap).  Row ``p`` of ``cells`` is pattern p's placement in the state, row ``npat + p`` its
-    placement in the reflected state; ``hv[d, j]`` the table values, ``hsum[d, 0/1]`` their two sums."""
+                  pat, slot, rpat, rslot, tcell, kk, cells, addrs, bound, next_bound):
+    """Heuristic values of the children of the node at level ``d``, computed together so that their table
+    loads overlap.  Row ``p`` of ``cells`` is pattern p's placement in the state, row ``npat + p`` its
+    placement in the reflected state; ``hv[d, j]`` the table values, ``hsum[d, 0/1]`` their two sums.
+
+    The reflected sum is looked up only where it can matter: for a child that the direct sum does not
+    prune, or whose f by the direct sum would lower ``next_bound``.  Elsewhere ``child_h`` holds the direct
+    sum, a lower bound of h whose f already reaches ``next_bound`` (which only decreases during an
+    iteration), so the child is pruned and the next bound is the same either way."""
     pm = prev_move[d]
     for m in range(4):
         q = nb[blank, m]
@@ -292,23 +296,32 @@ def _pdb_children(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, n,
             v = load_u8(addrs[p] + r)
             sn += v - hv[d, p]
         child_v[d, m, 0] = v
-        h = sn
-        if reflect:
-            sr = hsum[d, 1]
-            p = rpat[t]
-            v = 0
-            if p >= 0:
-                s = rslot[t]
-                row = npat + p
-                cells[row, s] = tcell[blank]
-                r = _rank_row(cells, row, kk[p], n)
-                cells[row, s] = tcell[q]
-                v = load_u8(addrs[p] + r)
-                sr += v - hv[d, row]
-            child_v[d, m, 1] = v
-            if sr > h:
-                h = sr
-        child_h[d, m] = h
+        child_h[d, m] = sn
+    if not reflect:
+        return
+    for m in range(4):
+        q = nb[blank, m]
+        if q < 0 or m + pm == 3:
+            continue
+        h = child_h[d, m]
+        f = d + 1 + h
+        if f > bound and f >= next_bound:
+            continue
+        t = tiles[q]
+        sr = hsum[d, 1]
+        p = rpat[t]
+        v = 0
+        if p >= 0:
+            s = rslot[t]
+            row = npat + p
+            cells[row, s] = tcell[blank]
+            r = _rank_row(cells, row, kk[p], n)
+            cells[row, s] = tcell[q]
+            v = load_u8(addrs[p] + r)
+            sr += v - hv[d, row]
+        child_v[d, m, 1] = v
+        if sr > h:
+            child_h[d, m] = sr
 
 
 @njit(cache=True)
@@ -348,7 +361,7 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
             prev_move[0] = -1
             expanded += 1
             _pdb_children(0, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, n, npat, reflect,
-                          pat, slot, rpat, rslot, tcell, kk, cells, addrs)
+                          pat, slot, rpat, rslot, tcell, kk, cells, addrs, bound, next_bound)
             continue
         m = next_move[depth]
         if m == 4:
@@ -412,7 +425,7 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
             break
         expanded += 1
         _pdb_children(depth, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, n, npat, reflect,
-                      pat, slot, rpat, rslot, tcell, kk, cells, addrs)
+                      pat, slot, rpat, rslot, tcell, kk, cells, addrs, bound, next_bound)
         if generated >= stop:
             break
     reg[R_DEPTH] = depth

@@ -168,6 +168,105 @@ class Solver:
         return result
 
 
+@dataclass
+class SolveOptions:
+    """What a batch is solved with (picklable, so that worker processes can rebuild the solvers)."""
+
+    heuristic: str = "pdb"
+    partition: str | None = None
+    reflect: bool = True
+    cache_dir: str | None = None
+    time_limit: float | None = None
+    node_limit: int | None = None
+    threads: int | None = None
+
+
+class SolverPool:
+    """Solvers per board for one set of options, created on first use; a failure is remembered per board."""
+
+    def __init__(self, options: SolveOptions, notify: Callable[[str], None] | None = None):
+        self.options = options
+        self.notify = notify
+        self._solvers: dict[Board, Solver | Exception] = {}
+
+    def get(self, board: Board) -> Solver:
+        if board not in self._solvers:
+            o = self.options
+            try:
+                self._solvers[board] = Solver(board, heuristic=o.heuristic, partition=o.partition,
+                                              reflect=o.reflect, cache_dir=o.cache_dir, threads=o.threads,
+                                              notify=self.notify)
+            except PdbtoolError as exc:
+                self._solvers[board] = exc
+        solver = self._solvers[board]
+        if isinstance(solver, Exception):
+            raise solver
+        return solver
+
+    def solve(self, inst) -> SolveResult:
+        """Solve one ``instances.Instance``; input and setup errors come back in ``result.error``."""
+        result = SolveResult(id=inst.id, optimal=inst.optimal, line=inst.line, source=inst.source,
+                             board=inst.board.dims if inst.board is not None else "",
+                             heuristic=self.options.heuristic)
+        if inst.error is None:
+            try:
+                solver = self.get(inst.board)
+                solved = solver.solve(inst.tiles, time_limit=self.options.time_limit,
+                                      node_limit=self.options.node_limit)
+            except PdbtoolError as exc:
+                result.error = f"{inst.where}: {exc}"
+                return result
+            solved.id, solved.optimal, solved.line, solved.source = inst.id, inst.optimal, inst.line, inst.source
+            result = solved
+            if result.solved and result.optimal is not None and result.length != result.optimal:
+                result.error = (f"{inst.where}: found an optimal length of {result.length}, "
+                                f"but the file says {result.optimal}")
+        else:
+            result.error = f"{inst.where}: {inst.error}"
+        return result
+
+
+_WORKER_POOL: SolverPool | None = None
+
+
+def _worker_init(options: SolveOptions) -> None:
+    global _WORKER_POOL
+    _WORKER_POOL = SolverPool(options)
+
+
+def _worker_solve(inst):
+    return _WORKER_POOL.solve(inst)
+
+
+def solve_batch(instances, options: SolveOptions | None = None, jobs: int = 1,
+                notify: Callable[[str], None] | None = None):
+    """Yield a ``SolveResult`` per instance, in input order; ``jobs > 1`` solves in spawned processes.
+
+    The tables are built (or checked) once in this process before the workers start; the workers
+    memory-map the same files, so the page cache holds one copy."""
+    options = options or SolveOptions()
+    instances = list(instances)
+    pool = SolverPool(options, notify)
+    boards = []
+    for inst in instances:
+        if inst.error is None and inst.board not in boards:
+            boards.append(inst.board)
+    for board in boards:
+        try:
+            pool.get(board)
+        except PdbtoolError:
+            pass  # reported per instance
+    if jobs <= 1 or len(instances) <= 1:
+        for inst in instances:
+            yield pool.solve(inst)
+        return
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(processes=min(jobs, len(instances)), initializer=_worker_init, initargs=(options,)) as workers:
+        yield from workers.imap(_worker_solve, instances, chunksize=1)
+
+
 def _tiles_moved(state: Sequence[int], moves: Sequence[int], nb: np.ndarray) -> list[int]:
     tiles = list(state)
     blank = tiles.index(0)
@@ -233,4 +332,5 @@ def _resolve_partition(partition, board: Board | None):
     return patterns, name, pboard
 
 
-__all__ = ["Solver", "SolveResult", "SolverError", "replay", "HeuristicError"]
+__all__ = ["Solver", "SolveResult", "SolverError", "SolveOptions", "SolverPool", "solve_batch", "replay",
+           "HeuristicError"]

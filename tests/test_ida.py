@@ -1,0 +1,285 @@
+"""IDA* against exact oracles: Korf's 1985 node counts, a full BFS of the 8-puzzle, a plain Python IDA*,
+and Korf's optimal lengths with the 15-5-5-5 and 15-6-6-3 tables."""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pdbtool import solver as solver_mod
+from pdbtool.bfs import build_table
+from pdbtool.board import Board
+from pdbtool.heuristic import LinearConflict, Manhattan, PatternSum
+from pdbtool.pattern import TilePattern
+from pdbtool.solver import Solver, replay
+
+DATA = Path(__file__).resolve().parents[1] / "examples"
+
+
+def korf100():
+    out = {}
+    for line in (DATA / "korf100.txt").read_text().splitlines():
+        body, _, comment = line.partition("#")
+        v = body.split()
+        if v:
+            out[int(v[0])] = (tuple(int(x) for x in v[1:17]), int(comment.split()[-1]))
+    return out
+
+
+KORF = korf100()
+
+# Korf (1985), IDA* with Manhattan distance: nodes generated including the start node
+# (../shared/data/korf100_md_nodes.txt); the cheapest instances.
+KORF_MD_NODES = {79: 540860, 12: 546344, 42: 877823, 55: 927212, 97: 1002927, 19: 1280495, 94: 1337340}
+
+
+# --- oracles ---------------------------------------------------------------------------------------------
+
+def bfs_distances(board: Board) -> dict[tuple[int, ...], int]:
+    """Distance to the goal of every reachable state of a small board (a plain BFS of the real puzzle)."""
+    nb = board.neighbours()
+    goal = tuple(board.goal_tiles)
+    dist = {goal: 0}
+    queue = deque([goal])
+    while queue:
+        s = queue.popleft()
+        d = dist[s] + 1
+        b = s.index(0)
+        for q in nb[b]:
+            if q < 0:
+                continue
+            t = list(s)
+            t[b], t[q] = t[q], 0
+            t = tuple(t)
+            if t not in dist:
+                dist[t] = d
+                queue.append(t)
+    return dist
+
+
+def reference_ida(board: Board, h, state):
+    """A plain recursive IDA* that evaluates h from scratch at every node, counting as the kernels do.
+
+    Returns (length, generated, expanded)."""
+    nb = board.neighbours()
+    goal = tuple(board.goal_tiles)
+    counts = [0, 0]
+    bound = h(state)
+    if tuple(state) == goal:
+        return 0, 0, 0
+
+    def dfs(s, blank, g, prev, bound):
+        counts[1] += 1
+        best = None
+        for m in range(4):
+            q = nb[blank, m]
+            if q < 0 or m + prev == 3:
+                continue
+            counts[0] += 1
+            t = list(s)
+            t[blank], t[q] = t[q], 0
+            t = tuple(t)
+            hc = h(t)
+            f = g + 1 + hc
+            if f > bound:
+                best = f if best is None else min(best, f)
+                continue
+            if hc == 0 and t == goal:
+                return True, None
+            found, nxt = dfs(t, q, g + 1, m, bound)
+            if found:
+                return True, None
+            if nxt is not None:
+                best = nxt if best is None else min(best, nxt)
+        return False, best
+
+    while True:
+        found, nxt = dfs(tuple(state), list(state).index(0), 0, -1, bound)
+        if found:
+            return bound, counts[0], counts[1]
+        bound = nxt
+
+
+@pytest.fixture(scope="module")
+def eight():
+    board = Board(3, 3)
+    return board, bfs_distances(board)
+
+
+@pytest.fixture(scope="module")
+def eight_tables():
+    board = Board(3, 3)
+    patterns = [TilePattern(board, (1, 2, 3, 4)), TilePattern(board, (5, 6, 7, 8))]
+    return patterns, [build_table(p).table for p in patterns]
+
+
+def _sample(dist, count, seed, extra_far=5):
+    rng = random.Random(seed)
+    states = sorted(dist)
+    picked = rng.sample(states, count)
+    top = max(dist.values())
+    far = [s for s in states if dist[s] == top]
+    return picked + far[:extra_far]
+
+
+# --- Korf's counts -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ident", sorted(KORF_MD_NODES))
+def test_manhattan_reproduces_korf_1985_node_counts(ident):
+    board = Board(4, 4)
+    state, optimal = KORF[ident]
+    result = Solver(board, heuristic="manhattan").solve(state)
+    assert result.length == optimal
+    assert result.nodes_generated == KORF_MD_NODES[ident] - 1
+    assert replay(board, state, result.solution) == board.goal_tiles
+
+
+# --- the 8-puzzle against a full BFS ----------------------------------------------------------------------
+
+def test_bfs_oracle_is_the_real_8_puzzle(eight):
+    board, dist = eight
+    assert len(dist) == 181440
+    assert max(dist.values()) == 31
+
+
+@pytest.mark.parametrize("heuristic,reflect", [("manhattan", False), ("linear-conflict", False),
+                                               ("pdb", False), ("pdb", True)])
+def test_8_puzzle_lengths_match_bfs(eight, eight_tables, heuristic, reflect):
+    board, dist = eight
+    patterns, tables = eight_tables
+    if heuristic == "pdb":
+        solver = Solver(board, heuristic="pdb", partition=patterns, tables=tables, reflect=reflect)
+        assert solver.reflect == reflect
+    else:
+        solver = Solver(board, heuristic=heuristic)
+    for state in _sample(dist, 60, seed=10 * len(heuristic) + reflect):
+        result = solver.solve(state)
+        assert result.solved
+        assert result.length == dist[state], state
+        assert len(result.solution) == result.length
+        assert replay(board, state, result.solution) == board.goal_tiles
+        assert result.h0 <= dist[state]
+
+
+def test_kernels_count_like_a_plain_python_ida(eight, eight_tables):
+    """The incremental kernels visit exactly the nodes of an IDA* that evaluates h from scratch."""
+    board, dist = eight
+    patterns, tables = eight_tables
+    heuristics = {
+        "manhattan": (Solver(board, heuristic="manhattan"), Manhattan(board).value),
+        "linear-conflict": (Solver(board, heuristic="linear-conflict"), LinearConflict(board).value),
+        "pdb": (Solver(board, partition=patterns, tables=tables, reflect=False),
+                PatternSum(patterns, tables, reflect=False).value),
+        "pdb+reflect": (Solver(board, partition=patterns, tables=tables, reflect=True),
+                        PatternSum(patterns, tables, reflect=True).value),
+    }
+    rng = random.Random(7)
+    states = rng.sample(sorted(s for s, d in dist.items() if 14 <= d <= 18), 6)
+    for name, (solver, h) in heuristics.items():
+        for state in states:
+            length, generated, expanded = reference_ida(board, h, state)
+            result = solver.solve(state)
+            assert (result.length, result.nodes_generated, result.nodes_expanded) == (length, generated, expanded), \
+                (name, state)
+
+
+def test_goal_and_other_goals(eight):
+    board, _ = eight
+    solver = Solver(board, heuristic="manhattan")
+    result = solver.solve(board.goal_tiles)
+    assert (result.length, result.solution, result.nodes_generated, result.solved) == (0, [], 0, True)
+    # blank-last goal, and a 2x4 board (not square: no reflection) against their own BFS
+    for other in (Board.parse("3x3", "blank-last"), Board(4, 2)):
+        dist = bfs_distances(other)
+        patterns = [TilePattern(other, (1, 2, 3)), TilePattern(other, tuple(range(4, other.n)))]
+        tables = [build_table(p).table for p in patterns]
+        solvers = [Solver(other, heuristic="linear-conflict"),
+                   Solver(other, partition=patterns, tables=tables, reflect=True)]
+        assert solvers[1].reflect == other.reflection_valid()
+        for state in _sample(dist, 15, seed=3, extra_far=2):
+            for s in solvers:
+                result = s.solve(state)
+                assert result.length == dist[state]
+                assert replay(other, state, result.solution) == other.goal_tiles
+
+
+# --- the resumable kernel ---------------------------------------------------------------------------------
+
+def test_chunks_do_not_change_the_search():
+    board = Board(4, 4)
+    state, optimal = KORF[79]
+    solver = Solver(board, heuristic="linear-conflict")
+    whole = solver.solve(state)
+    calls = []
+    chunked = solver.solve(state, chunk=997, progress=lambda *a: calls.append(a))
+    assert len(calls) > 10
+    assert [c[1] for c in calls] == sorted(c[1] for c in calls)
+    assert (chunked.length, chunked.solution, chunked.nodes_generated, chunked.nodes_expanded) == \
+        (whole.length, whole.solution, whole.nodes_generated, whole.nodes_expanded)
+    assert whole.length == optimal
+
+
+def test_stack_grows_beyond_its_first_capacity(monkeypatch, eight):
+    board, dist = eight
+    far = next(s for s in sorted(dist) if dist[s] == 31)
+    monkeypatch.setattr(solver_mod, "DEFAULT_CAPACITY", 4)
+    result = Solver(board, heuristic="manhattan").solve(far)
+    assert result.length == 31
+    assert replay(board, far, result.solution) == board.goal_tiles
+
+
+def test_limits_leave_the_instance_unsolved():
+    board = Board(4, 4)
+    state, _ = KORF[1]       # 276 M nodes with Manhattan
+    solver = Solver(board, heuristic="manhattan")
+    result = solver.solve(state, node_limit=100_000)
+    assert not result.solved and result.timed_out and result.length is None
+    assert 100_000 <= result.nodes_generated < 100_010
+    result = solver.solve(state, time_limit=0.05, chunk=50_000)
+    assert not result.solved and result.timed_out
+    assert result.seconds < 2
+
+
+# --- the 15-puzzle with real partitions -----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def table_cache(tmp_path_factory):
+    from pdbtool.cache import TableCache
+
+    return TableCache(tmp_path_factory.mktemp("pdb-cache"))
+
+
+# instances that the partitions solve with few nodes
+CHEAP = {"15-5-5-5": (97, 93, 42, 47, 9), "15-6-6-3": (97, 93, 42, 47, 19, 9)}
+
+
+@pytest.mark.parametrize("partition", sorted(CHEAP))
+def test_korf_instances_with_partitions(table_cache, partition):
+    board = Board(4, 4)
+    plain = Solver(board, partition=partition, reflect=False, cache=table_cache)
+    mirrored = Solver(board, partition=partition, reflect=True, cache=table_cache)
+    assert mirrored.reflect and not plain.reflect
+    for ident in CHEAP[partition]:
+        state, optimal = KORF[ident]
+        a = plain.solve(state)
+        b = mirrored.solve(state)
+        for r in (a, b):
+            assert r.length == optimal
+            assert replay(board, state, r.solution) == board.goal_tiles
+        assert b.h0 >= a.h0
+    # admissible along an optimal path, and never below the plain sum, on every instance's start
+    state, optimal = KORF[CHEAP[partition][0]]
+    path = [state]
+    tiles = list(state)
+    for t in mirrored.solve(state).solution:
+        q, b = tiles.index(t), tiles.index(0)
+        tiles[q], tiles[b] = 0, t
+        path.append(tuple(tiles))
+    for remaining, s in zip(range(optimal, -1, -1), path):
+        assert plain.h(s) <= mirrored.h(s) <= remaining
+    for state, optimal in KORF.values():
+        assert plain.h(state) <= mirrored.h(state) <= optimal
