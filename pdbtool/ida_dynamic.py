@@ -265,7 +265,8 @@ def make_dynamic_heuristic(name: str, board: Board, dynamic: str | None = None, 
     from .dynamic import load_dynamic
 
     if name not in DYNAMIC_HEURISTICS:
-        raise DynamicHeuristicError(f"unknown dynamic heuristic {name!r}: choose one of {', '.join(DYNAMIC_HEURISTICS)}")
+        raise DynamicHeuristicError(f"unknown dynamic heuristic {name!r}: choose one of "
+                                    f"{', '.join(DYNAMIC_HEURISTICS)}")
     lookups = load_dynamic(board, dynamic or "pairs+triples", cache=cache, cache_dir=cache_dir, jobs=threads,
                            notify=notify)
     static = None

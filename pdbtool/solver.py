@@ -70,16 +70,23 @@ class Solver:
     * ``reflect``: take the max with the diagonal reflection (when the board and goal allow it).
     * ``tables``: the tables of the patterns (uint8 arrays indexed by rank) instead of the cache.
     * ``cache`` / ``cache_dir``: a ``TableCache`` (tables are built on first use, then memory-mapped).
+    * ``ddb`` / ``max`` (:mod:`pdbtool.ida_dynamic`): the dynamic set ``dynamic`` (``pairs`` or
+      ``pairs+triples``, the default); ``max`` also takes the static ``partition``.
     """
 
     def __init__(self, board: Board | None = None, heuristic: str = "pdb", partition=None, reflect: bool = True,
                  cache=None, cache_dir=None, tables: Sequence[np.ndarray] | None = None,
-                 threads: int | None = None, notify: Callable[[str], None] | None = None):
-        if heuristic not in HEURISTICS:
-            raise SolverError(f"unknown heuristic {heuristic!r}: choose one of {', '.join(HEURISTICS)}")
+                 threads: int | None = None, notify: Callable[[str], None] | None = None,
+                 dynamic: str | None = None):
+        from .ida_dynamic import DYNAMIC_HEURISTICS
+
+        if heuristic not in HEURISTICS + DYNAMIC_HEURISTICS:
+            raise SolverError(f"unknown heuristic {heuristic!r}: choose one of "
+                              f"{', '.join(HEURISTICS + DYNAMIC_HEURISTICS)}")
         patterns = None
         self.partition_name = None
-        if heuristic == "pdb":
+        self.dynamic = (dynamic or "pairs+triples") if heuristic in DYNAMIC_HEURISTICS else None
+        if heuristic in ("pdb", "max"):
             patterns, self.partition_name, board = _resolve_partition(partition, board)
             if tables is None:
                 if cache is None:
@@ -94,13 +101,23 @@ class Solver:
             raise SolverError("a board is needed")
         self.board = board
         self.heuristic_name = heuristic
-        self.reflect = reflect if heuristic == "pdb" else False
-        self.heuristic = make_heuristic(heuristic, board, patterns, tables, self.reflect)
+        self.reflect = reflect if heuristic in ("pdb", "max") else False
+        if self.dynamic is not None:
+            from .ida_dynamic import make_dynamic_heuristic
+
+            self.heuristic = make_dynamic_heuristic(heuristic, board, self.dynamic, patterns, tables, self.reflect,
+                                                    cache=cache, cache_dir=cache_dir, threads=threads, notify=notify)
+        else:
+            self.heuristic = make_heuristic(heuristic, board, patterns, tables, self.reflect)
         self.nb = board.neighbours()
         self.goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
 
     @property
     def label(self) -> str:
+        if self.heuristic_name == "ddb":
+            return f"ddb-{self.dynamic}"
+        if self.heuristic_name == "max":
+            return f"max({self.partition_name}{'+reflect' if self.reflect else ''}, ddb-{self.dynamic})"
         if self.heuristic_name != "pdb":
             return self.heuristic_name
         return f"{self.partition_name}{'+reflect' if self.reflect else ''}"
@@ -179,6 +196,7 @@ class SolveOptions:
     time_limit: float | None = None
     node_limit: int | None = None
     threads: int | None = None
+    dynamic: str | None = None
 
 
 class SolverPool:
@@ -195,7 +213,7 @@ class SolverPool:
             try:
                 self._solvers[board] = Solver(board, heuristic=o.heuristic, partition=o.partition,
                                               reflect=o.reflect, cache_dir=o.cache_dir, threads=o.threads,
-                                              notify=self.notify)
+                                              notify=self.notify, dynamic=o.dynamic)
             except PdbtoolError as exc:
                 self._solvers[board] = exc
         solver = self._solvers[board]

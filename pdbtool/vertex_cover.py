@@ -544,8 +544,9 @@ def covers_of_states(states, n, pair_units, tri_start, tri_ent, pw, g, hl, cons,
 
 class ConflictGraph:
     """The arrays of one state's conflict graph and the work space of its updates: ``pw`` (pair weights,
-    n x n), ``g``, ``hl`` and ``cons`` (see the rows above), ``memo`` (covers of components seen before); ``lookups`` are those of
-    :class:`pdbtool.dynamic.DynamicTables` (pair units, triple CSR starts and entries)."""
+    n x n), ``g``, ``hl`` and ``cons`` (see the rows above), ``memo`` (covers of components seen before);
+    ``lookups`` are those of :class:`pdbtool.dynamic.DynamicTables` (pair units, triple CSR starts and
+    entries)."""
 
     def __init__(self, tables):
         n = tables.board.n

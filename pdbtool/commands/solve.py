@@ -16,8 +16,11 @@ from ._common import board_option, cache_dir_option, goal_option, say, user_erro
 @goal_option
 @click.option("--partition", default=None, metavar="NAME|FILE",
               help="Partition for the pdb heuristic (default: 15-7-8 on 4x4, 24-6-6-6-6 on 5x5).")
-@click.option("--heuristic", type=click.Choice(["pdb", "manhattan", "linear-conflict"]), default="pdb",
-              show_default=True, help="Heuristic of the search.")
+@click.option("--heuristic", type=click.Choice(["pdb", "manhattan", "linear-conflict", "ddb", "max"]), default="pdb",
+              show_default=True, help="Heuristic of the search (ddb: pairs/triples with a vertex cover; "
+                                      "max: the larger of pdb and ddb).")
+@click.option("--dynamic", type=click.Choice(["pairs", "pairs+triples"]), default=None,
+              help="Tables of ddb and max (default: pairs+triples).")
 @click.option("--no-reflect", is_flag=True, help="Do not take the max with the diagonal reflection.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Solve instances in this many processes (they share the memory-mapped tables).")
@@ -27,7 +30,7 @@ from ._common import board_option, cache_dir_option, goal_option, say, user_erro
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True,
               help="text: a line per instance and a summary; json: JSON Lines; csv: a row per instance.")
 @user_errors
-def command(instances, board_dims, goal, partition, heuristic, no_reflect, jobs, time_limit, cache_dir, fmt):
+def command(instances, board_dims, goal, partition, heuristic, dynamic, no_reflect, jobs, time_limit, cache_dir, fmt):
     """Solve the instances of a file (or - for stdin) optimally with IDA*.
 
     A line holds the tile in each cell, row by row (0 = blank), optionally preceded by an id; '#' starts a
@@ -47,13 +50,15 @@ def command(instances, board_dims, goal, partition, heuristic, no_reflect, jobs,
     from ..solver import SolveOptions, solve_batch
 
     board = Board.parse(board_dims, goal) if board_dims else None
-    if heuristic != "pdb" and partition is not None:
-        raise click.UsageError("--partition applies to --heuristic pdb only")
+    if heuristic not in ("pdb", "max") and partition is not None:
+        raise click.UsageError("--partition applies to --heuristic pdb and max only")
+    if heuristic not in ("ddb", "max") and dynamic is not None:
+        raise click.UsageError("--dynamic applies to --heuristic ddb and max only")
     items = load_instances(instances, board, goal)
     if not items:
         say(f"{instances if instances != '-' else '<stdin>'}: no instances")
     options = SolveOptions(heuristic=heuristic, partition=partition, reflect=not no_reflect,
-                           cache_dir=cache_dir, time_limit=time_limit)
+                           cache_dir=cache_dir, time_limit=time_limit, dynamic=dynamic)
     writer = ResultWriter(sys.stdout, fmt)
     results = []
     bar = None

@@ -1,0 +1,159 @@
+"""Dynamically partitioned pattern databases beside the static partitions, on Korf's 100 and the 24-puzzle.
+
+For each heuristic: mean h(start) over all instances of the file, then IDA* on the chosen instances
+(single-threaded, one process): solved, mean nodes generated, total seconds of search, nodes per second.
+Every solved length is checked against the file's optimum.  Writes bench/results/dynamic.json.
+
+    python bench/bench_dynamic.py                      # Korf's 100, every heuristic
+    python bench/bench_dynamic.py --instances 1-25     # a subset (reported as such)
+    python bench/bench_dynamic.py --only ddb-pairs+triples,max --time-limit 60
+    python bench/bench_dynamic.py --board 5x5 --instances 1-10 --time-limit 600
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+from pdbtool.board import Board  # noqa: E402
+from pdbtool.solver import Solver  # noqa: E402
+
+PUBLISHED_15 = {  # Felner, Korf & Hanan (2004), Korf's 100, means per instance (../shared/data/literature.md)
+    "ddb-pairs+triples": {"mean_h": 42.8, "mean_nodes": 707_000},
+    "pdb 15-5-5-5+reflect": {"mean_h": 41.6, "mean_nodes": 3_090_000},
+    "pdb 15-6-6-3+reflect": {"mean_h": 42.9, "mean_nodes": 618_000},
+}
+
+
+def read_instances(path: Path, n: int):
+    out = []
+    for line in path.read_text().splitlines():
+        body, _, comment = line.partition("#")
+        v = [int(x) for x in body.split()]
+        if not v:
+            continue
+        optimal = None
+        if len(v) == n + 2:  # id, the cells, the optimal length (korf24_first10.txt)
+            v, optimal = v[:-1], v[-1]
+        ident, tiles = (v[0], v[1:]) if len(v) == n + 1 else (len(out) + 1, v)
+        words = comment.split()
+        if "optimal" in words:
+            optimal = int(words[words.index("optimal") + 1])
+        out.append((ident, tuple(tiles), optimal))
+    return out
+
+
+def configs(board: Board):
+    if board.n == 16:
+        return {
+            "pdb 15-5-5-5+reflect": dict(heuristic="pdb", partition="15-5-5-5"),
+            "pdb 15-6-6-3+reflect": dict(heuristic="pdb", partition="15-6-6-3"),
+            "ddb-pairs": dict(heuristic="ddb", dynamic="pairs"),
+            "ddb-pairs+triples": dict(heuristic="ddb", dynamic="pairs+triples"),
+            "max(15-5-5-5+reflect, ddb-pairs+triples)": dict(heuristic="max", dynamic="pairs+triples",
+                                                             partition="15-5-5-5"),
+            "max(15-6-6-3+reflect, ddb-pairs+triples)": dict(heuristic="max", dynamic="pairs+triples",
+                                                             partition="15-6-6-3"),
+        }
+    return {
+        "pdb 24-6-6-6-6+reflect": dict(heuristic="pdb", partition="24-6-6-6-6"),
+        "ddb-pairs+triples": dict(heuristic="ddb", dynamic="pairs+triples"),
+        "max(24-6-6-6-6+reflect, ddb-pairs+triples)": dict(heuristic="max", dynamic="pairs+triples",
+                                                           partition="24-6-6-6-6"),
+    }
+
+
+def parse_range(text: str | None, count: int) -> list[int]:
+    if not text:
+        return list(range(count))
+    picked = []
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        picked.extend(range(int(a) - 1, int(b or a)))
+    return [i for i in picked if 0 <= i < count]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--board", default="4x4")
+    ap.add_argument("--file", default=None, help="instances (default: Korf's 100, or korf24_first10 on 5x5)")
+    ap.add_argument("--instances", default=None, help="1-based positions in the file, e.g. 1-25 or 1,3,5-7")
+    ap.add_argument("--only", default=None, help="comma-separated configuration names")
+    ap.add_argument("--time-limit", type=float, default=None, help="per instance, seconds of search")
+    ap.add_argument("--out", default=str(HERE / "results" / "dynamic.json"))
+    ap.add_argument("--quick", action="store_true", help="Korf's instances 1-10 only")
+    args = ap.parse_args()
+    board = Board.parse(args.board)
+    shared = ROOT.parent / "shared" / "data"
+    if args.file:
+        path = Path(args.file)
+    elif board.n == 16:
+        path = ROOT / "examples" / "korf100.txt"
+        if not path.exists():
+            path = shared / "korf100.txt"
+    else:
+        path = shared / "korf24_first10.txt"
+    instances = read_instances(path, board.n)
+    chosen = parse_range("1-10" if args.quick and not args.instances else args.instances, len(instances))
+    table = configs(board)
+    names = [n.strip() for n in args.only.split(",")] if args.only else list(table)
+    out_path = Path(args.out)
+    results = json.loads(out_path.read_text()) if out_path.exists() else {}
+    key = f"{board.dims}"
+    results.setdefault(key, {})
+    for name in names:
+        start = time.perf_counter()
+        solver = Solver(board, **table[name])
+        setup = time.perf_counter() - start
+        h0 = [solver.h(s) for _, s, _ in instances]
+        rows = []
+        for i in chosen:
+            ident, state, optimal = instances[i]
+            r = solver.solve(state, time_limit=args.time_limit)
+            if r.solved and optimal is not None and r.length != optimal:
+                raise SystemExit(f"{name}: instance {ident} solved in {r.length}, optimal is {optimal}")
+            rows.append({"id": ident, "h0": r.h0, "length": r.length, "nodes": r.nodes_generated,
+                         "expanded": r.nodes_expanded, "seconds": round(r.seconds, 4), "solved": r.solved})
+            print(f"  {name} #{ident}: h0 {r.h0} length {r.length} nodes {r.nodes_generated:,} "
+                  f"{r.seconds:.2f} s", file=sys.stderr, flush=True)
+        solved = [r for r in rows if r["solved"]]
+        nodes = sum(r["nodes"] for r in solved)
+        seconds = sum(r["seconds"] for r in solved)
+        summary = {"instances_file": str(path.name), "instances_run": [r["id"] for r in rows],
+                   "solved": len(solved), "unsolved_ids": [r["id"] for r in rows if not r["solved"]],
+                   "time_limit": args.time_limit, "setup_seconds": round(setup, 2),
+                   "mean_h0_all": round(sum(h0) / len(h0), 3),
+                   "mean_h0_run": round(sum(r["h0"] for r in rows) / max(1, len(rows)), 3),
+                   "mean_nodes": round(nodes / max(1, len(solved))), "total_nodes": nodes,
+                   "seconds": round(seconds, 2), "nodes_per_second": round(nodes / seconds) if seconds else None,
+                   "published": PUBLISHED_15.get(name) if board.n == 16 else None, "rows": rows}
+        results[key][name] = summary
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(json.dumps(results, indent=1))
+        del solver
+    print(render(results.get(key, {}), board))
+
+
+def render(results: dict, board: Board) -> str:
+    lines = [f"{board.dims}: heuristic | run | solved | mean h0 (all) | mean nodes | seconds | nodes/s | "
+             "published mean h0 / nodes"]
+    for name, s in results.items():
+        pub = s.get("published") or {}
+        pub_text = f"{pub['mean_h']} / {pub['mean_nodes']:,}" if pub else "-"
+        run = s["instances_run"]
+        run_text = f"{len(run)} ({run[0]}-{run[-1]})" if run else "0"
+        nps = f"{s['nodes_per_second']:,}" if s["nodes_per_second"] else "-"
+        lines.append(f"{name} | {run_text} | {s['solved']} | {s['mean_h0_all']} | {s['mean_nodes']:,} | "
+                     f"{s['seconds']} | {nps} | {pub_text}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

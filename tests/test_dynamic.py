@@ -1,0 +1,349 @@
+"""Dynamically partitioned pattern databases against exact oracles: the full BFS of the 8-puzzle, optimal
+3x4 distances from the Manhattan IDA*, brute-force vertex covers, from-scratch graphs along random walks,
+and Korf's optimal lengths."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oracle import true_distances
+from pdbtool import tablefile
+from pdbtool.board import Board
+from pdbtool.cache import TableCache
+from pdbtool.dynamic import file_name, get_set, load_dynamic, make_lookups, pair_bound
+from pdbtool.ida_dynamic import DynamicHeuristic
+from pdbtool.solver import Solver, replay
+from pdbtool.vertex_cover import ConflictGraph, brute_force_cover, min_cover
+
+SETS = ("pairs", "pairs+triples")
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def korf_instances(wanted):
+    """Korf's instances by id from examples/korf100.txt: state, optimal length."""
+    out = {}
+    for line in (EXAMPLES / "korf100.txt").read_text().splitlines():
+        body, _, comment = line.partition("#")
+        v = body.split()
+        if v and int(v[0]) in wanted:
+            out[int(v[0])] = (tuple(int(x) for x in v[1:17]), int(comment.split()[-1]))
+    return out
+
+
+KORF = korf_instances({2, 4})  # cheap with ddb (1.4e5 and 4e4 nodes)
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("dynamic-cache")
+
+
+@pytest.fixture(scope="module")
+def tables(cache_dir):
+    """Look-ups of both sets on 3x3, 4x3 and 4x4 (one cache for the module)."""
+    out = {}
+    for dims in ((3, 3), (4, 3), (4, 4)):
+        board = Board(*dims)
+        for name in SETS:
+            out[dims, name] = load_dynamic(board, name, cache_dir=cache_dir, jobs=1)
+    return out
+
+
+def manhattan(board, states):
+    md = board.manhattan_table()
+    return md[states, np.arange(board.n)].sum(axis=1)
+
+
+# --- admissibility -----------------------------------------------------------------------------------------
+
+def test_admissible_on_every_8puzzle_state(tables):
+    board = Board(3, 3)
+    dist = true_distances(3, 3)
+    states = np.array(list(dist), dtype=np.int64)
+    truth = np.array(list(dist.values()))
+    md = manhattan(board, states)
+    h = {}
+    for name in SETS:
+        h[name] = md + 2 * ConflictGraph(tables[(3, 3), name]).covers(states)
+        assert (h[name] <= truth).all(), f"{name}: inadmissible on {int((h[name] > truth).sum())} states"
+        assert (h[name] >= md).all()
+        assert ((h[name] - truth) % 2 == 0).all()  # same parity as the true distance
+    assert (h["pairs+triples"] >= h["pairs"]).all()
+    # the heuristics are informative, not just Manhattan
+    assert h["pairs"].mean() > md.mean() + 1.5
+    assert h["pairs+triples"].mean() > h["pairs"].mean() + 2
+
+
+def test_admissible_on_random_3x4_states(tables):
+    board = Board(4, 3)
+    rng = random.Random(7)
+    manhattan_solver = Solver(board, heuristic="manhattan")
+    states = []
+    while len(states) < 25:
+        s = list(range(board.n))
+        rng.shuffle(s)
+        if board.is_solvable(s):
+            states.append(tuple(s))
+    arr = np.array(states, dtype=np.int64)
+    md = manhattan(board, arr)
+    truth = np.array([manhattan_solver.solve(s).length for s in states])
+    for name in SETS:
+        h = md + 2 * ConflictGraph(tables[(4, 3), name]).covers(arr)
+        assert (h <= truth).all()
+        assert (h >= md).all()
+
+
+# --- the vertex cover ------------------------------------------------------------------------------------------
+
+hypergraphs = st.integers(2, 6).flatmap(lambda n: st.tuples(
+    st.just(n),
+    st.lists(st.tuples(st.lists(st.integers(0, n - 1), min_size=2, max_size=3, unique=True), st.integers(1, 3)),
+             max_size=9)))
+
+
+@given(hypergraphs)
+@settings(max_examples=300, deadline=None)
+def test_cover_equals_brute_force(graph):
+    n, edges = graph
+    assert min_cover(edges, n) == brute_force_cover(edges, n)
+
+
+def test_cover_examples():
+    assert min_cover([], 3) == 0
+    assert min_cover([((0, 1), 1), ((1, 2), 1), ((0, 2), 1)], 3) == 2      # a triangle
+    assert min_cover([((0, 1), 1), ((2, 3), 1)], 4) == 2                   # two components
+    assert min_cover([((0, 1, 2), 3), ((0, 1), 1)], 3) == 3
+    assert min_cover([((0, 1), 1), ((1, 2), 1), ((2, 3), 1), ((3, 4), 1)], 5) == 2  # a path
+
+
+def test_pair_bound_is_the_least_cover_of_a_triangle():
+    for p in range(4):
+        for q in range(4):
+            for r in range(4):
+                edges = [((0, 1), p), ((0, 2), q), ((1, 2), r)]
+                assert pair_bound(p, q, r) == brute_force_cover([e for e in edges if e[1]], 3)
+
+
+# --- incremental updates ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dims,name", [((4, 3), "pairs+triples"), ((4, 4), "pairs"), ((4, 4), "pairs+triples")])
+def test_incremental_equals_from_scratch_along_random_walks(tables, dims, name):
+    board = Board(*dims)
+    lookups = tables[dims, name]
+    nb = board.neighbours()
+    rng = random.Random(hash((dims, name)) & 0xFFFF)
+    graph = ConflictGraph(lookups)
+    scratch = ConflictGraph(lookups)
+    tiles = np.array(board.goal_tiles, dtype=np.int64)
+    cover = graph.reset(tiles)
+    blank = int(np.flatnonzero(tiles == 0)[0])
+    nonzero = 0
+    for step in range(3000):
+        moves = [q for q in nb[blank] if q >= 0]
+        # try (and take back) every child first: a revert must leave the graph as it was
+        for q in moves:
+            t = int(tiles[q])
+            graph.try_move(t, blank)
+            graph.revert(t)
+        q = int(rng.choice(moves))
+        t = int(tiles[q])
+        delta = graph.try_move(t, blank)
+        graph.commit(t, blank)
+        tiles[blank], tiles[q] = t, 0
+        blank = q
+        cover += delta
+        expected = scratch.reset(tiles)
+        assert cover == expected, f"step {step}: incremental {cover}, from scratch {expected}"
+        assert sorted(graph.edges()) == sorted(scratch.edges())
+        # and the (memoized) covers equal a fresh branch and bound on the same edges
+        assert cover == min_cover(graph.edges(), board.n)
+        nonzero += cover > 0
+    assert nonzero > 1000  # the walk met real conflicts
+
+
+# --- the search ------------------------------------------------------------------------------------------------
+
+def reference_ida(board, h, state):
+    """A plain recursive IDA* with h evaluated from scratch at every node; (length, generated, expanded)."""
+    nb = board.neighbours()
+    goal = tuple(board.goal_tiles)
+    counts = [0, 0]
+    if tuple(state) == goal:
+        return 0, 0, 0
+
+    def dfs(s, blank, g, prev, bound):
+        counts[1] += 1
+        best = None
+        for m in range(4):
+            q = nb[blank, m]
+            if q < 0 or m + prev == 3:
+                continue
+            counts[0] += 1
+            t = list(s)
+            t[blank], t[q] = t[q], 0
+            t = tuple(t)
+            f = g + 1 + h(t)
+            if f > bound:
+                best = f if best is None or f < best else best
+                continue
+            if t == goal:
+                return True, None
+            found, nxt = dfs(t, q, g + 1, m, bound)
+            if found:
+                return True, None
+            if nxt is not None and (best is None or nxt < best):
+                best = nxt
+        return False, best
+
+    bound = h(state)
+    while True:
+        found, nxt = dfs(tuple(state), list(state).index(0), 0, -1, bound)
+        if found:
+            # the path length is the bound: f of the goal equals g
+            return bound, counts[0], counts[1]
+        bound = nxt
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_kernel_matches_reference_ida_on_the_8puzzle(tables, cache_dir, name):
+    board = Board(3, 3)
+    dist = true_distances(3, 3)
+    heuristic = DynamicHeuristic(tables[(3, 3), name])
+    solver = Solver(board, heuristic="ddb", dynamic=name, cache_dir=cache_dir)
+    rng = random.Random(3)
+    for state in rng.sample(sorted(dist), 40):
+        result = solver.solve(state)
+        assert result.length == dist[state]
+        assert replay(board, state, result.solution) == board.goal_tiles
+        length, generated, expanded = reference_ida(board, heuristic.ddb_value, state)
+        assert (result.length, result.nodes_generated, result.nodes_expanded) == (length, generated, expanded)
+
+
+def test_resumes_in_small_chunks(tables, cache_dir):
+    board = Board(4, 3)
+    solver = Solver(board, heuristic="ddb", dynamic="pairs+triples", cache_dir=cache_dir)
+    rng = random.Random(5)
+    tiles = list(board.goal_tiles)
+    nb = board.neighbours()
+    blank = 0
+    for _ in range(60):
+        q = rng.choice([q for q in nb[blank] if q >= 0])
+        tiles[blank], tiles[q] = tiles[q], 0
+        blank = q
+    state = tuple(tiles)
+    whole = solver.solve(state)
+    chunked = solver.solve(state, chunk=97)
+    assert (whole.length, whole.nodes_generated, whole.nodes_expanded) == \
+        (chunked.length, chunked.nodes_generated, chunked.nodes_expanded)
+
+
+@pytest.mark.parametrize("instance", sorted(KORF))
+def test_korf_instances_optimal_with_ddb(tables, cache_dir, instance):
+    state, optimal = KORF[instance]
+    board = Board(4, 4)
+    result = Solver(board, heuristic="ddb", dynamic="pairs+triples", cache_dir=cache_dir).solve(state)
+    assert result.length == optimal
+    assert replay(board, state, result.solution) == board.goal_tiles
+
+
+def test_max_is_at_least_either_and_optimal(tables, cache_dir):
+    board = Board(4, 4)
+    state, optimal = KORF[4]
+    ddb = Solver(board, heuristic="ddb", dynamic="pairs+triples", cache_dir=cache_dir)
+    static = Solver(board, heuristic="pdb", partition="15-5-5-5", cache_dir=cache_dir)
+    both = Solver(board, heuristic="max", dynamic="pairs+triples", partition="15-5-5-5", cache_dir=cache_dir)
+    rng = random.Random(11)
+    tiles = list(state)
+    nb = board.neighbours()
+    blank = tiles.index(0)
+    for _ in range(200):
+        h = both.h(tiles)
+        assert h == max(ddb.h(tiles), static.h(tiles))
+        q = rng.choice([q for q in nb[blank] if q >= 0])
+        tiles[blank], tiles[q] = tiles[q], 0
+        blank = q
+    result = both.solve(state)
+    assert result.length == optimal
+    assert result.nodes_generated <= ddb.solve(state).nodes_generated
+
+
+# --- the table files --------------------------------------------------------------------------------------------
+
+def test_table_file_header_and_damage(tmp_path):
+    board = Board(3, 3)
+    cache = TableCache(tmp_path)
+    pairs = np.array(get_set(cache, board, 2, jobs=1))  # a copy: the file is damaged in place below
+    path = tmp_path / file_name(board, 2)
+    header, _ = tablefile.read_header(path)
+    assert header["kind"] == "dynamic" and header["group_size"] == 2 and header["groups"] == 28
+    assert header["entries"] == 28 * 72 and "description" in header
+    assert tablefile.checksum_ok(path)
+    # a flipped payload byte is caught by the checksum; the file is moved aside and rebuilt
+    raw = bytearray(path.read_bytes())
+    raw[-20] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    notes = []
+    cache = TableCache(tmp_path, notify=notes.append)
+    again = get_set(cache, board, 2, jobs=1)
+    assert np.array_equal(np.asarray(again), np.asarray(pairs))
+    assert any("damaged" in n for n in notes)
+    assert list(tmp_path.glob("*.corrupt-*"))
+
+
+def test_lookups_match_the_tables(tables):
+    """Every stored pair excess and every stored triple entry is what the per-group table says."""
+    from itertools import combinations
+
+    from pdbtool.bfs import build_table
+    from pdbtool.pattern import TilePattern
+
+    board = Board(4, 3)
+    look = tables[(4, 3), "pairs+triples"]
+    n = board.n
+    md = board.manhattan_table()
+    rng = random.Random(1)
+    for tiles in rng.sample(list(combinations(range(1, n), 2)), 8):
+        pattern = TilePattern(board, tiles)
+        values = build_table(pattern, "minimized", threads=1).table
+        for r in range(pattern.entries):
+            cells = pattern.unrank(r)
+            ex = int(values[r]) - sum(md[t, c] for t, c in zip(tiles, cells))
+            (a, b), (ca, cb) = tiles, cells
+            assert look.pair_units[((a * n + ca) * n + b) * n + cb] * 2 == ex
+    assert look.triples_stored > 0
+    assert make_lookups(board, "pairs", np.zeros((55, 132), np.uint8), None).triples_stored == 0
+
+
+# --- the command line -------------------------------------------------------------------------------------------
+
+def test_cli_build_and_solve(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from pdbtool.cli import cli
+
+    runner = CliRunner()
+    built = runner.invoke(cli, ["build", "--dynamic", "pairs", "--board", "3x3", "--cache-dir", str(tmp_path),
+                                "--json"])
+    assert built.exit_code == 0, built.output
+    record = json.loads(built.output.splitlines()[0])
+    assert record["set"] == "pairs" and record["groups"] == 28 and record["built"]
+    solved = runner.invoke(cli, ["solve", str(EXAMPLES / "8puzzle.txt"), "--heuristic", "ddb", "--dynamic", "pairs",
+                                 "--cache-dir", str(tmp_path), "--format", "json"])
+    assert solved.exit_code == 0, solved.output
+    rows = [json.loads(line) for line in solved.output.splitlines() if line.startswith("{")]
+    per_instance = [r for r in rows if not r.get("summary")]
+    assert per_instance and all(r["solved"] and r["error"] is None for r in per_instance)
+    assert all(r["heuristic"] == "ddb-pairs" for r in per_instance)
+    wrong = runner.invoke(cli, ["solve", str(EXAMPLES / "8puzzle.txt"), "--dynamic", "pairs"])
+    assert wrong.exit_code == 2 and "--dynamic applies to" in wrong.output
+    mixed = runner.invoke(cli, ["build", "--dynamic", "pairs", "--partition", "15-7-8"])
+    assert mixed.exit_code == 1 and "do not combine" in mixed.output
