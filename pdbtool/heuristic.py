@@ -265,10 +265,13 @@ class PatternSum:
             hsum[0, 1] = sum(mirrored)
         child_h = np.zeros((capacity, 4), dtype=np.int64)
         child_v = np.zeros((capacity, 4, 2), dtype=np.int64)
+        surv = np.zeros((capacity, 4), dtype=np.int64)
+        nsurv = np.zeros(capacity, dtype=np.int64)
+        vmask = np.zeros(capacity, dtype=np.int64)
         h0 = max(hsum[0, 0], hsum[0, 1]) if self.reflect else hsum[0, 0]
         params = (self.npat, self.reflect, self.pat, self.slot, self.rpat, self.rslot, self.tcell, self.kk,
                   self._cells(tiles), self.addrs)
-        return int(h0), (hv, hsum, child_h, child_v), params
+        return int(h0), (hv, hsum, child_h, child_v, surv, nsurv, vmask), params
 
 
 def make_heuristic(name: str, board: Board, patterns: Sequence[TilePattern] | None = None,

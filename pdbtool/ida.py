@@ -269,21 +269,24 @@ def ida_linear_conflict(tiles, nb, goal_tiles, reg, budget, next_move, prev_move
 # --- additive pattern databases, optionally with the diagonal reflection ------------------------------------
 
 @njit(cache=True, inline="always")
-def _pdb_children(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, n, npat, reflect,
-                  pat, slot, rpat, rslot, tcell, kk, cells, addrs, bound, next_bound):
-    """Heuristic values of the children of the node at level ``d``, computed together so that their table
-    loads overlap.  Row ``p`` of ``cells`` is pattern p's placement in the state, row ``npat + p`` its
-    placement in the reflected state; ``hv[d, j]`` the table values, ``hsum[d, 0/1]`` their two sums.
+def _pdb_expand(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, surv, nsurv, vmask, n,
+                npat, reflect, pat, slot, rpat, rslot, tcell, kk, cells, addrs, bound, next_bound):
+    """Generate the children of the node at level ``d``: their h, the list of those within the bound
+    (``surv[d, :nsurv[d]]``, in move order) and the mask of all of them (``vmask[d]``).  Returns the new
+    next bound and the number of children generated.
 
-    The reflected sum is looked up only where it can matter: for a child that the direct sum does not
-    prune, or whose f by the direct sum would lower ``next_bound``.  Elsewhere ``child_h`` holds the direct
-    sum, a lower bound of h whose f already reaches ``next_bound`` (which only decreases during an
-    iteration), so the child is pruned and the next bound is the same either way."""
+    Row ``p`` of ``cells`` is pattern p's placement in the state, row ``npat + p`` its placement in the
+    reflected state; ``hv[d, j]`` the table values, ``hsum[d, 0/1]`` their two sums.  The direct lookups
+    of all children come first, so that their loads overlap.  The reflected sum is looked up only where it
+    can matter: for a child that the direct sum does not prune, or whose f by the direct sum would lower
+    the next bound; elsewhere the child is pruned either way and its f cannot lower the next bound."""
     pm = prev_move[d]
+    mask = 0
     for m in range(4):
         q = nb[blank, m]
         if q < 0 or m + pm == 3:
             continue
+        mask |= 1 << m
         t = tiles[q]
         sn = hsum[d, 0]
         p = pat[t]
@@ -297,42 +300,62 @@ def _pdb_children(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, n,
             sn += v - hv[d, p]
         child_v[d, m, 0] = v
         child_h[d, m] = sn
-    if not reflect:
-        return
+    if reflect:
+        for m in range(4):
+            if not (mask >> m) & 1:
+                continue
+            h = child_h[d, m]
+            f = d + 1 + h
+            if f > bound and f >= next_bound:
+                continue
+            q = nb[blank, m]
+            t = tiles[q]
+            sr = hsum[d, 1]
+            p = rpat[t]
+            v = 0
+            if p >= 0:
+                row = npat + p
+                s = rslot[t]
+                cells[row, s] = tcell[blank]
+                r = _rank_row(cells, row, kk[p], n)
+                cells[row, s] = tcell[q]
+                v = load_u8(addrs[p] + r)
+                sr += v - hv[d, row]
+            child_v[d, m, 1] = v
+            if sr > h:
+                child_h[d, m] = sr
+    count = 0
+    kept = 0
     for m in range(4):
-        q = nb[blank, m]
-        if q < 0 or m + pm == 3:
+        if not (mask >> m) & 1:
             continue
-        h = child_h[d, m]
-        f = d + 1 + h
-        if f > bound and f >= next_bound:
-            continue
-        t = tiles[q]
-        sr = hsum[d, 1]
-        p = rpat[t]
-        v = 0
-        if p >= 0:
-            s = rslot[t]
-            row = npat + p
-            cells[row, s] = tcell[blank]
-            r = _rank_row(cells, row, kk[p], n)
-            cells[row, s] = tcell[q]
-            v = load_u8(addrs[p] + r)
-            sr += v - hv[d, row]
-        child_v[d, m, 1] = v
-        if sr > h:
-            child_h[d, m] = sr
+        count += 1
+        f = d + 1 + child_h[d, m]
+        if f > bound:
+            if f < next_bound:
+                next_bound = f
+        else:
+            surv[d, kept] = m
+            kept += 1
+    nsurv[d] = kept
+    vmask[d] = mask
+    return next_bound, count
 
 
 @njit(cache=True)
-def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, child_h, child_v,
-            npat, reflect, pat, slot, rpat, rslot, tcell, kk, cells, addrs):
+def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, child_h, child_v, surv,
+            nsurv, vmask, npat, reflect, pat, slot, rpat, rslot, tcell, kk, cells, addrs):
     """IDA* with the sum of disjoint pattern tables (and the max with the same sum on the reflected state).
 
     ``pat[t]``/``slot[t]``: the pattern of tile t (-1: none) and t's index in it; ``rpat[t]``/``rslot[t]``
     the same for the reflected twin R(t), whose cell in the reflected state is ``tcell[cell of t]``.
     ``addrs[p]`` is the address of pattern p's byte table, indexed by the rank of its placement.
     ``hv[0]``, ``hsum[0]`` and ``cells`` must describe the start state before the first call.
+
+    A node's children are all generated (and counted) when it is expanded; the loop then walks only those
+    within the bound (``next_move[d]`` indexes ``surv[d]``).  When the goal is found, the children that a
+    one-at-a-time generation would not have reached (the later siblings of each node on the path) are
+    taken off the count, so the counts are those of the conventions above.
     """
     n = tiles.shape[0]
     depth = reg[R_DEPTH]
@@ -360,11 +383,13 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
             next_move[0] = 0
             prev_move[0] = -1
             expanded += 1
-            _pdb_children(0, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, n, npat, reflect,
-                          pat, slot, rpat, rslot, tcell, kk, cells, addrs, bound, next_bound)
+            next_bound, count = _pdb_expand(0, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v,
+                                            surv, nsurv, vmask, n, npat, reflect, pat, slot, rpat, rslot, tcell, kk,
+                                            cells, addrs, bound, next_bound)
+            generated += count
             continue
-        m = next_move[depth]
-        if m == 4:
+        i = next_move[depth]
+        if i == nsurv[depth]:
             if depth == 0:
                 depth = -1
                 continue
@@ -382,17 +407,10 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
             blank = pb
             depth -= 1
             continue
-        next_move[depth] = m + 1
+        next_move[depth] = i + 1
+        m = surv[depth, i]
         q = nb[blank, m]
-        if q < 0 or m + prev_move[depth] == 3:
-            continue
-        generated += 1
         h = child_h[depth, m]
-        f = depth + 1 + h
-        if f > bound:
-            if f < next_bound:
-                next_bound = f
-            continue
         # make the move: tile t slides from q into the blank's cell
         t = tiles[q]
         d1 = depth + 1
@@ -422,10 +440,17 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
         prev_move[depth] = m
         if h == 0 and _is_goal(tiles, goal_tiles):
             status = FOUND
+            for a in range(depth):
+                later = vmask[a] >> (prev_move[a + 1] + 1)
+                while later:
+                    generated -= later & 1
+                    later >>= 1
             break
         expanded += 1
-        _pdb_children(depth, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, n, npat, reflect,
-                      pat, slot, rpat, rslot, tcell, kk, cells, addrs, bound, next_bound)
+        next_bound, count = _pdb_expand(depth, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v,
+                                        surv, nsurv, vmask, n, npat, reflect, pat, slot, rpat, rslot, tcell, kk,
+                                        cells, addrs, bound, next_bound)
+        generated += count
         if generated >= stop:
             break
     reg[R_DEPTH] = depth
