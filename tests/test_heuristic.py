@@ -1,0 +1,159 @@
+"""Heuristics: Manhattan, linear conflicts, pattern sums and the diagonal reflection, against exact oracles."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import deque
+
+import numpy as np
+import pytest
+
+from pdbtool.bfs import build_table
+from pdbtool.board import Board
+from pdbtool.heuristic import HeuristicError, LinearConflict, Manhattan, PatternSum, _line_conflict_table
+from pdbtool.pattern import TilePattern
+
+
+def bfs_distances(board: Board) -> dict[tuple[int, ...], int]:
+    nb = board.neighbours()
+    goal = tuple(board.goal_tiles)
+    dist = {goal: 0}
+    queue = deque([goal])
+    while queue:
+        s = queue.popleft()
+        b = s.index(0)
+        for q in nb[b]:
+            if q >= 0:
+                t = list(s)
+                t[b], t[q] = t[q], 0
+                t = tuple(t)
+                if t not in dist:
+                    dist[t] = dist[s] + 1
+                    queue.append(t)
+    return dist
+
+
+@pytest.fixture(scope="module")
+def eight():
+    board = Board(3, 3)
+    dist = bfs_distances(board)
+    sample = random.Random(5).sample(sorted(dist), 3000)
+    return board, dist, sample
+
+
+def brute_line_conflicts(goals: list[int]) -> int:
+    """2 x the least number of entries to delete so that the rest increase (by trying every subset)."""
+    k = len(goals)
+    for removed in range(k + 1):
+        for drop in itertools.combinations(range(k), removed):
+            rest = [g for i, g in enumerate(goals) if i not in drop]
+            if all(a < b for a, b in zip(rest, rest[1:])):
+                return 2 * removed
+    raise AssertionError
+
+
+@pytest.mark.parametrize("length", [2, 3, 4, 5])
+def test_line_conflict_table_is_the_least_removal(length):
+    table = _line_conflict_table(length)
+    base = length + 1
+    for code in range(base ** length):
+        digits = [(code // base ** j) % base for j in range(length)]
+        goals = [d - 1 for d in digits if d]
+        if len(set(goals)) != len(goals):
+            continue  # two tiles with one goal slot never happen
+        assert table[code] == brute_line_conflicts(goals)
+
+
+def test_manhattan_and_linear_conflict_values():
+    board = Board(4, 4)
+    md, lc = Manhattan(board), LinearConflict(board)
+    assert md.value(board.goal_tiles) == lc.value(board.goal_tiles) == 0
+    # tiles 2 and 1 swapped in the top row: Manhattan 2, one conflict (+2)
+    state = [0, 2, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+    assert md.value(state) == 2
+    assert lc.value(state) == 4
+    # 3 2 1 in the top row: Manhattan 4, two tiles must leave the row (+4)
+    state = [0, 3, 2, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+    assert (md.value(state), lc.value(state)) == (4, 8)
+    # a column conflict: 4 and 8 swapped in column 0
+    state = [0, 1, 2, 3, 8, 5, 6, 7, 4, 9, 10, 11, 12, 13, 14, 15]
+    assert (md.value(state), lc.value(state)) == (2, 4)
+    # Korf's instance 1: Manhattan 41 (Korf 1985)
+    korf1 = [14, 13, 15, 7, 11, 12, 9, 5, 6, 0, 2, 1, 4, 8, 10, 3]
+    assert md.value(korf1) == 41
+    assert lc.value(korf1) >= 41
+
+
+def test_classic_heuristics_are_admissible_and_ordered(eight):
+    board, dist, sample = eight
+    md, lc = Manhattan(board), LinearConflict(board)
+    for s in sample:
+        a, b = md.value(s), lc.value(s)
+        assert a <= b <= dist[s]
+        assert (dist[s] - a) % 2 == 0
+
+
+def test_linear_conflict_on_a_non_square_board():
+    board = Board(4, 2)
+    dist = bfs_distances(board)
+    lc = LinearConflict(board)
+    for s in random.Random(2).sample(sorted(dist), 2000):
+        assert Manhattan(board).value(s) <= lc.value(s) <= dist[s]
+
+
+def test_linear_conflict_refuses_long_lines():
+    with pytest.raises(HeuristicError, match="at most 7 cells"):
+        LinearConflict(Board(8, 4))
+
+
+def test_reflection_maps_states_to_states_at_the_same_distance(eight):
+    board, dist, sample = eight
+    patterns = [TilePattern(board, (1, 2, 3, 4)), TilePattern(board, (5, 6, 7, 8))]
+    h = PatternSum(patterns, [build_table(p).table for p in patterns], reflect=True)
+    assert tuple(h.reflected(board.goal_tiles)) == board.goal_tiles
+    assert list(h.rtile) == [0, 3, 6, 1, 4, 7, 2, 5, 8]
+    for s in sample[:500]:
+        r = tuple(int(x) for x in h.reflected(s))
+        assert tuple(int(x) for x in h.reflected(r)) == tuple(s)
+        assert dist[r] == dist[s]
+
+
+@pytest.mark.parametrize("goal", ["korf", "blank-last"])
+def test_pattern_sums_are_admissible_and_reflection_never_lowers(eight, goal):
+    board = Board.parse("3x3", goal)
+    dist = bfs_distances(board) if goal != "korf" else eight[1]
+    patterns = [TilePattern(board, (1, 2, 3)), TilePattern(board, (4, 5, 6, 7, 8))]
+    tables = [build_table(p).table for p in patterns]
+    plain = PatternSum(patterns, tables, reflect=False)
+    mirrored = PatternSum(patterns, tables, reflect=True)
+    md = Manhattan(board)
+    higher = 0
+    for s in random.Random(9).sample(sorted(dist), 2000):
+        direct, reflected = mirrored.parts(s)
+        a, b = plain.value(s), mirrored.value(s)
+        assert a == sum(direct)
+        assert b == max(sum(direct), sum(reflected))
+        # the reflected sum is the plain sum of the reflected state
+        assert sum(reflected) == plain.value(mirrored.reflected(s))
+        assert md.value(s) <= a <= b <= dist[s]
+        higher += b > a
+    assert higher > 100      # the reflection does help on this partition
+
+
+def test_pattern_sum_refuses_what_it_cannot_use():
+    board = Board(4, 3)
+    p = TilePattern(board, (1, 2, 3))
+    table = build_table(p).table
+    with pytest.raises(HeuristicError, match="reflection"):
+        PatternSum([p], [table], reflect=True)
+    assert PatternSum([p], [table], reflect=False).value(board.goal_tiles) == 0
+    with pytest.raises(HeuristicError, match="uint8"):
+        PatternSum([p], [table[:-1]], reflect=False)
+    with pytest.raises(HeuristicError, match="2 patterns but 1"):
+        PatternSum([p, TilePattern(board, (4, 5))], [table], reflect=False)
+    off_diagonal = Board.parse("3x3", "1 0 2 3 4 5 6 7 8")
+    assert not off_diagonal.reflection_valid()
+    q = TilePattern(off_diagonal, (1, 2, 3, 4))
+    with pytest.raises(HeuristicError):
+        PatternSum([q], [np.zeros(q.entries, dtype=np.uint8)], reflect=True)
