@@ -27,7 +27,7 @@ from .errors import PdbtoolError
 OPTIMAL_RE = re.compile(r"\boptimal\s*[:=]?\s*(\d+)", re.IGNORECASE)
 
 CSV_COLUMNS = ("id", "board", "heuristic", "length", "optimal", "solved", "nodes_generated", "nodes_expanded",
-               "h0", "seconds", "iterations", "solution", "error")
+               "h0", "seconds", "cpu_seconds", "iterations", "solution", "error")
 
 
 class InstanceError(PdbtoolError):
@@ -179,6 +179,7 @@ def record(result) -> dict:
         "nodes_expanded": result.nodes_expanded,
         "h0": result.h0,
         "seconds": round(result.seconds, 6),
+        "cpu_seconds": round(result.cpu_seconds, 6),
         "iterations": result.iterations,
         "solved": result.solved,
         "timed_out": result.timed_out,
