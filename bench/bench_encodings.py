@@ -79,9 +79,11 @@ def main(argv=None):
                 t = cache.get(p, blank, threads=args.threads)
                 print(f"  byte {name} {{{p}}} {blank}: {time.perf_counter() - start:.1f} s", file=sys.stderr)
                 bytes_tables.append(t)
-            if blank == "minimized" and part.patterns[0].k <= 7:
+            if blank == "minimized":
                 for t in bytes_tables:
                     p = t.pattern
+                    if p.k > 7:          # every move of 519 M placements: minutes; the 7-tile table suffices
+                        continue
                     hist = enc.tile_move_deltas(np.asarray(t.values), p.n, p.k, p.board.neighbours(), 4096)
                     total = int(hist.sum())
                     jumps.append({"partition": name, "tiles": list(p.tiles), "moves": total,
