@@ -239,7 +239,7 @@ class SolverPool:
             raise solver
         return solver
 
-    def solve(self, inst) -> SolveResult:
+    def solve(self, inst, progress: Callable[[int, int, int], None] | None = None) -> SolveResult:
         """Solve one ``instances.Instance``; input and setup errors come back in ``result.error``."""
         result = SolveResult(id=inst.id, optimal=inst.optimal, line=inst.line, source=inst.source,
                              board=inst.board.dims if inst.board is not None else "",
@@ -248,7 +248,7 @@ class SolverPool:
             try:
                 solver = self.get(inst.board)
                 solved = solver.solve(inst.tiles, time_limit=self.options.time_limit,
-                                      node_limit=self.options.node_limit)
+                                      node_limit=self.options.node_limit, progress=progress)
             except PdbtoolError as exc:
                 result.error = f"{inst.where}: {exc}"
                 return result
@@ -275,8 +275,11 @@ def _worker_solve(inst):
 
 
 def solve_batch(instances, options: SolveOptions | None = None, jobs: int = 1,
-                notify: Callable[[str], None] | None = None):
+                notify: Callable[[str], None] | None = None, progress=None):
     """Yield a ``SolveResult`` per instance, in input order; ``jobs > 1`` solves in spawned processes.
+
+    ``progress(instance, bound, generated, expanded)`` is called between chunks of a long search (in this
+    process only, that is with ``jobs`` 1).
 
     The tables are built (or checked) once in this process before the workers start; the workers
     memory-map the same files, so the page cache holds one copy."""
@@ -294,7 +297,11 @@ def solve_batch(instances, options: SolveOptions | None = None, jobs: int = 1,
             pass  # reported per instance
     if jobs <= 1 or len(instances) <= 1:
         for inst in instances:
-            yield pool.solve(inst)
+            report = None
+            if progress is not None:
+                def report(bound, generated, expanded, inst=inst):
+                    progress(inst, bound, generated, expanded)
+            yield pool.solve(inst, report)
         return
     import multiprocessing
 

@@ -178,3 +178,18 @@ def test_fifteen_puzzle_with_a_partition(cache_dir, tmp_path):
     rows, summary = json_rows(result)
     assert [(r["id"], r["length"]) for r in rows] == [("42", 42), ("97", 44)]
     assert all(r["heuristic"] == "15-5-5-5+reflect" for r in rows)
+
+
+def test_batch_progress_between_chunks():
+    from pdbtool.instances import read_instances
+    from pdbtool.solver import SolveOptions, solve_batch
+
+    # Korf's instance 2: 15.3 M nodes with Manhattan, several chunks of the kernel
+    line = next(ln for ln in (EXAMPLES / "korf100.txt").read_text().splitlines() if ln.startswith("2 "))
+    items = read_instances(line, "k.txt")
+    calls = []
+    results = list(solve_batch(items, SolveOptions(heuristic="manhattan"),
+                               progress=lambda inst, *a: calls.append((inst.id, *a))))
+    assert results[0].length == 55 and results[0].nodes_generated == 15300442 - 1
+    assert len(calls) >= 5 and all(c[0] == "2" for c in calls)
+    assert [c[2] for c in calls] == sorted(c[2] for c in calls)

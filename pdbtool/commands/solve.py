@@ -67,7 +67,11 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
 
         bar = tqdm(total=len(items), desc="solve", unit=" instance", file=sys.stderr, disable=None, leave=False)
     try:
-        for result in solve_batch(items, options, jobs=jobs, notify=say):
+        def progress(inst, bound, generated, expanded):
+            bar.set_postfix_str(f"{inst.id}: bound {bound}, {generated:,} nodes generated", refresh=True)
+
+        live = bar is not None and not bar.disable
+        for result in solve_batch(items, options, jobs=jobs, notify=say, progress=progress if live else None):
             results.append(result)
             if result.error is not None:
                 if bar is not None:
