@@ -77,6 +77,8 @@ _POW3 = np.array([1, 3, 9, 27, 81], dtype=np.int64)
 _MOD3_OF = np.array([v % 3 for v in range(256)], dtype=np.int64)
 # _MOD3_STEP[parent residue, child residue]: the child's value minus the parent's (0 for a blank move)
 _MOD3_STEP = np.array([[0, 1, -1], [-1, 0, 1], [1, -1, 0]], dtype=np.int64)
+_MOD3_CHILD = np.array([_MOD3_STEP[pr, (b // 3 ** i) % 3] for b in range(256) for i in range(5) for pr in range(3)],
+                       dtype=np.int64)
 
 
 class EncodingError(PdbtoolError, ValueError):
@@ -172,7 +174,9 @@ def mod3_residue_at(addr, rank):
 @njit(cache=True, inline="always")
 def mod3_child_at(addr, rank, parent):
     """CHILD-H: exact value of a child from the parent's exact value (they differ by at most one)."""
-    return parent + _MOD3_STEP[_MOD3_OF[parent], mod3_residue_at(addr, rank)]
+    q = np.int64(numba.uint64(rank) // numba.uint64(5))
+    # one small-table load: the step for (stored byte, position in it, parent's residue)
+    return parent + _MOD3_CHILD[(load_u8(addr + q) * 5 + rank - 5 * q) * 3 + _MOD3_OF[parent]]
 
 
 @njit(cache=True, inline="always")
