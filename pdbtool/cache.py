@@ -295,6 +295,7 @@ class TableCache:
             self.store(table, path, {"build_seconds": round(result.seconds, 3), "layers": result.layers})
             if on_build:
                 on_build(table, result)
+            del table, result  # the built array goes before the file is mapped back
         return PatternTable.load(path)
 
     def _get_encoded(self, pattern, blank, threads, force, progress, on_build, encoding, params, on_convert):

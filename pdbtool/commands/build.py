@@ -56,12 +56,12 @@ def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, for
         bar, update = progress_bar(f"{p.board.dims} {{{p}}} {blank}")
         try:
             table = cache.get(p, blank, threads=threads, force=force, progress=update,
-                              on_build=lambda t, r: built.append(r), encoding=encoding, params=params,
+                              on_build=lambda t, r: built.append(r.seconds), encoding=encoding, params=params,
                               on_convert=lambda t, info: converted.append(info))
         finally:
             bar.close()
         stats = table.stats()
-        seconds = built[0].seconds if built else time.perf_counter() - start
+        seconds = built[0] if built else time.perf_counter() - start
         record = {"tiles": list(p.tiles), "board": p.board.dims, "blank": blank, "entries": p.entries,
                   "built": bool(built), "seconds": round(seconds, 3), "max": stats["max"],
                   "mean": round(stats["mean"], 4), "file": str(table.path), "encoding": encoding,
@@ -78,3 +78,4 @@ def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, for
             sat = f", {stats['saturated']:,} saturated" if stats.get("saturated") else ""
             click.echo(f"{{{p}}} on {p.board.dims} ({blank}{enc}): {p.entries:,} entries, {how} in {seconds:.2f} s, "
                        f"max {stats['max']}, mean {stats['mean']:.3f}{sat}  {table.path}")
+        del table  # one table mapped at a time: a partition's peak memory is its largest build
