@@ -6,7 +6,7 @@ Every solved length is checked against the file's optimum.  Writes bench/results
 
     python bench/bench_dynamic.py                      # Korf's 100, every heuristic
     python bench/bench_dynamic.py --instances 1-25     # a subset (reported as such)
-    python bench/bench_dynamic.py --only ddb-pairs+triples,max --time-limit 60
+    python bench/bench_dynamic.py --only "ddb-pairs;ddb-pairs+triples" --time-limit 60
     python bench/bench_dynamic.py --board 5x5 --instances 1-10 --time-limit 600
 """
 
@@ -85,7 +85,7 @@ def main():
     ap.add_argument("--board", default="4x4")
     ap.add_argument("--file", default=None, help="instances (default: Korf's 100, or korf24_first10 on 5x5)")
     ap.add_argument("--instances", default=None, help="1-based positions in the file, e.g. 1-25 or 1,3,5-7")
-    ap.add_argument("--only", default=None, help="comma-separated configuration names")
+    ap.add_argument("--only", default=None, help="configuration names separated by semicolons")
     ap.add_argument("--time-limit", type=float, default=None, help="per instance, seconds of search")
     ap.add_argument("--out", default=str(HERE / "results" / "dynamic.json"))
     ap.add_argument("--quick", action="store_true", help="Korf's instances 1-10 only")
@@ -103,7 +103,7 @@ def main():
     instances = read_instances(path, board.n)
     chosen = parse_range("1-10" if args.quick and not args.instances else args.instances, len(instances))
     table = configs(board)
-    names = [n.strip() for n in args.only.split(",")] if args.only else list(table)
+    names = [n.strip() for n in args.only.split(";")] if args.only else list(table)
     out_path = Path(args.out)
     results = json.loads(out_path.read_text()) if out_path.exists() else {}
     key = f"{board.dims}"
@@ -120,7 +120,8 @@ def main():
             if r.solved and optimal is not None and r.length != optimal:
                 raise SystemExit(f"{name}: instance {ident} solved in {r.length}, optimal is {optimal}")
             rows.append({"id": ident, "h0": r.h0, "length": r.length, "nodes": r.nodes_generated,
-                         "expanded": r.nodes_expanded, "seconds": round(r.seconds, 4), "solved": r.solved})
+                         "expanded": r.nodes_expanded, "seconds": round(r.seconds, 4), "solved": r.solved,
+                         "iterations": r.iterations, "optimal": optimal})
             print(f"  {name} #{ident}: h0 {r.h0} length {r.length} nodes {r.nodes_generated:,} "
                   f"{r.seconds:.2f} s", file=sys.stderr, flush=True)
         solved = [r for r in rows if r["solved"]]
@@ -134,7 +135,9 @@ def main():
                    "mean_nodes": round(nodes / max(1, len(solved))), "total_nodes": nodes,
                    "seconds": round(seconds, 2), "nodes_per_second": round(nodes / seconds) if seconds else None,
                    "published": PUBLISHED_15.get(name) if board.n == 16 else None, "rows": rows}
-        results[key][name] = summary
+        # merge into the file as it is now: another run (another board) may have written it meanwhile
+        results = json.loads(out_path.read_text()) if out_path.exists() else {}
+        results.setdefault(key, {})[name] = summary
         out_path.parent.mkdir(parents=True, exist_ok=True)
         out_path.write_text(json.dumps(results, indent=1))
         del solver
