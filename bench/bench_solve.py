@@ -178,7 +178,8 @@ def main(argv=None):
         ph = pub.get("mean_h0")
         pn = pub.get("mean_nodes")
         lines.append(f"| {e['config']} | {e['instances']} | {e['mean_h0']:.2f} | {e['mean_nodes_generated']:,.0f} | "
-                     f"{e['total_seconds']:.3f} ({e['total_wall_seconds']:.3f}) | {e['nodes_per_second'] / 1e6:.1f} M | "
+                     f"{e['total_seconds']:.3f} ({e['total_wall_seconds']:.3f}) | "
+                     f"{e['nodes_per_second'] / 1e6:.1f} M | "
                      f"{'' if ph is None else ph} | {'' if pn is None else f'{pn:,.0f}'} |")
     table = "\n".join(lines)
     print()

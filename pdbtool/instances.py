@@ -220,7 +220,8 @@ def text_line(result) -> str:
     if result.solved:
         opt = ""
         if result.optimal is not None:
-            opt = f" (optimal {result.optimal})" if result.optimal == result.length else f" (FILE SAYS {result.optimal})"
+            same = result.optimal == result.length
+            opt = f" (optimal {result.optimal})" if same else f" (FILE SAYS {result.optimal})"
         moves = " ".join(str(t) for t in result.solution)
         return (f"{ident} length {result.length:>3}{opt}  h0 {result.h0:>3}  generated {result.nodes_generated:>13,}"
                 f"  expanded {result.nodes_expanded:>13,}  {result.seconds:8.3f} s  moves: {moves}")

@@ -370,7 +370,8 @@ def _resolve_partition(partition, board: Board | None):
         patterns = [TilePattern(board, tuple(p)) for p in patterns]
     pboard = patterns[0].board
     if board is not None and pboard != board:
-        raise SolverError(f"patterns for {pboard.dims} goal {pboard.goal_name}, not {board.dims} goal {board.goal_name}")
+        raise SolverError(f"patterns for {pboard.dims} goal {pboard.goal_name}, "
+                          f"not {board.dims} goal {board.goal_name}")
     name = "-".join([str(pboard.n - 1)] + [str(p.k) for p in patterns])
     return patterns, name, pboard
 

@@ -107,7 +107,8 @@ def test_bad_lines_are_reported_and_the_rest_solved(tmp_path):
     rows, summary = json_rows(result)
     by_id = {r["id"]: r for r in rows}
     assert by_id["ok1"]["solved"] and by_id["ok2"]["solved"] and by_id["ok2"]["error"] is None
-    expected = {"short": (2, "8 numbers do not make a square board"), "dup": (3, "tile 7 appears twice and tile 8 is missing"),
+    expected = {"short": (2, "8 numbers do not make a square board"),
+                "dup": (3, "tile 7 appears twice and tile 8 is missing"),
                 "range": (4, "out of range"), "odd": (5, "unsolvable"), "even": (6, "unsolvable"),
                 "wrong": (8, "found an optimal length of 1, but the file says 3")}
     errors = [ln for ln in result.stderr.splitlines() if ln.startswith("pdbtool: ")]
