@@ -10,6 +10,13 @@ import click
 from ..errors import PdbtoolError
 
 
+class UserError(click.ClickException):
+    """A one-line ``pdbtool: message`` on stderr and exit status 1 (like the per-line errors of solve)."""
+
+    def show(self, file=None):
+        click.echo(f"pdbtool: {self.format_message()}", err=True)
+
+
 def user_errors(func):
     """Turn library errors into a one-line message on stderr and exit status 1 (never a traceback)."""
 
@@ -18,12 +25,12 @@ def user_errors(func):
         try:
             return func(*args, **kwargs)
         except PdbtoolError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise UserError(str(exc)) from None
         except MemoryError:
-            raise click.ClickException("out of memory") from None
+            raise UserError("out of memory") from None
         except OSError as exc:
             where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-            raise click.ClickException(f"{where}{exc.strerror or exc}") from None
+            raise UserError(f"{where}{exc.strerror or exc}") from None
 
     return wrapper
 

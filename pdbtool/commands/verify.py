@@ -6,8 +6,8 @@ import json
 
 import click
 
-from ._common import (blank_option, board_option, cache_dir_option, goal_option, progress_bar, threads_option,
-                      user_errors)
+from ._common import (UserError, blank_option, board_option, cache_dir_option, goal_option, progress_bar,
+                      threads_option, user_errors)
 
 
 @click.command("verify")
@@ -82,5 +82,5 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
         click.echo(json.dumps(report.as_dict()) if as_json else report.summary())
     failed = [r for r in reports if not r.ok]
     if failed:
-        raise click.ClickException(f"{len(failed)} of {len(reports)} tables failed verification; "
+        raise UserError(f"{len(failed)} of {len(reports)} tables failed verification; "
                                    f"the first: {failed[0].summary()[len('FAIL '):]}")
