@@ -37,8 +37,8 @@ Blank-*minimized* tables are not: the least distance over blank regions jumps by
 opens or closes the region the blank needs (measured in ``docs/encodings.md``), and the largest consistent
 table below a minimized table is exactly the blank-ignored one; so mod3 and parity refuse minimized tables.
 
-Decoding kernels take the payload's address (an int64, as the IDA* kernel keeps its tables) and are
-``inline="always"``; ``*_value`` wrappers take the arrays, for tests and Python callers.
+Decoding kernels (``*_at``) take the payload's address (an int64, as the IDA* kernel keeps its tables) and
+are ``inline="always"``; ``value_of`` / ``exact_of`` take the arrays, for tests and Python callers.
 """
 
 from __future__ import annotations
