@@ -27,7 +27,7 @@ from .board import Board
 from .errors import PdbtoolError
 from .ida import EXHAUSTED, FOUND, GROW, INF, R_BLANK, R_BOUND, R_DEPTH, R_EXP, R_GEN, R_ITER, R_NEXT, RUNNING
 from .ida import _is_goal, _rank_row, load_u8
-from .vertex_cover import ConflictGraph, commit_move, revert_move, try_move
+from .vertex_cover import CMASK, ConflictGraph, commit_move, revert_move, try_move
 
 DYNAMIC_HEURISTICS = ("ddb", "max")
 
@@ -136,6 +136,11 @@ def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv
                         f = fd
                     if f < next_bound:
                         next_bound = f
+                continue
+        if g[CMASK, t] == (np.int64(1) << t):
+            # t has no conflict now, so the cover cannot drop: Manhattan alone bounds the child's h below
+            flb = d1 + hd[depth] + md[t, blank] - md[t, q]
+            if flb > bound and flb >= next_bound:
                 continue
         delta = try_move(t, blank, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
         hdc = hd[depth] + md[t, blank] - md[t, q] + 2 * delta
