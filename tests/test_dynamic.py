@@ -145,7 +145,7 @@ def test_incremental_equals_from_scratch_along_random_walks(tables, dims, name):
     cover = graph.reset(tiles)
     blank = int(np.flatnonzero(tiles == 0)[0])
     nonzero = 0
-    for step in range(3000):
+    for step in range(1500):
         moves = [q for q in nb[blank] if q >= 0]
         # try (and take back) every child first: a revert must leave the graph as it was
         for q in moves:
@@ -165,7 +165,7 @@ def test_incremental_equals_from_scratch_along_random_walks(tables, dims, name):
         # and the (memoized) covers equal a fresh branch and bound on the same edges
         assert cover == min_cover(graph.edges(), board.n)
         nonzero += cover > 0
-    assert nonzero > 1000  # the walk met real conflicts
+    assert nonzero > 600  # the walk met real conflicts
 
 
 # --- the search ------------------------------------------------------------------------------------------------
