@@ -327,16 +327,36 @@ def test_stale_temporaries_and_locks_are_swept_unless_their_table_is_being_writt
     assert leftovers(tmp_path) == []
 
 
+def start_ready_build(flags, name):
+    """A build process that imports everything, says it is ready, and starts only when told to go."""
+    script = textwrap.dedent(f"""
+        import pathlib, sys, time
+        import pdbtool.bfs, pdbtool.cache, pdbtool.commands.build
+        from pdbtool.cli import main
+        pathlib.Path({str(flags)!r}, "{name}.ready").touch()
+        while not pathlib.Path({str(flags)!r}, "{name}.go").exists():
+            time.sleep(0.01)
+        main(["build", *{SLOW_PATTERN!r}, "--cache-dir", {str(flags / "cache")!r}])
+    """)
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env(), cwd=REPO)
+
+
 def test_two_builds_of_one_table_build_it_once(tmp_path):
-    first = start_build(tmp_path)
-    wait_for(tmp_path / (SLOW_NAME + ".lock"), first)
-    second = start_build(tmp_path)
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    first, second = start_ready_build(tmp_path, "first"), start_ready_build(tmp_path, "second")
+    for name, proc in (("first", first), ("second", second)):
+        wait_for(tmp_path / f"{name}.ready", proc)
+    (tmp_path / "first.go").touch()
+    wait_for(cache_dir / (SLOW_NAME + ".lock"), first)  # the first builds, holding the lock ...
+    (tmp_path / "second.go").touch()                    # ... when the second, imports done, asks for it
     out1, err1 = first.communicate(timeout=120)
     out2, err2 = second.communicate(timeout=120)
     assert first.returncode == 0 and second.returncode == 0, (err1, err2)
     assert "built in" in out1 and "cached in" in out2, (out1, out2)
     assert "waiting for another process building" in err2
-    assert leftovers(tmp_path) == []
+    assert leftovers(cache_dir) == []
 
 
 def test_a_reader_never_sees_a_half_written_table(tmp_path):
