@@ -163,12 +163,15 @@ class PatternSum:
     the state reflected about the main diagonal (tile t in cell q -> tile R(t) in cell T(q)).
 
     ``tables[i]`` is the uint8 distance array of ``patterns[i]``, indexed by the rank of its placement
-    (a memory-mapped array is used in place, not copied).
+    (a memory-mapped array is used in place, not copied).  With ``shared[i]`` (a
+    :class:`pdbtool.symmetry.SharedTable`), ``tables[i]`` is instead the table of ``shared[i].source``,
+    looked up through the board symmetry that maps pattern i onto it: the same values, one table fewer.
     """
 
     name = "pdb"
 
-    def __init__(self, patterns: Sequence[TilePattern], tables: Sequence[np.ndarray], reflect: bool = True):
+    def __init__(self, patterns: Sequence[TilePattern], tables: Sequence[np.ndarray], reflect: bool = True,
+                 shared=None):
         if not patterns:
             raise HeuristicError("a pattern-database heuristic needs at least one pattern")
         if len(tables) != len(patterns):
@@ -189,12 +192,23 @@ class PatternSum:
         self.reflect = bool(reflect)
         n = board.n
         npat = len(self.patterns)
+        self.shared = list(shared) if shared is not None else [None] * npat
+        if len(self.shared) != npat:
+            raise HeuristicError(f"{npat} patterns but {len(self.shared)} sharing entries")
         self.pat = np.full(n, -1, dtype=np.int64)
         self.slot = np.full(n, -1, dtype=np.int64)
+        # the cell at which each pattern's table sees a cell of the state (row npat + i: of the reflected state)
+        self.cellmap = np.tile(np.arange(n, dtype=np.int64), (2 * npat, 1))
         for i, p in enumerate(self.patterns):
-            for s, t in enumerate(p.tiles):
+            via = self.shared[i]
+            if via is not None and (via.pattern != p or via.source.k != p.k):
+                raise HeuristicError(f"pattern {p}: sharing entry for another pattern ({via.pattern})")
+            slots = via.slots() if via is not None else {t: s for s, t in enumerate(p.tiles)}
+            for t in p.tiles:
                 self.pat[t] = i
-                self.slot[t] = s
+                self.slot[t] = slots[t]
+            if via is not None:
+                self.cellmap[i] = via.cell_map()
         if self.reflect:
             self.tcell = board.reflect_cell()
             self.rtile = board.reflect_tile()
@@ -203,6 +217,8 @@ class PatternSum:
             self.rtile = np.arange(n, dtype=np.int64)
         self.rpat = self.pat[self.rtile].copy()
         self.rslot = self.slot[self.rtile].copy()
+        for i in range(npat):
+            self.cellmap[npat + i] = self.cellmap[i][self.tcell]
         self.kk = np.array([p.k for p in self.patterns], dtype=np.int64)
         self.kmax = int(self.kk.max())
         # addresses of the tables for the kernel's raw loads; self.tables keeps them alive
@@ -224,10 +240,11 @@ class PatternSum:
         where[tiles] = np.arange(n)
         cells = np.zeros((2 * self.npat, self.kmax), dtype=np.int64)
         for i, p in enumerate(self.patterns):
-            for s, t in enumerate(p.tiles):
-                cells[i, s] = where[t]
+            for t in p.tiles:
+                s = self.slot[t]
+                cells[i, s] = self.cellmap[i, where[t]]
                 # reflected state: tile t stands where R(t) stands in the state, transposed
-                cells[self.npat + i, s] = self.tcell[where[self.rtile[t]]]
+                cells[self.npat + i, s] = self.cellmap[self.npat + i, where[self.rtile[t]]]
         return cells
 
     def parts(self, state: Sequence[int]) -> tuple[list[int], list[int]]:
@@ -269,13 +286,13 @@ class PatternSum:
         nsurv = np.zeros(capacity, dtype=np.int64)
         vmask = np.zeros(capacity, dtype=np.int64)
         h0 = max(hsum[0, 0], hsum[0, 1]) if self.reflect else hsum[0, 0]
-        params = (self.npat, self.reflect, self.pat, self.slot, self.rpat, self.rslot, self.tcell, self.kk,
+        params = (self.npat, self.reflect, self.pat, self.slot, self.rpat, self.rslot, self.cellmap, self.kk,
                   self._cells(tiles), self.addrs)
         return int(h0), (hv, hsum, child_h, child_v, surv, nsurv, vmask), params
 
 
 def make_heuristic(name: str, board: Board, patterns: Sequence[TilePattern] | None = None,
-                   tables: Sequence[np.ndarray] | None = None, reflect: bool = True):
+                   tables: Sequence[np.ndarray] | None = None, reflect: bool = True, shared=None):
     """A heuristic object by name (``pdb`` needs the patterns and their tables)."""
     if name == "manhattan":
         return Manhattan(board)
@@ -284,5 +301,5 @@ def make_heuristic(name: str, board: Board, patterns: Sequence[TilePattern] | No
     if name == "pdb":
         if patterns is None or tables is None:
             raise HeuristicError("the pdb heuristic needs a partition and its tables")
-        return PatternSum(patterns, tables, reflect)
+        return PatternSum(patterns, tables, reflect, shared)
     raise HeuristicError(f"unknown heuristic {name!r}: choose one of {', '.join(HEURISTICS)}")

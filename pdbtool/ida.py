@@ -15,10 +15,14 @@ Conventions shared by the kernels
   Korf's 1985 counts, which include the start node, equal ``generated + 1`` under these rules.
 * ``reg`` holds the registers: depth (-1 = start a new iteration), bound, next bound, generated,
   expanded, blank cell, iterations.  Level ``d`` of the stack is the node at depth d on the current path;
-  ``next_move[d]`` is the next move to try there, ``prev_move[d]`` the move that led to it (-1 at the root).
+  ``next_move[d]`` is the next move to try there, ``prev_move[d]`` the move that led to it (at the root:
+  ``reg[R_ROOT_PREV]``, -1 for the start state, the move into it for a subtree of a parallel search).
 * Return value: ``RUNNING`` (budget used up; call again), ``FOUND`` (the path is on the stack, depth =
   ``reg[R_DEPTH]``), ``EXHAUSTED`` (no solution: nothing left under any bound), ``GROW`` (the next bound
-  needs a deeper stack: reallocate and call again; the kernel is between iterations).
+  needs a deeper stack: reallocate and call again; the kernel is between iterations), ``ITERATION_DONE``
+  (only with ``reg[R_ONE_ITERATION]`` set: the iteration of bound ``reg[R_BOUND]`` is over, its next bound
+  in ``reg[R_NEXT]``; :mod:`pdbtool.parallel` searches subtrees this way).
+* The kernels release the GIL (``nogil``), so that threads can search subtrees of one iteration at once.
 """
 
 from __future__ import annotations
@@ -32,10 +36,10 @@ from ._intrinsics import popcount
 
 import numba
 
-R_DEPTH, R_BOUND, R_NEXT, R_GEN, R_EXP, R_BLANK, R_ITER = range(7)
-N_REGS = 8
+R_DEPTH, R_BOUND, R_NEXT, R_GEN, R_EXP, R_BLANK, R_ITER, R_ROOT_PREV, R_ONE_ITERATION = range(9)
+N_REGS = 10
 
-RUNNING, FOUND, EXHAUSTED, GROW = 0, 1, 2, 3
+RUNNING, FOUND, EXHAUSTED, GROW, ITERATION_DONE = 0, 1, 2, 3, 4
 
 INF = 1 << 40
 
@@ -75,7 +79,7 @@ def _rank_row(cells, p, k, n):
 
 # --- Manhattan distance ---------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ida_manhattan(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hlev, md):
     """IDA* with Manhattan distance; ``md[t, c]`` = distance of tile t in cell c; ``hlev[d]`` = h at level d."""
     depth = reg[R_DEPTH]
@@ -100,13 +104,16 @@ def ida_manhattan(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hlev
             reg[R_ITER] += 1
             depth = 0
             next_move[0] = 0
-            prev_move[0] = -1
+            prev_move[0] = reg[R_ROOT_PREV]
             expanded += 1
             continue
         m = next_move[depth]
         if m == 4:
             if depth == 0:
                 depth = -1
+                if reg[R_ONE_ITERATION]:
+                    status = ITERATION_DONE
+                    break
                 continue
             # undo the move that led here: the tile that moved sits in the parent's blank cell
             pb = nb[blank, 3 - prev_move[depth]]
@@ -151,7 +158,7 @@ def ida_manhattan(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hlev
 
 # --- Manhattan distance plus linear conflicts ---------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ida_linear_conflict(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hlev, md,
                         row_of, col_of, row_code, col_code, row_contrib, col_contrib, row_lc, col_lc):
     """IDA* with Manhattan distance plus linear conflicts (Hansson, Mayer & Yung 1992).
@@ -184,13 +191,16 @@ def ida_linear_conflict(tiles, nb, goal_tiles, reg, budget, next_move, prev_move
             reg[R_ITER] += 1
             depth = 0
             next_move[0] = 0
-            prev_move[0] = -1
+            prev_move[0] = reg[R_ROOT_PREV]
             expanded += 1
             continue
         m = next_move[depth]
         if m == 4:
             if depth == 0:
                 depth = -1
+                if reg[R_ONE_ITERATION]:
+                    status = ITERATION_DONE
+                    break
                 continue
             pm = prev_move[depth]
             pb = nb[blank, 3 - pm]
@@ -270,7 +280,7 @@ def ida_linear_conflict(tiles, nb, goal_tiles, reg, budget, next_move, prev_move
 
 @njit(cache=True, inline="always")
 def _pdb_expand(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, surv, nsurv, vmask, n,
-                npat, reflect, pat, slot, rpat, rslot, tcell, kk, cells, addrs, bound, next_bound):
+                npat, reflect, pat, slot, rpat, rslot, cellmap, kk, cells, addrs, bound, next_bound):
     """Generate the children of the node at level ``d``: their h, the list of those within the bound
     (``surv[d, :nsurv[d]]``, in move order) and the mask of all of them (``vmask[d]``).  Returns the new
     next bound and the number of children generated.
@@ -293,9 +303,9 @@ def _pdb_expand(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, surv
         v = 0
         if p >= 0:
             s = slot[t]
-            cells[p, s] = blank
+            cells[p, s] = cellmap[p, blank]
             r = _rank_row(cells, p, kk[p], n)
-            cells[p, s] = q
+            cells[p, s] = cellmap[p, q]
             v = load_u8(addrs[p] + r)
             sn += v - hv[d, p]
         child_v[d, m, 0] = v
@@ -316,9 +326,9 @@ def _pdb_expand(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, surv
             if p >= 0:
                 row = npat + p
                 s = rslot[t]
-                cells[row, s] = tcell[blank]
+                cells[row, s] = cellmap[row, blank]
                 r = _rank_row(cells, row, kk[p], n)
-                cells[row, s] = tcell[q]
+                cells[row, s] = cellmap[row, q]
                 v = load_u8(addrs[p] + r)
                 sr += v - hv[d, row]
             child_v[d, m, 1] = v
@@ -342,13 +352,16 @@ def _pdb_expand(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, surv
     return next_bound, count
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, child_h, child_v, surv,
-            nsurv, vmask, npat, reflect, pat, slot, rpat, rslot, tcell, kk, cells, addrs):
+            nsurv, vmask, npat, reflect, pat, slot, rpat, rslot, cellmap, kk, cells, addrs):
     """IDA* with the sum of disjoint pattern tables (and the max with the same sum on the reflected state).
 
-    ``pat[t]``/``slot[t]``: the pattern of tile t (-1: none) and t's index in it; ``rpat[t]``/``rslot[t]``
-    the same for the reflected twin R(t), whose cell in the reflected state is ``tcell[cell of t]``.
+    ``pat[t]``/``slot[t]``: the pattern of tile t (-1: none) and the index at which its table ranks t;
+    ``rpat[t]``/``rslot[t]`` the same for the reflected twin R(t).  ``cellmap[p, c]`` is the cell at which
+    pattern p's table sees a tile of p standing in cell c (the identity for a table built for p, a board
+    symmetry for a table shared with an image of p, :mod:`pdbtool.symmetry`); row ``npat + p`` is the same
+    for the reflected state (composed with the transpose).
     ``addrs[p]`` is the address of pattern p's byte table, indexed by the rank of its placement.
     ``hv[0]``, ``hsum[0]`` and ``cells`` must describe the start state before the first call.
 
@@ -381,10 +394,10 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
             reg[R_ITER] += 1
             depth = 0
             next_move[0] = 0
-            prev_move[0] = -1
+            prev_move[0] = reg[R_ROOT_PREV]
             expanded += 1
             next_bound, count = _pdb_expand(0, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v,
-                                            surv, nsurv, vmask, n, npat, reflect, pat, slot, rpat, rslot, tcell, kk,
+                                            surv, nsurv, vmask, n, npat, reflect, pat, slot, rpat, rslot, cellmap, kk,
                                             cells, addrs, bound, next_bound)
             generated += count
             continue
@@ -392,16 +405,19 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
         if i == nsurv[depth]:
             if depth == 0:
                 depth = -1
+                if reg[R_ONE_ITERATION]:
+                    status = ITERATION_DONE
+                    break
                 continue
             pb = nb[blank, 3 - prev_move[depth]]
             t = tiles[pb]
             p = pat[t]
             if p >= 0:
-                cells[p, slot[t]] = blank
+                cells[p, slot[t]] = cellmap[p, blank]
             if reflect:
                 p = rpat[t]
                 if p >= 0:
-                    cells[npat + p, rslot[t]] = tcell[blank]
+                    cells[npat + p, rslot[t]] = cellmap[npat + p, blank]
             tiles[blank] = t
             tiles[pb] = 0
             blank = pb
@@ -420,7 +436,7 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
         hsum[d1, 1] = hsum[depth, 1]
         p = pat[t]
         if p >= 0:
-            cells[p, slot[t]] = blank
+            cells[p, slot[t]] = cellmap[p, blank]
             v = child_v[depth, m, 0]
             hsum[d1, 0] += v - hv[depth, p]
             hv[d1, p] = v
@@ -428,7 +444,7 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
             p = rpat[t]
             if p >= 0:
                 row = npat + p
-                cells[row, rslot[t]] = tcell[blank]
+                cells[row, rslot[t]] = cellmap[row, blank]
                 v = child_v[depth, m, 1]
                 hsum[d1, 1] += v - hv[depth, row]
                 hv[d1, row] = v
@@ -448,7 +464,7 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
             break
         expanded += 1
         next_bound, count = _pdb_expand(depth, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v,
-                                        surv, nsurv, vmask, n, npat, reflect, pat, slot, rpat, rslot, tcell, kk,
+                                        surv, nsurv, vmask, n, npat, reflect, pat, slot, rpat, rslot, cellmap, kk,
                                         cells, addrs, bound, next_bound)
         generated += count
         if generated >= stop:
@@ -468,4 +484,5 @@ def new_registers(h0: int, blank: int) -> np.ndarray:
     reg[R_DEPTH] = -1
     reg[R_NEXT] = h0
     reg[R_BLANK] = blank
+    reg[R_ROOT_PREV] = -1
     return reg

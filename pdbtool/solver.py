@@ -79,7 +79,7 @@ class Solver:
     def __init__(self, board: Board | None = None, heuristic: str = "pdb", partition=None, reflect: bool = True,
                  cache=None, cache_dir=None, tables: Sequence[np.ndarray] | None = None,
                  threads: int | None = None, notify: Callable[[str], None] | None = None,
-                 dynamic: str | None = None):
+                 dynamic: str | None = None, search_threads: int = 1):
         from .ida_dynamic import DYNAMIC_HEURISTICS
 
         if heuristic not in HEURISTICS + DYNAMIC_HEURISTICS:
@@ -88,6 +88,7 @@ class Solver:
         patterns = None
         self.partition_name = None
         self.dynamic = (dynamic or "pairs+triples") if heuristic in DYNAMIC_HEURISTICS else None
+        shared = None
         if heuristic in ("pdb", "max"):
             patterns, self.partition_name, board = _resolve_partition(partition, board)
             if tables is None:
@@ -95,9 +96,21 @@ class Solver:
                     from .cache import TableCache
 
                     cache = TableCache(cache_dir, notify=notify)
-                loaded = [cache.get(p, "minimized", threads=threads) for p in patterns]
-                self._keep = loaded
-                tables = [t.values for t in loaded]
+                # pdb looks a pattern that is a board symmetry's image of another up in that one's table
+                # (pdbtool.symmetry); the dynamic kernels of max index every table directly
+                if heuristic == "pdb":
+                    from .symmetry import share_tables
+
+                    shared = share_tables(patterns, "minimized")
+                else:
+                    shared = [None] * len(patterns)
+                loaded = {}
+                for p, via in zip(patterns, shared):
+                    source = p if via is None else via.source
+                    if source not in loaded:
+                        loaded[source] = cache.get(source, "minimized", threads=threads)
+                self._keep = list(loaded.values())
+                tables = [loaded[p if via is None else via.source].values for p, via in zip(patterns, shared)]
             reflect = bool(reflect) and board.reflection_valid()
         elif board is None:
             raise SolverError("a board is needed")
@@ -110,9 +123,10 @@ class Solver:
             self.heuristic = make_dynamic_heuristic(heuristic, board, self.dynamic, patterns, tables, self.reflect,
                                                     cache=cache, cache_dir=cache_dir, threads=threads, notify=notify)
         else:
-            self.heuristic = make_heuristic(heuristic, board, patterns, tables, self.reflect)
+            self.heuristic = make_heuristic(heuristic, board, patterns, tables, self.reflect, shared)
         self.nb = board.neighbours()
         self.goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
+        self.search_threads = _check_search_threads(search_threads, heuristic)
 
     _warm = False
 
@@ -123,7 +137,7 @@ class Solver:
         blank = goal.index(0)
         q = next(int(c) for c in self.nb[blank] if c >= 0)
         goal[blank], goal[q] = goal[q], 0
-        self.solve(goal, node_limit=100)
+        self.solve(goal, node_limit=100, threads=1)
 
     @property
     def label(self) -> str:
@@ -140,10 +154,14 @@ class Solver:
         return self.heuristic.value(self.board.check_state(state))
 
     def solve(self, state: Sequence[int], time_limit: float | None = None, node_limit: int | None = None,
-              progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES) -> SolveResult:
+              progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES,
+              threads: int | None = None) -> SolveResult:
         """Solve one state optimally.  ``progress(bound, generated, expanded)`` is called between chunks.
 
-        With a time or node limit, an instance that runs out is returned with ``solved=False``."""
+        With a time or node limit, an instance that runs out is returned with ``solved=False``.  With
+        ``threads`` > 1 (default: the solver's ``search_threads``), each iteration's subtrees are searched
+        by that many threads (:mod:`pdbtool.parallel`); ``cpu_seconds`` is then the CPU time of the whole
+        process during the search."""
         from . import ida
 
         state = self.board.check_state(state)
@@ -160,6 +178,10 @@ class Solver:
             result.seconds = time.perf_counter() - start
             result.cpu_seconds = time.thread_time() - cpu_start
             return result
+        threads = _check_search_threads(self.search_threads if threads is None else threads, self.heuristic_name)
+        if threads > 1:
+            return self._solve_parallel(state, int(h0), result, threads, start, time_limit, node_limit, progress,
+                                        chunk)
         blank = int(np.flatnonzero(tiles == 0)[0])
         reg = ida.new_registers(int(h0), blank)
         next_move = np.zeros(capacity, dtype=np.int64)
@@ -202,6 +224,36 @@ class Solver:
         result.cpu_seconds = time.thread_time() - cpu_start
         return result
 
+    def _solve_parallel(self, state, h0, result, threads, start, time_limit, node_limit, progress, chunk):
+        from .parallel import parallel_search
+
+        cpu_start = time.process_time()
+        deadline = None if time_limit is None else start + time_limit
+        out = parallel_search(self.heuristic, self.nb, self.goal_tiles, state, h0, threads, deadline=deadline,
+                              node_limit=node_limit, progress=progress, chunk=chunk)
+        if out.moves is not None:
+            result.solution = _tiles_moved(state, out.moves, self.nb)
+            result.length = len(out.moves)
+            result.solved = True
+        else:
+            result.timed_out = True
+        result.nodes_generated = out.generated
+        result.nodes_expanded = out.expanded
+        result.iterations = out.iterations
+        result.seconds = time.perf_counter() - start
+        result.cpu_seconds = time.process_time() - cpu_start
+        return result
+
+
+def _check_search_threads(threads, heuristic: str) -> int:
+    threads = 1 if threads is None else int(threads)
+    if threads < 1:
+        raise SolverError(f"search threads must be at least 1, not {threads}")
+    if threads > 1 and heuristic not in HEURISTICS:
+        raise SolverError(f"several search threads work with the {', '.join(HEURISTICS)} heuristics, "
+                          f"not {heuristic}")
+    return threads
+
 
 @dataclass
 class SolveOptions:
@@ -215,6 +267,7 @@ class SolveOptions:
     node_limit: int | None = None
     threads: int | None = None
     dynamic: str | None = None
+    search_threads: int = 1
 
 
 class SolverPool:
@@ -231,7 +284,8 @@ class SolverPool:
             try:
                 self._solvers[board] = Solver(board, heuristic=o.heuristic, partition=o.partition,
                                               reflect=o.reflect, cache_dir=o.cache_dir, threads=o.threads,
-                                              notify=self.notify, dynamic=o.dynamic)
+                                              notify=self.notify, dynamic=o.dynamic,
+                                              search_threads=o.search_threads)
             except PdbtoolError as exc:
                 self._solvers[board] = exc
         solver = self._solvers[board]
