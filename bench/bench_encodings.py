@@ -128,7 +128,7 @@ def main(argv=None):
                     entry = {"tiles": list(p.tiles), "entries": p.entries, "payload_bytes": int(loaded.values.nbytes),
                              "file_bytes": path.stat().st_size, "convert_seconds": round(convert, 3),
                              "load_seconds": round(load, 4), "lookup_ns": round(ns, 1)}
-                    for key in ("saturated", "nonzero", "mean_loss"):
+                    for key in ("saturated", "nonzero", "mean_loss", "encode_seconds"):
                         if key in info:
                             entry[key] = info[key]
                     if encoding == "byte":
@@ -143,6 +143,7 @@ def main(argv=None):
                     del loaded
                 row["bits_per_entry"] = round(8 * row["payload_bytes"] / row["entries"], 4)
                 row["convert_seconds"] = round(row["convert_seconds"], 3)
+                row["encode_seconds"] = round(sum(t.get("encode_seconds", 0.0) for t in row["tables"]), 3)
                 row["load_seconds"] = round(row["load_seconds"], 4)
                 if encoding == "min-nibble":   # mean drop of h over all entries, weighted by table size
                     row["mean_loss"] = round(sum(t["mean_loss"] * t["entries"] for t in row["tables"])
@@ -154,7 +155,8 @@ def main(argv=None):
                 rows.append(row)
                 label = encoding + (f" C={params['group']}" if params else "")
                 print(f"{name:9s} {blank:9s} {label:14s} {row['file_bytes'] / 1e6:10.2f} MB  "
-                      f"{row['bits_per_entry']:6.3f} b/entry  convert {row['convert_seconds']:7.2f} s  "
+                      f"{row['bits_per_entry']:6.3f} b/entry  encode {row['encode_seconds']:6.2f} s  "
+                      f"(+ write {row['convert_seconds'] - row['encode_seconds']:5.2f} s)  "
                       f"load {row['load_seconds']:6.3f} s  lookup "
                       + "/".join(f"{t['lookup_ns']:.0f}" for t in row["tables"]) + " ns"
                       + (f"  saturated {row['saturated']:,}" if row["saturated"] else "")
