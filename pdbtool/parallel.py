@@ -45,6 +45,8 @@ class ParallelOutcome:
     timed_out: bool = False
     bound: int = 0
     subtrees: list[int] = field(default_factory=list)  # subtrees per iteration
+    # (bound, generated, expanded) after each iteration that ran to its end, counts cumulative
+    finished: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 class _Shared:
@@ -229,6 +231,7 @@ def parallel_search(heuristic, nb: np.ndarray, goal_tiles: np.ndarray, state, h0
             return out
         if shared.next_bound >= ida.INF:
             raise RuntimeError("the search space was exhausted without reaching the goal (a bug)")
+        out.finished.append((bound, out.generated, out.expanded))
         bound = shared.next_bound
         if progress is not None:
             progress(bound, out.generated, out.expanded)

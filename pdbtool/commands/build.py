@@ -50,7 +50,20 @@ def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, for
     params = normalize_params(encoding, None, group)
     patterns = resolve_patterns(partition, pattern, board_dims, goal)
     cache = TableCache(cache_dir, notify=say)
-    for p in patterns:
+    shared = [None] * len(patterns)
+    if partition is not None and encoding == "byte":
+        from ..symmetry import share_tables
+
+        shared = share_tables(patterns, blank)  # an image of another pattern under a board symmetry: not built
+    for p, via in zip(patterns, shared):
+        if via is not None:
+            if as_json:
+                click.echo(json.dumps({"tiles": list(p.tiles), "board": p.board.dims, "blank": blank,
+                                       "entries": p.entries, "built": False, "shared_with": list(via.source.tiles),
+                                       "symmetry": via.symmetry.name}))
+            else:
+                click.echo(f"{{{p}}} on {p.board.dims} ({blank}): not built, {via.describe()}")
+            continue
         start = time.perf_counter()
         built, converted = [], []
         bar, update = progress_bar(f"{p.board.dims} {{{p}}} {blank}")
