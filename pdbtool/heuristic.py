@@ -183,12 +183,7 @@ class PatternSum:
                                  f"main diagonal, not {board.dims} goal {board.goal_name}")
         self.board = board
         self.patterns = list(patterns)
-        self.tables = []
-        for p, t in zip(patterns, tables):
-            arr = np.asarray(t)
-            if arr.dtype != np.uint8 or arr.ndim != 1 or arr.shape[0] != p.entries or not arr.flags.c_contiguous:
-                raise HeuristicError(f"table of pattern {p} is not a contiguous uint8 array of {p.entries} entries")
-            self.tables.append(arr)
+        self.tables = [self._checked_table(p, t) for p, t in zip(patterns, tables)]
         self.reflect = bool(reflect)
         n = board.n
         npat = len(self.patterns)
@@ -224,6 +219,14 @@ class PatternSum:
         # addresses of the tables for the kernel's raw loads; self.tables keeps them alive
         self.addrs = np.array([t.ctypes.data for t in self.tables], dtype=np.int64)
         self.npat = npat
+
+    def _checked_table(self, pattern: TilePattern, table) -> np.ndarray:
+        """The table as the kernel reads it (subclasses with other table layouts override this)."""
+        arr = np.asarray(table)
+        if arr.dtype != np.uint8 or arr.ndim != 1 or arr.shape[0] != pattern.entries or not arr.flags.c_contiguous:
+            raise HeuristicError(f"table of pattern {pattern} is not a contiguous uint8 array of "
+                                 f"{pattern.entries} entries")
+        return arr
 
     # --- whole-state evaluation ------------------------------------------------------------------------
     def reflected(self, state: Sequence[int]) -> np.ndarray:

@@ -74,12 +74,17 @@ class Solver:
     * ``cache`` / ``cache_dir``: a ``TableCache`` (tables are built on first use, then memory-mapped).
     * ``ddb`` / ``max`` (:mod:`pdbtool.ida_dynamic`): the dynamic set ``dynamic`` (``pairs`` or
       ``pairs+triples``, the default); ``max`` also takes the static ``partition``.
+    * ``blank``: the tables' blank rule, ``minimized`` (default) or ``ignored``.
+    * ``encoding`` / ``group`` (pdb): search tables stored in a compact encoding (:mod:`pdbtool.encodings`,
+      kernel :mod:`pdbtool.ida_encoded`); ``mod3`` and ``parity`` need ``blank="ignored"``.  Lossless
+      encodings give the byte encoding's node counts and solutions.
     """
 
     def __init__(self, board: Board | None = None, heuristic: str = "pdb", partition=None, reflect: bool = True,
                  cache=None, cache_dir=None, tables: Sequence[np.ndarray] | None = None,
                  threads: int | None = None, notify: Callable[[str], None] | None = None,
-                 dynamic: str | None = None, search_threads: int = 1):
+                 dynamic: str | None = None, search_threads: int = 1, encoding: str = "byte",
+                 group: int | None = None, blank: str = "minimized"):
         from .ida_dynamic import DYNAMIC_HEURISTICS
 
         if heuristic not in HEURISTICS + DYNAMIC_HEURISTICS:
@@ -89,6 +94,17 @@ class Solver:
         self.partition_name = None
         self.dynamic = (dynamic or "pairs+triples") if heuristic in DYNAMIC_HEURISTICS else None
         shared = None
+        if blank not in ("minimized", "ignored"):
+            raise SolverError(f"blank rule {blank!r}: choose minimized or ignored")
+        if encoding != "byte" or group is not None:
+            if heuristic != "pdb":
+                raise SolverError(f"--encoding applies to --heuristic pdb only, not {heuristic}")
+            from .ida_encoded import check_encoding
+
+            enc_params = check_encoding(encoding, blank, group)
+        else:
+            enc_params = {}
+        self.encoding, self.blank = encoding, blank
         if heuristic in ("pdb", "max"):
             patterns, self.partition_name, board = _resolve_partition(partition, board)
             if tables is None:
@@ -101,14 +117,15 @@ class Solver:
                 if heuristic == "pdb":
                     from .symmetry import share_tables
 
-                    shared = share_tables(patterns, "minimized")
+                    shared = share_tables(patterns, blank)
                 else:
                     shared = [None] * len(patterns)
                 loaded = {}
                 for p, via in zip(patterns, shared):
                     source = p if via is None else via.source
                     if source not in loaded:
-                        loaded[source] = cache.get(source, "minimized", threads=threads)
+                        loaded[source] = cache.get(source, blank, threads=threads, encoding=encoding,
+                                                   params=enc_params)
                 self._keep = list(loaded.values())
                 tables = [loaded[p if via is None else via.source].values for p, via in zip(patterns, shared)]
             reflect = bool(reflect) and board.reflection_valid()
@@ -122,6 +139,10 @@ class Solver:
 
             self.heuristic = make_dynamic_heuristic(heuristic, board, self.dynamic, patterns, tables, self.reflect,
                                                     cache=cache, cache_dir=cache_dir, threads=threads, notify=notify)
+        elif encoding != "byte":
+            from .ida_encoded import EncodedPatternSum
+
+            self.heuristic = EncodedPatternSum(patterns, tables, encoding, enc_params, self.reflect, shared)
         else:
             self.heuristic = make_heuristic(heuristic, board, patterns, tables, self.reflect, shared)
         self.nb = board.neighbours()
@@ -147,7 +168,11 @@ class Solver:
             return f"max({self.partition_name}{'+reflect' if self.reflect else ''}, ddb-{self.dynamic})"
         if self.heuristic_name != "pdb":
             return self.heuristic_name
-        return f"{self.partition_name}{'+reflect' if self.reflect else ''}"
+        tables = ""
+        if self.blank != "minimized" or self.encoding != "byte":
+            group = getattr(self.heuristic, "params", {}).get("group")
+            tables = f" {self.blank} {self.encoding}" + (f" group {group}" if group else "")
+        return f"{self.partition_name}{'+reflect' if self.reflect else ''}{tables}"
 
     def h(self, state: Sequence[int]) -> int:
         """The heuristic value of a state."""
@@ -268,6 +293,9 @@ class SolveOptions:
     threads: int | None = None
     dynamic: str | None = None
     search_threads: int = 1
+    encoding: str = "byte"
+    group: int | None = None
+    blank: str = "minimized"
 
 
 class SolverPool:
@@ -285,7 +313,8 @@ class SolverPool:
                 self._solvers[board] = Solver(board, heuristic=o.heuristic, partition=o.partition,
                                               reflect=o.reflect, cache_dir=o.cache_dir, threads=o.threads,
                                               notify=self.notify, dynamic=o.dynamic,
-                                              search_threads=o.search_threads)
+                                              search_threads=o.search_threads, encoding=o.encoding,
+                                              group=o.group, blank=o.blank)
             except PdbtoolError as exc:
                 self._solvers[board] = exc
         solver = self._solvers[board]
