@@ -22,6 +22,12 @@ from ._common import board_option, cache_dir_option, goal_option, say, user_erro
 @click.option("--dynamic", type=click.Choice(["pairs", "pairs+triples"]), default=None,
               help="Tables of ddb and max (default: pairs+triples).")
 @click.option("--no-reflect", is_flag=True, help="Do not take the max with the diagonal reflection.")
+@click.option("--blank", type=click.Choice(["minimized", "ignored"]), default="minimized", show_default=True,
+              help="Blank rule of the pattern tables (mod3 and parity need ignored).")
+@click.option("--encoding", type=click.Choice(["byte", "nibble", "mod3", "parity", "min-nibble", "sparse"]),
+              default="byte", show_default=True,
+              help="Encoding of the pattern tables (converted from byte tables if absent; pdb only).")
+@click.option("--group", type=int, default=None, metavar="C", help="Group size of min-nibble (a power of two).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Solve instances in this many processes (they share the memory-mapped tables).")
 @click.option("--threads", type=click.IntRange(1, 1024), default=1, show_default=True,
@@ -34,7 +40,7 @@ from ._common import board_option, cache_dir_option, goal_option, say, user_erro
               help="text: a line per instance and a summary; json: JSON Lines; csv: a row per instance.")
 @user_errors
 def command(instances, board_dims, goal, partition, heuristic, dynamic, no_reflect, jobs, threads, time_limit, cache_dir,
-            fmt):
+            fmt, blank, encoding, group):
     """Solve the instances of a file (or - for stdin) optimally with IDA*.
 
     A line holds the tile in each cell, row by row (0 = blank), optionally preceded by an id; '#' starts a
@@ -48,6 +54,7 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
       pdbtool solve examples/korf100.txt
       pdbtool solve examples/8puzzle.txt --heuristic manhattan --format json
       pdbtool solve examples/korf100.txt --partition 15-6-6-3 --jobs 2 --format csv > out.csv
+      pdbtool solve examples/korf100.txt --partition 15-6-6-3 --blank ignored --encoding mod3
       pdbtool solve examples/korf24.txt --threads 2 --time-limit 600
     """
     start = time.perf_counter()
@@ -60,12 +67,21 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         raise click.UsageError("--partition applies to --heuristic pdb and max only")
     if heuristic not in ("ddb", "max") and dynamic is not None:
         raise click.UsageError("--dynamic applies to --heuristic ddb and max only")
+    if heuristic != "pdb" and (encoding != "byte" or group is not None):
+        raise click.UsageError("--encoding and --group apply to --heuristic pdb only")
+    if heuristic not in ("pdb", "max") and blank != "minimized":
+        raise click.UsageError("--blank applies to --heuristic pdb and max only")
+    if encoding != "byte" or group is not None:
+        from ..ida_encoded import check_encoding
+
+        check_encoding(encoding, blank, group)   # one line for the user before any instance is read
     if heuristic in ("ddb", "max") and threads > 1:
         raise click.UsageError("--threads applies to --heuristic pdb, manhattan and linear-conflict only")
     items = load_instances(instances, board, goal)
     if not items:
         say(f"{instances if instances != '-' else '<stdin>'}: no instances")
-    options = SolveOptions(heuristic=heuristic, partition=partition, reflect=not no_reflect,
+    options = SolveOptions(heuristic=heuristic, blank=blank, encoding=encoding, group=group,
+                           partition=partition, reflect=not no_reflect,
                            cache_dir=cache_dir, time_limit=time_limit, dynamic=dynamic,
                            threads=threads if threads > 1 else None, search_threads=threads)
     writer = ResultWriter(sys.stdout, fmt)
