@@ -36,7 +36,7 @@ test: install-test
 	$(BIN)/python -m pytest -q
 
 bench: install-test
-	$(BIN)/python bench/run.py
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis bench/results
