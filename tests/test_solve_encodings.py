@@ -170,3 +170,18 @@ def test_command_choices_are_the_encodings():
 
     choice = next(p for p in command.params if p.name == "encoding").type.choices
     assert tuple(choice) == ENCODINGS
+
+
+def test_threads_search_encoded_tables(cache):
+    """The parallel search (subtrees on threads, frontier h by EXACT) works with mod3 and parity tables."""
+    from pdbtool.parallel import parallel_search
+
+    state, optimal = KORF[42]
+    for encoding in ("mod3", "parity"):
+        solver = Solver(BOARD, partition="15-5-5-5", cache=cache, blank="ignored", encoding=encoding)
+        serial = solver.solve(state)
+        out = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, serial.h0, 2,
+                              frontier_per_thread=3, serial_below=0)
+        assert len(out.moves) == optimal and out.iterations == serial.iterations
+        assert max(out.subtrees) > 1
+        assert solver.solve(state, threads=2).length == optimal
