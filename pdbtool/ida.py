@@ -280,7 +280,7 @@ def ida_linear_conflict(tiles, nb, goal_tiles, reg, budget, next_move, prev_move
 
 @njit(cache=True, inline="always")
 def _pdb_expand(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, surv, nsurv, vmask, n,
-                npat, reflect, pat, slot, rpat, rslot, cellmap, kk, cells, addrs, bound, next_bound):
+                npat, reflect, pat, slot, rpat, rslot, cellmap, mapped, kk, cells, addrs, bound, next_bound):
     """Generate the children of the node at level ``d``: their h, the list of those within the bound
     (``surv[d, :nsurv[d]]``, in move order) and the mask of all of them (``vmask[d]``).  Returns the new
     next bound and the number of children generated.
@@ -303,9 +303,14 @@ def _pdb_expand(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, surv
         v = 0
         if p >= 0:
             s = slot[t]
-            cells[p, s] = cellmap[p, blank]
-            r = _rank_row(cells, p, kk[p], n)
-            cells[p, s] = cellmap[p, q]
+            if mapped:
+                cells[p, s] = cellmap[p, blank]
+                r = _rank_row(cells, p, kk[p], n)
+                cells[p, s] = cellmap[p, q]
+            else:
+                cells[p, s] = blank
+                r = _rank_row(cells, p, kk[p], n)
+                cells[p, s] = q
             v = load_u8(addrs[p] + r)
             sn += v - hv[d, p]
         child_v[d, m, 0] = v
@@ -361,7 +366,8 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
     ``rpat[t]``/``rslot[t]`` the same for the reflected twin R(t).  ``cellmap[p, c]`` is the cell at which
     pattern p's table sees a tile of p standing in cell c (the identity for a table built for p, a board
     symmetry for a table shared with an image of p, :mod:`pdbtool.symmetry`); row ``npat + p`` is the same
-    for the reflected state (composed with the transpose).
+    for the reflected state (composed with the transpose).  When every pattern has its own table (rows
+    0..npat-1 of ``cellmap`` the identity), the direct lookups skip the map.
     ``addrs[p]`` is the address of pattern p's byte table, indexed by the rank of its placement.
     ``hv[0]``, ``hsum[0]`` and ``cells`` must describe the start state before the first call.
 
@@ -380,6 +386,12 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
     stop = generated + budget
     capacity = next_move.shape[0]
     width = 2 * npat if reflect else npat
+    # only when some table is shared are the direct lookups mapped (a branch taken the same way throughout)
+    mapped = False
+    for p in range(npat):
+        for c in range(n):
+            if cellmap[p, c] != c:
+                mapped = True
     status = RUNNING
     while True:
         if depth < 0:
@@ -397,7 +409,8 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
             prev_move[0] = reg[R_ROOT_PREV]
             expanded += 1
             next_bound, count = _pdb_expand(0, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v,
-                                            surv, nsurv, vmask, n, npat, reflect, pat, slot, rpat, rslot, cellmap, kk,
+                                            surv, nsurv, vmask, n, npat, reflect, pat, slot, rpat, rslot,
+                                            cellmap, mapped, kk,
                                             cells, addrs, bound, next_bound)
             generated += count
             continue
@@ -413,7 +426,7 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
             t = tiles[pb]
             p = pat[t]
             if p >= 0:
-                cells[p, slot[t]] = cellmap[p, blank]
+                cells[p, slot[t]] = cellmap[p, blank] if mapped else blank
             if reflect:
                 p = rpat[t]
                 if p >= 0:
@@ -436,7 +449,7 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
         hsum[d1, 1] = hsum[depth, 1]
         p = pat[t]
         if p >= 0:
-            cells[p, slot[t]] = cellmap[p, blank]
+            cells[p, slot[t]] = cellmap[p, blank] if mapped else blank
             v = child_v[depth, m, 0]
             hsum[d1, 0] += v - hv[depth, p]
             hv[d1, p] = v
@@ -464,7 +477,8 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
             break
         expanded += 1
         next_bound, count = _pdb_expand(depth, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v,
-                                        surv, nsurv, vmask, n, npat, reflect, pat, slot, rpat, rslot, cellmap, kk,
+                                        surv, nsurv, vmask, n, npat, reflect, pat, slot, rpat, rslot,
+                                        cellmap, mapped, kk,
                                         cells, addrs, bound, next_bound)
         generated += count
         if generated >= stop:

@@ -124,6 +124,36 @@ def _tiles(board, state, moves):
     return _tiles_moved(state, moves, board.neighbours())
 
 
+def test_kernels_release_the_gil():
+    """A short search on a second thread finishes while a long kernel call is still running on the first
+    (were the GIL held, it could not even start before the long call returned)."""
+    import threading
+    import time
+
+    from pdbtool import ida
+
+    board = Board(4, 4)
+    solver = Solver(board, heuristic="manhattan")
+    solver.warm_up()
+    tiles = np.array(KORF[1][0], dtype=np.int64)
+    h0, levels, params = solver.heuristic.setup(tiles, 256)
+    reg = ida.new_registers(h0, int(np.flatnonzero(tiles == 0)[0]))
+    nm, pm = np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64)
+    done = {}
+
+    def long_call():
+        ida.ida_manhattan(tiles, solver.nb, solver.goal_tiles, reg, 40_000_000, nm, pm, *levels, *params)
+        done["long"] = time.perf_counter()
+
+    worker = threading.Thread(target=long_call)
+    worker.start()
+    time.sleep(0.05)
+    short = solver.solve(random_walk(board, 20, 0))
+    done["short"] = time.perf_counter()
+    worker.join()
+    assert short.solved and done["short"] < done["long"]
+
+
 def test_threads_refused_for_dynamic_heuristics_and_nonsense():
     with pytest.raises(SolverError):
         Solver(Board(3, 3), heuristic="manhattan", search_threads=0)

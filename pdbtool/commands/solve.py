@@ -39,8 +39,8 @@ from ._common import board_option, cache_dir_option, goal_option, say, user_erro
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True,
               help="text: a line per instance and a summary; json: JSON Lines; csv: a row per instance.")
 @user_errors
-def command(instances, board_dims, goal, partition, heuristic, dynamic, no_reflect, jobs, threads, time_limit, cache_dir,
-            fmt, blank, encoding, group):
+def command(instances, board_dims, goal, partition, heuristic, dynamic, no_reflect, jobs, threads, time_limit,
+            cache_dir, fmt, blank, encoding, group):
     """Solve the instances of a file (or - for stdin) optimally with IDA*.
 
     A line holds the tile in each cell, row by row (0 = blank), optionally preceded by an id; '#' starts a
