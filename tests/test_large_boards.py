@@ -154,7 +154,7 @@ def test_kernels_release_the_gil():
     assert short.solved and done["short"] < done["long"]
 
 
-def test_threads_refused_for_dynamic_heuristics_and_nonsense():
+def test_search_threads_must_be_positive():
     with pytest.raises(SolverError):
         Solver(Board(3, 3), heuristic="manhattan", search_threads=0)
     solver = Solver(Board(3, 3), heuristic="manhattan", search_threads=2)
@@ -214,7 +214,7 @@ def test_rotation_and_quarter_turn_on_4x4():
     board = Board(4, 4)
     top_right, bottom_left = TilePattern(board, (2, 3, 6, 7)), TilePattern(board, (8, 9, 12, 13))
     top, right = TilePattern(board, (1, 2, 3)), TilePattern(board, (7, 11, 15))
-    corner, far_corner = TilePattern(board, (1, 4, 5)), TilePattern(board, (10, 11, 14, 15))
+    corner = TilePattern(board, (1, 4, 5))
     g = find_symmetry(bottom_left, top_right, "minimized")
     assert g is not None and g.name == "180-degree rotation"
     q = find_symmetry(right, top, "minimized")
@@ -227,7 +227,6 @@ def test_rotation_and_quarter_turn_on_4x4():
     corner3 = TilePattern(board, (10, 11, 14))
     assert find_symmetry(corner3, corner, "minimized") is None
     assert find_symmetry(corner3, corner, "ignored") is not None
-    assert far_corner.k == 4  # (not an image of a 3-tile pattern)
 
 
 def test_24_puzzle_partition_needs_two_tables():
