@@ -72,6 +72,9 @@ class Solver:
     * ``reflect``: take the max with the diagonal reflection (when the board and goal allow it).
     * ``tables``: the tables of the patterns (uint8 arrays indexed by rank) instead of the cache.
     * ``cache`` / ``cache_dir``: a ``TableCache`` (tables are built on first use, then memory-mapped).
+      With ``pdb``, a pattern that a board symmetry maps onto another is looked up in that one's table
+      (:mod:`pdbtool.symmetry`: 24-6-6-6-6 needs two tables).
+    * ``search_threads``: threads searching one instance (:mod:`pdbtool.parallel`; not for ddb/max).
     * ``ddb`` / ``max`` (:mod:`pdbtool.ida_dynamic`): the dynamic set ``dynamic`` (``pairs`` or
       ``pairs+triples``, the default); ``max`` also takes the static ``partition``.
     * ``blank``: the tables' blank rule, ``minimized`` (default) or ``ignored``.
