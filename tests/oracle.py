@@ -31,18 +31,6 @@ def true_distances(width: int, height: int, goal: tuple[int, ...] | None = None)
     return dist
 
 
-def abstract_states(board: Board, tiles: tuple[int, ...]):
-    """Every (placement, blank cell) pair of a pattern: the real states up to the non-pattern tiles."""
-    from itertools import permutations
-
-    n = board.n
-    for cells in permutations(range(n), len(tiles)):
-        occupied = set(cells)
-        for blank in range(n):
-            if blank not in occupied:
-                yield cells, blank
-
-
 def abstract_distances(board: Board, tiles: tuple[int, ...], blank_rule: str) -> dict[tuple[int, ...], int]:
     """Distance of every placement of a pattern in its abstraction, by a plain search written independently
     of the builders: 0-1 BFS over (placement, blank cell) for the blank minimized (blank moves through
@@ -87,3 +75,46 @@ def abstract_distances(board: Board, tiles: tuple[int, ...], blank_rule: str) ->
                 else:
                     queue.appendleft(child)
     return best
+
+
+def reference_ida(board: Board, h, state):
+    """A plain recursive IDA* that evaluates h from scratch at every node, counting as the kernels do.
+
+    Returns (length, generated, expanded)."""
+    nb = board.neighbours()
+    goal = tuple(board.goal_tiles)
+    counts = [0, 0]
+    bound = h(state)
+    if tuple(state) == goal:
+        return 0, 0, 0
+
+    def dfs(s, blank, g, prev, bound):
+        counts[1] += 1
+        best = None
+        for m in range(4):
+            q = nb[blank, m]
+            if q < 0 or m + prev == 3:
+                continue
+            counts[0] += 1
+            t = list(s)
+            t[blank], t[q] = t[q], 0
+            t = tuple(t)
+            hc = h(t)
+            f = g + 1 + hc
+            if f > bound:
+                best = f if best is None else min(best, f)
+                continue
+            if hc == 0 and t == goal:
+                return True, None
+            found, nxt = dfs(t, q, g + 1, m, bound)
+            if found:
+                return True, None
+            if nxt is not None:
+                best = nxt if best is None else min(best, nxt)
+        return False, best
+
+    while True:
+        found, nxt = dfs(tuple(state), list(state).index(0), 0, -1, bound)
+        if found:
+            return bound, counts[0], counts[1]
+        bound = nxt

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle import true_distances
+from oracle import reference_ida, true_distances
 from pdbtool import tablefile
 from pdbtool.board import Board
 from pdbtool.cache import TableCache
@@ -169,47 +169,6 @@ def test_incremental_equals_from_scratch_along_random_walks(tables, dims, name):
 
 
 # --- the search ------------------------------------------------------------------------------------------------
-
-def reference_ida(board, h, state):
-    """A plain recursive IDA* with h evaluated from scratch at every node; (length, generated, expanded)."""
-    nb = board.neighbours()
-    goal = tuple(board.goal_tiles)
-    counts = [0, 0]
-    if tuple(state) == goal:
-        return 0, 0, 0
-
-    def dfs(s, blank, g, prev, bound):
-        counts[1] += 1
-        best = None
-        for m in range(4):
-            q = nb[blank, m]
-            if q < 0 or m + prev == 3:
-                continue
-            counts[0] += 1
-            t = list(s)
-            t[blank], t[q] = t[q], 0
-            t = tuple(t)
-            f = g + 1 + h(t)
-            if f > bound:
-                best = f if best is None or f < best else best
-                continue
-            if t == goal:
-                return True, None
-            found, nxt = dfs(t, q, g + 1, m, bound)
-            if found:
-                return True, None
-            if nxt is not None and (best is None or nxt < best):
-                best = nxt
-        return False, best
-
-    bound = h(state)
-    while True:
-        found, nxt = dfs(tuple(state), list(state).index(0), 0, -1, bound)
-        if found:
-            # the path length is the bound: f of the goal equals g
-            return bound, counts[0], counts[1]
-        bound = nxt
-
 
 @pytest.mark.parametrize("name", SETS)
 def test_kernel_matches_reference_ida_on_the_8puzzle(tables, cache_dir, name):

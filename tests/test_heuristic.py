@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections import deque
 
 import numpy as np
 import pytest
@@ -14,30 +13,13 @@ from pdbtool.board import Board
 from pdbtool.heuristic import HeuristicError, LinearConflict, Manhattan, PatternSum, _line_conflict_table
 from pdbtool.pattern import TilePattern
 
-
-def bfs_distances(board: Board) -> dict[tuple[int, ...], int]:
-    nb = board.neighbours()
-    goal = tuple(board.goal_tiles)
-    dist = {goal: 0}
-    queue = deque([goal])
-    while queue:
-        s = queue.popleft()
-        b = s.index(0)
-        for q in nb[b]:
-            if q >= 0:
-                t = list(s)
-                t[b], t[q] = t[q], 0
-                t = tuple(t)
-                if t not in dist:
-                    dist[t] = dist[s] + 1
-                    queue.append(t)
-    return dist
+from oracle import true_distances
 
 
 @pytest.fixture(scope="module")
 def eight():
     board = Board(3, 3)
-    dist = bfs_distances(board)
+    dist = true_distances(board.width, board.height, board.goal)
     sample = random.Random(5).sample(sorted(dist), 3000)
     return board, dist, sample
 
@@ -96,7 +78,7 @@ def test_classic_heuristics_are_admissible_and_ordered(eight):
 
 def test_linear_conflict_on_a_non_square_board():
     board = Board(4, 2)
-    dist = bfs_distances(board)
+    dist = true_distances(board.width, board.height, board.goal)
     lc = LinearConflict(board)
     for s in random.Random(2).sample(sorted(dist), 2000):
         assert Manhattan(board).value(s) <= lc.value(s) <= dist[s]
@@ -122,7 +104,7 @@ def test_reflection_maps_states_to_states_at_the_same_distance(eight):
 @pytest.mark.parametrize("goal", ["korf", "blank-last"])
 def test_pattern_sums_are_admissible_and_reflection_never_lowers(eight, goal):
     board = Board.parse("3x3", goal)
-    dist = bfs_distances(board) if goal != "korf" else eight[1]
+    dist = true_distances(board.width, board.height, board.goal) if goal != "korf" else eight[1]
     patterns = [TilePattern(board, (1, 2, 3)), TilePattern(board, (4, 5, 6, 7, 8))]
     tables = [build_table(p).table for p in patterns]
     plain = PatternSum(patterns, tables, reflect=False)

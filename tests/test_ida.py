@@ -4,7 +4,6 @@ and Korf's optimal lengths with the 15-5-5-5 and 15-6-6-3 tables."""
 from __future__ import annotations
 
 import random
-from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,8 @@ from pdbtool.board import Board
 from pdbtool.heuristic import LinearConflict, Manhattan, PatternSum
 from pdbtool.pattern import TilePattern
 from pdbtool.solver import Solver, replay
+
+from oracle import reference_ida, true_distances
 
 DATA = Path(__file__).resolve().parents[1] / "examples"
 
@@ -39,75 +40,10 @@ KORF_MD_NODES = {79: 540860, 12: 546344, 42: 877823, 55: 927212, 97: 1002927, 19
 
 # --- oracles ---------------------------------------------------------------------------------------------
 
-def bfs_distances(board: Board) -> dict[tuple[int, ...], int]:
-    """Distance to the goal of every reachable state of a small board (a plain BFS of the real puzzle)."""
-    nb = board.neighbours()
-    goal = tuple(board.goal_tiles)
-    dist = {goal: 0}
-    queue = deque([goal])
-    while queue:
-        s = queue.popleft()
-        d = dist[s] + 1
-        b = s.index(0)
-        for q in nb[b]:
-            if q < 0:
-                continue
-            t = list(s)
-            t[b], t[q] = t[q], 0
-            t = tuple(t)
-            if t not in dist:
-                dist[t] = d
-                queue.append(t)
-    return dist
-
-
-def reference_ida(board: Board, h, state):
-    """A plain recursive IDA* that evaluates h from scratch at every node, counting as the kernels do.
-
-    Returns (length, generated, expanded)."""
-    nb = board.neighbours()
-    goal = tuple(board.goal_tiles)
-    counts = [0, 0]
-    bound = h(state)
-    if tuple(state) == goal:
-        return 0, 0, 0
-
-    def dfs(s, blank, g, prev, bound):
-        counts[1] += 1
-        best = None
-        for m in range(4):
-            q = nb[blank, m]
-            if q < 0 or m + prev == 3:
-                continue
-            counts[0] += 1
-            t = list(s)
-            t[blank], t[q] = t[q], 0
-            t = tuple(t)
-            hc = h(t)
-            f = g + 1 + hc
-            if f > bound:
-                best = f if best is None else min(best, f)
-                continue
-            if hc == 0 and t == goal:
-                return True, None
-            found, nxt = dfs(t, q, g + 1, m, bound)
-            if found:
-                return True, None
-            if nxt is not None:
-                best = nxt if best is None else min(best, nxt)
-        return False, best
-
-    while True:
-        found, nxt = dfs(tuple(state), list(state).index(0), 0, -1, bound)
-        if found:
-            return bound, counts[0], counts[1]
-        bound = nxt
-
-
 @pytest.fixture(scope="module")
 def eight():
     board = Board(3, 3)
-    return board, bfs_distances(board)
+    return board, true_distances(board.width, board.height, board.goal)
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +130,7 @@ def test_goal_and_other_goals(eight):
     assert (result.length, result.solution, result.nodes_generated, result.solved) == (0, [], 0, True)
     # blank-last goal, and a 2x4 board (not square: no reflection) against their own BFS
     for other in (Board.parse("3x3", "blank-last"), Board(4, 2)):
-        dist = bfs_distances(other)
+        dist = true_distances(other.width, other.height, other.goal)
         patterns = [TilePattern(other, (1, 2, 3)), TilePattern(other, tuple(range(4, other.n)))]
         tables = [build_table(p).table for p in patterns]
         solvers = [Solver(other, heuristic="linear-conflict"),
