@@ -270,6 +270,11 @@ def test_build_partition_skips_the_shared_table(tmp_path):
     assert r.exit_code == 0, r.output
     assert "not built" in r.output and "180-degree rotation" in r.output
     assert len(list((tmp_path / "c").glob("*.pdb"))) == 1
+    # inspect and verify of the partition accept the table that was not built
+    for command in ("inspect", "verify"):
+        r = CliRunner().invoke(main, [command, "--partition", str(path), "--cache-dir", str(tmp_path / "c")])
+        assert r.exit_code == 0, r.output
+        assert "not built" in r.output and "8,9,12,13" in r.output
 
 
 # --- rectangular boards -------------------------------------------------------------------------------------

@@ -38,8 +38,17 @@ def command(files, partition, pattern, board_dims, goal, blank, encoding, group,
         params = normalize_params(encoding, None, group)
         enc = "" if encoding == "byte" else f" --encoding {encoding}" + (f" --group {group}" if params else "")
         cache = TableCache(cache_dir)
-        for p in resolve_patterns(partition, pattern, board_dims, goal):
+        patterns = resolve_patterns(partition, pattern, board_dims, goal)
+        shared = [None] * len(patterns)
+        if partition and encoding == "byte":
+            from ..symmetry import share_tables
+
+            shared = share_tables(patterns, blank)  # tables that build --partition does not make
+        for p, via in zip(patterns, shared):
             path = cache.path_for(p, blank, encoding, params)
+            if via is not None and not path.exists():
+                click.echo(f"pdbtool: {via.describe()} (not built)", err=True)
+                continue
             if not path.exists():
                 what = f"--partition {partition}" if partition else f"--pattern {pattern} --board {p.board.dims}"
                 raise PdbtoolError(f"table {{{p}}} ({blank}{enc.replace(' --', ', ').replace('encoding ', '')}) "

@@ -55,7 +55,13 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
     if partition is not None:
         from ..api import resolve_patterns
 
-        for p in resolve_patterns(partition, None, board_dims, goal):
+        from ..symmetry import share_tables
+
+        patterns = resolve_patterns(partition, None, board_dims, goal)
+        for p, via in zip(patterns, share_tables(patterns, blank)):
+            if via is not None and not cache.path_for(p, blank).exists():
+                click.echo(f"pdbtool: {via.describe()} (not built)", err=True)  # build --partition skips it
+                continue
             jobs.append((cache.path_for(p, blank), Expected(p, blank), False))
     elif whole_cache:
         jobs = [(path, None, True) for path in cache.entries()]
