@@ -34,7 +34,7 @@ exactly one, and a neighbour one less always exists (the first move of a shortes
 
 Blank-*ignored* tables are consistent: they are breadth-first distances in the graph of abstract neighbours.
 Blank-*minimized* tables are not: the least distance over blank regions jumps by 3, 5 or more when a tile
-opens or closes the region the blank needs (measured in ``docs/encodings.md``), and the largest consistent
+opens or closes the region the blank needs (measured in the README, "Compact table encodings"), and the largest consistent
 table below a minimized table is exactly the blank-ignored one; so mod3 and parity refuse minimized tables.
 
 Decoding kernels (``*_at``) take the payload's address (an int64, as the IDA* kernel keeps its tables) and

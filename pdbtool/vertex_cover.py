@@ -4,7 +4,7 @@ Vertices are tiles.  A pair of tiles whose table adds 2w moves over their Manhat
 weight w (w = 1 almost always); a triple that adds 2w moves, more than its three pairs force, is a
 hyperedge of weight w.  A *cover* gives every tile a whole number y_t >= 0 of extra move pairs such that
 every (hyper)edge e is covered: the sum of y_t over its tiles is at least w_e.  The heuristic is Manhattan
-plus twice the least total cover (see ``docs/dynamic.md`` for why it is admissible).
+plus twice the least total cover (the README says why it is admissible).
 
 The least cover is NP-hard in general, but conflict graphs are small and sparse: it is the sum over the
 connected components, each solved exactly by a branch and bound over its vertices (most constrained first;
