@@ -62,7 +62,7 @@ class PatternTable:
 
     # --- statistics ------------------------------------------------------------------------------------
     def histogram(self) -> dict[int, int]:
-        counts = np.bincount(self.decoded(), minlength=256)
+        counts = byte_counts(self.decoded())
         return {int(v): int(c) for v, c in enumerate(counts) if c and v != UNREACHABLE}
 
     def stats(self) -> dict[str, Any]:
@@ -133,6 +133,17 @@ class PatternTable:
                 raise tablefile.TableFileError(
                     f"{self.path}: table of another {key.replace('_', ' ')} ({_show(have[key])}, "
                     f"wanted {_show(want[key])})")
+
+
+def byte_counts(values: np.ndarray) -> np.ndarray:
+    """How many entries hold each byte value, counted in slices: ``np.bincount`` widens its input to 8 bytes
+    an entry, which on a whole 24-puzzle table would cost 1 GB for a moment."""
+    values = np.asarray(values)
+    counts = np.zeros(256, dtype=np.int64)
+    step = 1 << 22
+    for start in range(0, values.shape[0], step):
+        counts += np.bincount(values[start:start + step], minlength=256)
+    return counts
 
 
 def identity_fields(pattern: TilePattern, blank: str, encoding: str, encoding_params: dict[str, Any]):
