@@ -181,3 +181,30 @@ def prefetch(typingctx, array, index):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+# --- loads from an absolute address (of a table payload the caller keeps alive) --------------------------
+
+@intrinsic
+def load_u8(typingctx, address):
+    """The byte at an absolute address, as an int64: one kernel can read tables of several sizes and
+    encodings through a plain int64 array of their addresses."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(8)))
+        return builder.zext(builder.load(ptr), ir.IntType(64))
+
+    return sig, codegen
+
+
+@intrinsic
+def load_u64(typingctx, address):
+    """The 64-bit word at an absolute (8-byte aligned) address, as a uint64."""
+    sig = types.uint64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(64)))
+        return builder.load(ptr)
+
+    return sig, codegen

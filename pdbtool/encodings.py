@@ -50,11 +50,10 @@ from typing import Any
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba import njit, prange, types
-from numba.extending import intrinsic
+from numba import njit, prange
 
-from ._intrinsics import atomic_or_u64 as _atomic_or, popcount, select_bit, trailing_zeros
+from ._intrinsics import (atomic_or_u64 as _atomic_or, load_u8, load_u64, popcount, select_bit,
+                          trailing_zeros)
 from .errors import PdbtoolError
 from .pattern import TilePattern, rank_cells, unrank_cells
 
@@ -83,32 +82,6 @@ _MOD3_CHILD = np.array([_MOD3_STEP[pr, (b // 3 ** i) % 3] for b in range(256) fo
 
 class EncodingError(PdbtoolError, ValueError):
     """An encoding that cannot be used for a table; the message is one line meant for the user."""
-
-
-# --- loads from an absolute address --------------------------------------------------------------------
-
-@intrinsic
-def load_u8(typingctx, address):
-    """The byte at an absolute address (of a payload kept alive by the caller), as an int64."""
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(8)))
-        return builder.zext(builder.load(ptr), ir.IntType(64))
-
-    return sig, codegen
-
-
-@intrinsic
-def load_u64(typingctx, address):
-    """The 64-bit word at an absolute (8-byte aligned) address, as a uint64."""
-    sig = types.uint64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(64)))
-        return builder.load(ptr)
-
-    return sig, codegen
 
 
 # --- decoding kernels (callable from other @njit kernels) ------------------------------------------------

@@ -28,11 +28,9 @@ Conventions shared by the kernels
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
-from ._intrinsics import popcount
+from ._intrinsics import load_u8, popcount
 
 import numba
 
@@ -42,18 +40,6 @@ N_REGS = 10
 RUNNING, FOUND, EXHAUSTED, GROW, ITERATION_DONE = 0, 1, 2, 3, 4
 
 INF = 1 << 40
-
-
-@intrinsic
-def load_u8(typingctx, address):
-    """The byte at an absolute address (of a table kept alive by the caller), as an int64."""
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(8)))
-        return builder.zext(builder.load(ptr), ir.IntType(64))
-
-    return sig, codegen
 
 
 @njit(cache=True, inline="always")

@@ -23,10 +23,11 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
+from ._intrinsics import load_u8
 from .board import Board
 from .errors import PdbtoolError
 from .ida import EXHAUSTED, FOUND, GROW, INF, R_BLANK, R_BOUND, R_DEPTH, R_EXP, R_GEN, R_ITER, R_NEXT, RUNNING
-from .ida import _is_goal, _rank_row, load_u8
+from .ida import _is_goal, _rank_row
 from .vertex_cover import CMASK, ConflictGraph, commit_move, revert_move, try_move
 
 DYNAMIC_HEURISTICS = ("ddb", "max")
