@@ -394,6 +394,21 @@ def _same_edges(t, n, nh, pw, g, hl):
     return old == nh
 
 
+@njit(cache=True, inline="always")
+def _set_pair(t, u, w, pw, g):
+    """Give the pair edge t-u the weight w (0: no edge), in the weights and in both adjacency masks."""
+    pw[t, u] = w
+    pw[u, t] = w
+    bt = np.int64(1) << t
+    bu = np.int64(1) << u
+    if w:
+        g[ADJ, t] |= bu
+        g[ADJ, u] |= bt
+    else:
+        g[ADJ, t] &= ~bu
+        g[ADJ, u] &= ~bt
+
+
 @njit(cache=True)
 def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     """Put tile t's edges for cell ``c`` into the graph and return the change of the least cover.
@@ -429,16 +444,7 @@ def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     # apply: t's pair edges, then its hyperedges (saving the old ones)
     for u in range(1, n):
         g[OROW, u] = pw[t, u]
-        w = g[NROW, u]
-        pw[t, u] = w
-        pw[u, t] = w
-        bu = np.int64(1) << u
-        if w:
-            g[ADJ, t] |= bu
-            g[ADJ, u] |= bt
-        else:
-            g[ADJ, t] &= ~bu
-            g[ADJ, u] &= ~bt
+        _set_pair(t, u, g[NROW, u], pw, g)
     k = 0
     oh = 0
     for j in range(g[GS, G_HCOUNT]):
@@ -507,16 +513,7 @@ def revert_move(t, n, pw, g, hl):
         return
     bt = np.int64(1) << t
     for u in range(1, n):
-        w = g[OROW, u]
-        pw[t, u] = w
-        pw[u, t] = w
-        bu = np.int64(1) << u
-        if w:
-            g[ADJ, t] |= bu
-            g[ADJ, u] |= bt
-        else:
-            g[ADJ, t] &= ~bu
-            g[ADJ, u] &= ~bt
+        _set_pair(t, u, g[OROW, u], pw, g)
     k = 0
     for j in range(g[GS, G_HCOUNT]):
         if not hl[HMASK, j] & bt:
