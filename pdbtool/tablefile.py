@@ -114,8 +114,8 @@ def read_header(path: str | os.PathLike) -> tuple[dict[str, Any], int]:
     """The header of a table file and the payload's offset, checking magic, version and sizes only."""
     path = Path(path)
     try:
-        size = path.stat().st_size
         with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size  # of the file opened, even if the name is replaced meanwhile
             prefix = f.read(_PREFIX.size)
             header, offset = _parse_prefix(path, prefix, size, f)
     except OSError as exc:
@@ -180,8 +180,8 @@ def load(path: str | os.PathLike, verify_checksum: bool = True) -> TableFile:
     """Load a table file: check it and memory-map its payload."""
     path = Path(path)
     try:
-        size = path.stat().st_size
         with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size  # of the file opened, even if the name is replaced meanwhile
             header, offset = _parse_prefix(path, f.read(_PREFIX.size), size, f)
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as exc:
@@ -203,11 +203,9 @@ def load(path: str | os.PathLike, verify_checksum: bool = True) -> TableFile:
 def checksum_ok(path: str | os.PathLike) -> bool:
     """Whether the stored xxhash64 matches the file (False for files too short to hold one)."""
     path = Path(path)
-    size = path.stat().st_size
-    if size < _DIGEST.size:
-        return False
     with open(path, "rb") as f:
-        if size == 0:
+        size = os.fstat(f.fileno()).st_size
+        if size < _DIGEST.size:
             return False
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         try:
