@@ -79,9 +79,14 @@ def main(argv=None) -> int:
 
     for inst in items:
         started = last = time.perf_counter()
+        ends = {}  # bound -> nodes generated (cumulative) when its iteration ended
+        current = [None]
 
         def progress(bound, generated, expanded):
             nonlocal last
+            if current[0] is not None and bound != current[0]:
+                ends[current[0]] = generated
+            current[0] = bound
             now = time.perf_counter()
             if now - last >= 60:
                 last = now
@@ -90,18 +95,32 @@ def main(argv=None) -> int:
                       flush=True)
 
         r = solver.solve(inst.tiles, time_limit=args.time_limit, progress=progress)
+        last_bound = current[0] if current[0] is not None else r.h0
         row = {"id": inst.id, "optimal": inst.optimal, "h0": r.h0, "length": r.length, "solved": r.solved,
                "nodes_generated": r.nodes_generated, "nodes_expanded": r.nodes_expanded,
                "iterations": r.iterations, "seconds": round(r.seconds, 3), "cpu_seconds": round(r.cpu_seconds, 3),
-               "nodes_per_second": round(r.nodes_generated / r.seconds) if r.seconds else None}
+               "nodes_per_second": round(r.nodes_generated / r.seconds) if r.seconds else None,
+               "iteration_nodes": iteration_nodes(ends, r.h0, last_bound, r.nodes_generated)}
+        if not r.solved:
+            # every iteration below last_bound was exhausted: the optimum is at least last_bound
+            row["last_bound"] = last_bound
+            row["projection"] = project(row["iteration_nodes"], last_bound, inst.optimal, row["nodes_per_second"])
         if r.solved and r.length != inst.optimal:
             print(f"instance {inst.id}: length {r.length}, but the optimum is {inst.optimal}", file=sys.stderr)
             return 1
         rows.append(row)
         length = r.length if r.solved else "-"
+        note = ""
+        if not r.solved:
+            pr = row["projection"]
+            note = f"  (time limit in bound {last_bound}"
+            if pr:
+                note += (f"; projected {pr['nodes_low']:.2g}-{pr['nodes_high']:.2g} nodes, "
+                         f"{pr['hours_low']:.1f}-{pr['hours_high']:.1f} h at this rate")
+            note += ")"
         print(f"{inst.id:>3} {inst.optimal:>4} {r.h0:>4} {length!s:>6} {r.nodes_generated:>17,} {r.seconds:>8.1f} "
               f"{r.cpu_seconds:>8.1f} {row['nodes_per_second'] / 1e6 if row['nodes_per_second'] else 0:>9.2f}"
-              + ("" if r.solved else "  (time limit)"), flush=True)
+              + note, flush=True)
 
     solved = [r for r in rows if r["solved"]]
     summary = {
@@ -130,6 +149,45 @@ def main(argv=None) -> int:
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {out}")
     return 0
+
+
+def iteration_nodes(ends: dict, h0: int, last_bound: int, generated: int) -> list:
+    """[bound, nodes generated in that iteration] for each iteration, from the cumulative counts at which
+    the progress callback saw the bound change (exact with threads, where the search reports the end of
+    every iteration; to within one chunk of nodes serially).  The last entry is the iteration that was
+    running when the search stopped."""
+    rows, before = [], 0
+    for bound in sorted(ends):
+        rows.append([bound, ends[bound] - before])
+        before = ends[bound]
+    if not rows or rows[-1][0] != last_bound:
+        rows.append([last_bound, generated - before])
+    return rows
+
+
+def project(iters: list, last_bound: int, optimal: int | None, rate: float | None) -> dict | None:
+    """An estimate, not a measurement: the nodes an unfinished instance would need, extrapolating the
+    growth factor of its last two complete iterations to every iteration up to the optimum.  ``nodes_low``
+    assumes the goal is met at the very start of the last iteration, ``nodes_high`` at its very end."""
+    complete = [n for b, n in iters if b < last_bound]
+    if optimal is None or len(complete) < 2 or complete[-2] <= 0:
+        return None
+    growth = complete[-1] / complete[-2]
+    done_before = sum(complete)
+    done_last = iters[-1][1]
+
+    def full(bound):  # estimated size of the whole iteration of this bound
+        return complete[-1] * growth ** ((bound - (last_bound - 2)) // 2)
+
+    low = done_before + done_last if last_bound == optimal else done_before + max(done_last, full(last_bound))
+    low += sum(full(b) for b in range(last_bound + 2, optimal, 2))
+    high = (done_before + max(done_last, full(optimal)) if last_bound == optimal
+            else low + full(optimal))
+    out = {"growth_per_iteration": round(growth, 2), "nodes_low": low, "nodes_high": high}
+    if rate:
+        out["hours_low"] = low / rate / 3600
+        out["hours_high"] = high / rate / 3600
+    return out
 
 
 if __name__ == "__main__":
