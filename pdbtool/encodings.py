@@ -72,7 +72,6 @@ SPARSE_PREAMBLE = 4          # words: entries, directory offset, values offset, 
 SPARSE_BLOCK_WORDS = 8       # one directory entry per 8 bitmap words (512 ranks)
 
 _MOD3_DIGITS = np.array([[(b // 3 ** i) % 3 for i in range(5)] for b in range(256)], dtype=np.int64)
-_POW3 = np.array([1, 3, 9, 27, 81], dtype=np.int64)
 _MOD3_OF = np.array([v % 3 for v in range(256)], dtype=np.int64)
 # _MOD3_STEP[parent residue, child residue]: the child's value minus the parent's (0 for a blank move)
 _MOD3_STEP = np.array([[0, 1, -1], [-1, 0, 1], [1, -1, 0]], dtype=np.int64)
@@ -390,43 +389,36 @@ def encode_min_nibble(table, n, k, md_rows, shift, out):
 
 
 @njit(parallel=True, cache=True)
+def _pack_digits(table, out, per_byte, base, shift):
+    """Pack the digit ``(h >> shift) % base`` of each entry, ``per_byte`` a byte (digit t of a byte weighs
+    ``base**t``); return the number of unreachable entries (which no digit can hold)."""
+    entries = table.shape[0]
+    nchunks = (entries + CHUNK - 1) // CHUNK
+    unr = np.zeros(nchunks, dtype=np.int64)
+    for ch in prange(nchunks):
+        r0 = ch * CHUNK  # CHUNK is a multiple of 5 and of 8, so chunks start on byte boundaries
+        cnt = min(CHUNK, entries - r0)
+        for j in range(0, cnt, per_byte):
+            b = 0
+            w = 1
+            for t in range(min(per_byte, cnt - j)):
+                h = np.int64(table[r0 + j + t])
+                if h == UNREACHABLE:
+                    unr[ch] += 1
+                b += ((h >> shift) % base) * w
+                w *= base
+            out[(r0 + j) // per_byte] = b
+    return unr.sum()
+
+
 def encode_mod3(table, out):
     """Pack ``h mod 3`` five a byte; return the number of unreachable entries (which mod3 cannot hold)."""
-    entries = table.shape[0]
-    nchunks = (entries + CHUNK - 1) // CHUNK
-    unr = np.zeros(nchunks, dtype=np.int64)
-    for ch in prange(nchunks):
-        r0 = ch * CHUNK
-        cnt = min(CHUNK, entries - r0)
-        for j in range(0, cnt, 5):
-            b = 0
-            for t in range(min(5, cnt - j)):
-                h = np.int64(table[r0 + j + t])
-                if h == UNREACHABLE:
-                    unr[ch] += 1
-                b += (h % 3) * _POW3[t]
-            out[(r0 + j) // 5] = b
-    return unr.sum()
+    return _pack_digits(table, out, 5, 3, 0)
 
 
-@njit(parallel=True, cache=True)
 def encode_parity(table, out):
     """Pack bit 1 of h eight a byte; return the number of unreachable entries."""
-    entries = table.shape[0]
-    nchunks = (entries + CHUNK - 1) // CHUNK
-    unr = np.zeros(nchunks, dtype=np.int64)
-    for ch in prange(nchunks):
-        r0 = ch * CHUNK
-        cnt = min(CHUNK, entries - r0)
-        for j in range(0, cnt, 8):
-            b = 0
-            for t in range(min(8, cnt - j)):
-                h = np.int64(table[r0 + j + t])
-                if h == UNREACHABLE:
-                    unr[ch] += 1
-                b |= ((h >> 1) & 1) << t
-            out[(r0 + j) >> 3] = b
-    return unr.sum()
+    return _pack_digits(table, out, 8, 2, 1)
 
 
 @njit(parallel=True, cache=True)
