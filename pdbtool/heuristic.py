@@ -273,25 +273,32 @@ class PatternSum:
 
         return ida_pdb
 
-    def setup(self, tiles: np.ndarray, capacity: int):
+    def sum_levels(self, tiles: np.ndarray, capacity: int):
+        """(h0, hv, hsum): the table values and their sums per stack level, level 0 set to ``tiles``."""
         direct, mirrored = self.parts(tiles)
-        width = 2 * self.npat
-        hv = np.zeros((capacity, width), dtype=np.int64)
+        hv = np.zeros((capacity, 2 * self.npat), dtype=np.int64)
         hsum = np.zeros((capacity, 2), dtype=np.int64)
         hv[0, :self.npat] = direct
         hsum[0, 0] = sum(direct)
         if self.reflect:
             hv[0, self.npat:] = mirrored
             hsum[0, 1] = sum(mirrored)
+        h0 = max(hsum[0, 0], hsum[0, 1]) if self.reflect else hsum[0, 0]
+        return int(h0), hv, hsum
+
+    def kernel_params(self, tiles: np.ndarray) -> tuple:
+        """The pattern arguments of the kernels (``ida_pdb``, ``ida_dynamic``), cells set to ``tiles``."""
+        return (self.npat, self.reflect, self.pat, self.slot, self.rpat, self.rslot, self.cellmap, self.kk,
+                self._cells(tiles), self.addrs)
+
+    def setup(self, tiles: np.ndarray, capacity: int):
+        h0, hv, hsum = self.sum_levels(tiles, capacity)
         child_h = np.zeros((capacity, 4), dtype=np.int64)
         child_v = np.zeros((capacity, 4, 2), dtype=np.int64)
         surv = np.zeros((capacity, 4), dtype=np.int64)
         nsurv = np.zeros(capacity, dtype=np.int64)
         vmask = np.zeros(capacity, dtype=np.int64)
-        h0 = max(hsum[0, 0], hsum[0, 1]) if self.reflect else hsum[0, 0]
-        params = (self.npat, self.reflect, self.pat, self.slot, self.rpat, self.rslot, self.cellmap, self.kk,
-                  self._cells(tiles), self.addrs)
-        return int(h0), (hv, hsum, child_h, child_v, surv, nsurv, vmask), params
+        return h0, (hv, hsum, child_h, child_v, surv, nsurv, vmask), self.kernel_params(tiles)
 
 
 def make_heuristic(name: str, board: Board, patterns: Sequence[TilePattern] | None = None,

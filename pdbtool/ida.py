@@ -63,6 +63,32 @@ def _rank_row(cells, p, k, n):
     return r
 
 
+@njit(cache=True, inline="always")
+def _mapped(cellmap, row, c, mapped):
+    """The cell at which table row ``row`` sees cell c (c itself when no table is shared)."""
+    return cellmap[row, c] if mapped else c
+
+
+@njit(cache=True, inline="always")
+def _any_mapped(cellmap, npat, n):
+    """Whether some pattern is looked up through a board symmetry (then the direct lookups are mapped)."""
+    for p in range(npat):
+        for c in range(n):
+            if cellmap[p, c] != c:
+                return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _value_moved(cells, row, s, k, to_cell, from_cell, addr, n):
+    """The table value of row ``row``'s placement with slot s in ``to_cell`` instead of ``from_cell``
+    (cells as the table sees them); the row is left as it was."""
+    cells[row, s] = to_cell
+    r = _rank_row(cells, row, k, n)
+    cells[row, s] = from_cell
+    return load_u8(addr + r)
+
+
 # --- Manhattan distance ---------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
@@ -288,16 +314,8 @@ def _pdb_expand(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, surv
         p = pat[t]
         v = 0
         if p >= 0:
-            s = slot[t]
-            if mapped:
-                cells[p, s] = cellmap[p, blank]
-                r = _rank_row(cells, p, kk[p], n)
-                cells[p, s] = cellmap[p, q]
-            else:
-                cells[p, s] = blank
-                r = _rank_row(cells, p, kk[p], n)
-                cells[p, s] = q
-            v = load_u8(addrs[p] + r)
+            v = _value_moved(cells, p, slot[t], kk[p], _mapped(cellmap, p, blank, mapped),
+                             _mapped(cellmap, p, q, mapped), addrs[p], n)
             sn += v - hv[d, p]
         child_v[d, m, 0] = v
         child_h[d, m] = sn
@@ -316,11 +334,7 @@ def _pdb_expand(d, blank, tiles, nb, prev_move, hv, hsum, child_h, child_v, surv
             v = 0
             if p >= 0:
                 row = npat + p
-                s = rslot[t]
-                cells[row, s] = cellmap[row, blank]
-                r = _rank_row(cells, row, kk[p], n)
-                cells[row, s] = cellmap[row, q]
-                v = load_u8(addrs[p] + r)
+                v = _value_moved(cells, row, rslot[t], kk[p], cellmap[row, blank], cellmap[row, q], addrs[p], n)
                 sr += v - hv[d, row]
             child_v[d, m, 1] = v
             if sr > h:
@@ -373,11 +387,7 @@ def ida_pdb(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hv, hsum, 
     capacity = next_move.shape[0]
     width = 2 * npat if reflect else npat
     # only when some table is shared are the direct lookups mapped (a branch taken the same way throughout)
-    mapped = False
-    for p in range(npat):
-        for c in range(n):
-            if cellmap[p, c] != c:
-                mapped = True
+    mapped = _any_mapped(cellmap, npat, n)
     status = RUNNING
     while True:
         if depth < 0:

@@ -23,11 +23,10 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from ._intrinsics import load_u8
 from .board import Board
 from .errors import PdbtoolError
 from .ida import EXHAUSTED, FOUND, GROW, INF, R_BLANK, R_BOUND, R_DEPTH, R_EXP, R_GEN, R_ITER, R_NEXT, RUNNING
-from .ida import _is_goal, _rank_row
+from .ida import _any_mapped, _is_goal, _mapped, _value_moved
 from .vertex_cover import CMASK, ConflictGraph, commit_move, revert_move, try_move
 
 DYNAMIC_HEURISTICS = ("ddb", "max")
@@ -35,12 +34,14 @@ DYNAMIC_HEURISTICS = ("ddb", "max")
 
 @njit(cache=True)
 def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv, hsum,
-                md, use_static, npat, reflect, pat, slot, rpat, rslot, tcell, kk, cells, addrs,
+                md, use_static, npat, reflect, pat, slot, rpat, rslot, cellmap, kk, cells, addrs,
                 pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     """IDA* with h = Manhattan + 2 x least cover (``hd[d]`` at level d), maxed with the static sum when
-    ``use_static`` (``hv``/``hsum``/``cells`` as in :func:`pdbtool.ida.ida_pdb`).  The graph arrays must
-    describe the start state before the first call (:meth:`DynamicHeuristic.setup`)."""
+    ``use_static`` (``hv``/``hsum``/``cellmap``/``cells`` as in :func:`pdbtool.ida.ida_pdb`, so a table
+    shared through a board symmetry serves here too).  The graph arrays must describe the start state
+    before the first call (:meth:`DynamicHeuristic.setup`)."""
     n = tiles.shape[0]
+    mapped = _any_mapped(cellmap, npat, n)
     depth = reg[R_DEPTH]
     bound = reg[R_BOUND]
     next_bound = reg[R_NEXT]
@@ -77,11 +78,11 @@ def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv
             if use_static:
                 p = pat[t]
                 if p >= 0:
-                    cells[p, slot[t]] = blank
+                    cells[p, slot[t]] = _mapped(cellmap, p, blank, mapped)
                 if reflect:
                     p = rpat[t]
                     if p >= 0:
-                        cells[npat + p, rslot[t]] = tcell[blank]
+                        cells[npat + p, rslot[t]] = cellmap[npat + p, blank]
             try_move(t, blank, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
             commit_move(t, blank, g)
             tiles[blank] = t
@@ -103,11 +104,8 @@ def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv
             sn = hsum[depth, 0]
             p = pat[t]
             if p >= 0:
-                s = slot[t]
-                cells[p, s] = blank
-                r = _rank_row(cells, p, kk[p], n)
-                cells[p, s] = q
-                v0 = load_u8(addrs[p] + r)
+                v0 = _value_moved(cells, p, slot[t], kk[p], _mapped(cellmap, p, blank, mapped),
+                                  _mapped(cellmap, p, q, mapped), addrs[p], n)
                 sn += v0 - hv[depth, p]
             hs = sn
             if d1 + sn > bound and d1 + sn >= next_bound:
@@ -117,12 +115,8 @@ def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv
                 sr = hsum[depth, 1]
                 p = rpat[t]
                 if p >= 0:
-                    s = rslot[t]
                     row = npat + p
-                    cells[row, s] = tcell[blank]
-                    r = _rank_row(cells, row, kk[p], n)
-                    cells[row, s] = tcell[q]
-                    v1 = load_u8(addrs[p] + r)
+                    v1 = _value_moved(cells, row, rslot[t], kk[p], cellmap[row, blank], cellmap[row, q], addrs[p], n)
                     sr += v1 - hv[depth, row]
                 if sr > hs:
                     hs = sr
@@ -162,14 +156,14 @@ def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv
             hsum[d1, 1] = hsum[depth, 1]
             p = pat[t]
             if p >= 0:
-                cells[p, slot[t]] = blank
+                cells[p, slot[t]] = _mapped(cellmap, p, blank, mapped)
                 hsum[d1, 0] += v0 - hv[depth, p]
                 hv[d1, p] = v0
             if reflect:
                 p = rpat[t]
                 if p >= 0:
                     row = npat + p
-                    cells[row, rslot[t]] = tcell[blank]
+                    cells[row, rslot[t]] = cellmap[row, blank]
                     hsum[d1, 1] += v1 - hv[depth, row]
                     hv[d1, row] = v1
         tiles[blank] = t
@@ -241,22 +235,14 @@ class DynamicHeuristic:
         h0 = int(hd[0])
         st = self.static
         if st is not None:
-            direct, mirrored = st.parts(tiles)
-            hv = np.zeros((capacity, 2 * st.npat), dtype=np.int64)
-            hsum = np.zeros((capacity, 2), dtype=np.int64)
-            hv[0, :st.npat] = direct
-            hsum[0, 0] = sum(direct)
-            if st.reflect:
-                hv[0, st.npat:] = mirrored
-                hsum[0, 1] = sum(mirrored)
-            h0 = max(h0, int(hsum[0, 0]), int(hsum[0, 1]) if st.reflect else 0)
-            static = (True, st.npat, st.reflect, st.pat, st.slot, st.rpat, st.rslot, st.tcell, st.kk,
-                      st._cells(tiles), st.addrs)
+            hs0, hv, hsum = st.sum_levels(tiles, capacity)
+            h0 = max(h0, hs0)
+            static = (True, *st.kernel_params(tiles))
         else:
             hv = np.zeros((capacity, 1), dtype=np.int64)
             hsum = np.zeros((capacity, 2), dtype=np.int64)
             none = np.full(n, -1, dtype=np.int64)
-            static = (False, 0, False, none, none, none, none, np.arange(n, dtype=np.int64),
+            static = (False, 0, False, none, none, none, none, np.zeros((1, n), dtype=np.int64),
                       np.zeros(1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64), np.zeros(1, dtype=np.int64))
         self._graph = graph  # the kernel works on its arrays
         params = (self.md, *static, *graph.lookups, *graph.arrays)
@@ -265,9 +251,9 @@ class DynamicHeuristic:
 
 def make_dynamic_heuristic(name: str, board: Board, dynamic: str | None = None, patterns=None, tables=None,
                            reflect: bool = True, cache=None, cache_dir=None, threads: int | None = None,
-                           notify=None) -> DynamicHeuristic:
+                           notify=None, shared=None) -> DynamicHeuristic:
     """``ddb`` (the dynamic set ``dynamic``, default pairs+triples) or ``max`` (also needs the static
-    partition's patterns and tables)."""
+    partition's patterns and tables; ``shared`` as in :class:`pdbtool.heuristic.PatternSum`)."""
     from .dynamic import load_dynamic
 
     if name not in DYNAMIC_HEURISTICS:
@@ -281,5 +267,5 @@ def make_dynamic_heuristic(name: str, board: Board, dynamic: str | None = None, 
 
         if patterns is None or tables is None:
             raise DynamicHeuristicError("the max heuristic needs a static partition and its tables")
-        static = PatternSum(patterns, tables, reflect)
+        static = PatternSum(patterns, tables, reflect, shared)
     return DynamicHeuristic(lookups, static)

@@ -72,8 +72,8 @@ class Solver:
     * ``reflect``: take the max with the diagonal reflection (when the board and goal allow it).
     * ``tables``: the tables of the patterns (uint8 arrays indexed by rank) instead of the cache.
     * ``cache`` / ``cache_dir``: a ``TableCache`` (tables are built on first use, then memory-mapped).
-      With ``pdb``, a pattern that a board symmetry maps onto another is looked up in that one's table
-      (:mod:`pdbtool.symmetry`: 24-6-6-6-6 needs two tables).
+      With ``pdb`` and ``max``, a pattern that a board symmetry maps onto another is looked up in that
+      one's table (:mod:`pdbtool.symmetry`: 24-6-6-6-6 needs two tables).
     * ``search_threads``: threads searching one instance (:mod:`pdbtool.parallel`; not for ddb/max).
     * ``ddb`` / ``max`` (:mod:`pdbtool.ida_dynamic`): the dynamic set ``dynamic`` (``pairs`` or
       ``pairs+triples``, the default); ``max`` also takes the static ``partition``.
@@ -115,14 +115,11 @@ class Solver:
                     from .cache import TableCache
 
                     cache = TableCache(cache_dir, notify=notify)
-                # pdb looks a pattern that is a board symmetry's image of another up in that one's table
-                # (pdbtool.symmetry); the dynamic kernels of max index every table directly
-                if heuristic == "pdb":
-                    from .symmetry import share_tables
+                # a pattern that a board symmetry maps onto another is looked up in that one's table
+                # (pdbtool.symmetry)
+                from .symmetry import share_tables
 
-                    shared = share_tables(patterns, blank)
-                else:
-                    shared = [None] * len(patterns)
+                shared = share_tables(patterns, blank)
                 loaded = {}
                 for p, via in zip(patterns, shared):
                     source = p if via is None else via.source
@@ -141,7 +138,8 @@ class Solver:
             from .ida_dynamic import make_dynamic_heuristic
 
             self.heuristic = make_dynamic_heuristic(heuristic, board, self.dynamic, patterns, tables, self.reflect,
-                                                    cache=cache, cache_dir=cache_dir, threads=threads, notify=notify)
+                                                    cache=cache, cache_dir=cache_dir, threads=threads, notify=notify,
+                                                    shared=shared)
         elif encoding != "byte":
             from .ida_encoded import EncodedPatternSum
 

@@ -56,6 +56,27 @@ def tables(cache_dir):
     return out
 
 
+def random_walk(board, steps, seed):
+    """A state ``steps`` random moves from the goal."""
+    rng = random.Random(seed)
+    nb = board.neighbours()
+    tiles = list(board.goal_tiles)
+    blank = tiles.index(0)
+    for _ in range(steps):
+        q = rng.choice([int(c) for c in nb[blank] if c >= 0])
+        tiles[blank], tiles[q] = tiles[q], 0
+        blank = q
+    return tuple(tiles)
+
+
+def random_state(board, rng):
+    while True:
+        s = list(range(board.n))
+        rng.shuffle(s)
+        if board.is_solvable(s):
+            return tuple(s)
+
+
 def manhattan(board, states):
     md = board.manhattan_table()
     return md[states, np.arange(board.n)].sum(axis=1)
@@ -85,12 +106,7 @@ def test_admissible_on_random_3x4_states(tables):
     board = Board(4, 3)
     rng = random.Random(7)
     manhattan_solver = Solver(board, heuristic="manhattan")
-    states = []
-    while len(states) < 25:
-        s = list(range(board.n))
-        rng.shuffle(s)
-        if board.is_solvable(s):
-            states.append(tuple(s))
+    states = [random_state(board, rng) for _ in range(25)]
     arr = np.array(states, dtype=np.int64)
     md = manhattan(board, arr)
     truth = np.array([manhattan_solver.solve(s).length for s in states])
@@ -188,15 +204,7 @@ def test_kernel_matches_reference_ida_on_the_8puzzle(tables, cache_dir, name):
 def test_resumes_in_small_chunks(tables, cache_dir):
     board = Board(4, 3)
     solver = Solver(board, heuristic="ddb", dynamic="pairs+triples", cache_dir=cache_dir)
-    rng = random.Random(5)
-    tiles = list(board.goal_tiles)
-    nb = board.neighbours()
-    blank = 0
-    for _ in range(60):
-        q = rng.choice([q for q in nb[blank] if q >= 0])
-        tiles[blank], tiles[q] = tiles[q], 0
-        blank = q
-    state = tuple(tiles)
+    state = random_walk(board, 60, 5)
     whole = solver.solve(state)
     chunked = solver.solve(state, chunk=97)
     assert (whole.length, whole.nodes_generated, whole.nodes_expanded) == \
@@ -231,6 +239,35 @@ def test_max_is_at_least_either_and_optimal(tables, cache_dir):
     result = both.solve(state)
     assert result.length == optimal
     assert result.nodes_generated <= ddb.solve(state).nodes_generated
+
+
+
+def test_max_with_shared_tables_searches_exactly_like_direct_tables(tables, cache_dir):
+    """max looks up a pattern that a board symmetry maps onto another in that one's table, as pdb does: the
+    same h, node counts and solutions as with every table built (and the reflection on top)."""
+    from pdbtool.heuristic import PatternSum
+
+    board = Board(4, 4)
+    partition = [[2, 3, 6, 7], [8, 9, 12, 13], [1, 4, 5], [10, 11, 14, 15]]
+    cache = TableCache(cache_dir)
+    shared = Solver(board, heuristic="max", partition=partition, cache=cache)
+    assert shared.reflect
+    # {8,9,12,13} (180-degree rotation) and {10,11,14,15} (top-bottom mirror) read {2,3,6,7}'s table
+    assert [s is None for s in shared.heuristic.static.shared] == [True, False, True, False]
+    direct = Solver(board, heuristic="max", partition=partition, cache=cache)
+    patterns = direct.heuristic.static.patterns
+    direct.heuristic = DynamicHeuristic(tables[(4, 4), "pairs+triples"],
+                                        PatternSum(patterns, [cache.get(p).values for p in patterns]))
+    rng = random.Random(9)
+    for _ in range(200):
+        s = random_state(board, rng)
+        assert shared.heuristic.static.parts(s) == direct.heuristic.static.parts(s)
+        assert shared.h(s) == direct.h(s)
+    for state in [random_walk(board, 45, seed) for seed in range(3)] + [KORF[4][0]]:
+        a, b = shared.solve(state), direct.solve(state)
+        assert (a.length, a.nodes_generated, a.nodes_expanded, a.solution) == \
+            (b.length, b.nodes_generated, b.nodes_expanded, b.solution)
+        assert replay(board, state, a.solution) == board.goal_tiles
 
 
 # --- the table files --------------------------------------------------------------------------------------------
