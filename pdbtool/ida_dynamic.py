@@ -9,8 +9,8 @@ The kernel follows every convention of :mod:`pdbtool.ida` (moves up, left, right
 previous move; generated and expanded counted the same way; the same registers, statuses and budgeted,
 resumable calls), so :class:`pdbtool.solver.Solver` runs it like the static kernels.  The conflict graph
 is updated incrementally: a generated child puts the moved tile's new edges into the graph and computes the
-change of the cover; a child that is entered keeps them, a pruned one takes them back, and backtracking
-moves the tile back the same way.  With ``max``, the static sum is looked at first, and a child it prunes
+change of the cover; a child that is entered keeps them (saving, per depth, what they replaced), a pruned
+one takes them back, and backtracking restores what was saved instead of recomputing it.  With ``max``, the static sum is looked at first, and a child it prunes
 costs no cover computation (unless its f could lower the next bound, where the exact f is needed); as in
 the static kernel, the reflected sum is skipped when the direct sum prunes and cannot lower the next
 bound.
@@ -27,13 +27,13 @@ from .board import Board
 from .errors import PdbtoolError
 from .ida import EXHAUSTED, FOUND, GROW, INF, R_BLANK, R_BOUND, R_DEPTH, R_EXP, R_GEN, R_ITER, R_NEXT, RUNNING
 from .ida import _any_mapped, _is_goal, _mapped, _value_moved
-from .vertex_cover import CMASK, ConflictGraph, commit_move, revert_move, try_move
+from .vertex_cover import CMASK, ConflictGraph, commit_saving, restore_move, revert_move, try_move
 
 DYNAMIC_HEURISTICS = ("ddb", "max")
 
 
 @njit(cache=True)
-def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv, hsum,
+def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv, hsum, undo,
                 md, use_static, npat, reflect, pat, slot, rpat, rslot, cellmap, kk, cells, addrs,
                 pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     """IDA* with h = Manhattan + 2 x least cover (``hd[d]`` at level d), maxed with the static sum when
@@ -83,8 +83,7 @@ def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv
                     p = rpat[t]
                     if p >= 0:
                         cells[npat + p, rslot[t]] = cellmap[npat + p, blank]
-            try_move(t, blank, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
-            commit_move(t, blank, g)
+            restore_move(t, blank, n, pw, g, hl, undo, depth)
             tiles[blank] = t
             tiles[pb] = 0
             blank = pb
@@ -146,7 +145,7 @@ def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv
             if f < next_bound:
                 next_bound = f
             continue
-        commit_move(t, blank, g)
+        commit_saving(t, blank, n, g, hl, undo, d1)
         hd[d1] = hdc
         if use_static:
             width = 2 * npat if reflect else npat
@@ -246,7 +245,7 @@ class DynamicHeuristic:
                       np.zeros(1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64), np.zeros(1, dtype=np.int64))
         self._graph = graph  # the kernel works on its arrays
         params = (self.md, *static, *graph.lookups, *graph.arrays)
-        return h0, (hd, hv, hsum), params
+        return h0, (hd, hv, hsum, graph.undo_rows(capacity)), params
 
 
 def make_dynamic_heuristic(name: str, board: Board, dynamic: str | None = None, patterns=None, tables=None,

@@ -15,7 +15,9 @@ of a matching).
 Incremental update: a move changes one tile t, so only t's edges change.  Every vertex keeps the mask and
 the cover of its component.  With A the component of t before the move and B after it, A | B is a union of
 whole components in both graphs, so h changes by (covers of the new components inside A | B) - (covers of
-the old ones); when t has no edge before or after, nothing is computed at all.
+the old ones); when t has no edge before or after, nothing is computed at all.  A move that the search
+enters saves what it replaced (t's old edges, the old components' masks and covers) in a row per depth, and
+backtracking puts that back (:func:`commit_saving`, :func:`restore_move`).
 
 Masks of tiles are int64 bit sets (at most 32 cells).  All functions are Numba kernels over plain arrays;
 :class:`ConflictGraph` only allocates them.  The arrays are packed into a few 2-D arrays with named rows
@@ -43,6 +45,10 @@ G_HCOUNT, G_APPLIED, G_NEWCOMP, G_NH, G_OH = range(5)
 HMASK, HW, NHM, NHW, OHM, OHW = range(6)
 # rows of cons (width cmax): constraint masks, weights, residuals, position of their last vertex
 CM, CW, RES, CLAST = range(4)
+# columns of a row of ``undo`` (one row per search depth, what the move into that depth changed): whether
+# it changed edges, how many hyperedges and old components were saved, then the moved tile's old pair
+# weights (n), its old hyperedges (masks, weights), the old components in A | B (masks, covers)
+U_APPLIED, U_OH, U_NOLD, U_ROW = range(4)
 
 
 # --- the exact cover of one set of constraints -------------------------------------------------------------
@@ -325,6 +331,17 @@ def _cover_of(comp, pw, g, hl, cons, memo):
     return value
 
 
+@njit(cache=True, inline="always")
+def _set_component(comp, cov, g):
+    """Every vertex of ``comp`` records it as its component, with the component's cover."""
+    rem = comp
+    while rem:
+        v = trailing_zeros(rem)
+        rem &= rem - 1
+        g[CMASK, v] = comp
+        g[CCOVER, v] = cov
+
+
 @njit(cache=True)
 def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     """Fill the graph of the state whose tile t stands in ``g[POS, t]``; return the least cover."""
@@ -361,12 +378,7 @@ def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
         cov = 0
         if comp != (np.int64(1) << t):
             cov = _cover_of(comp, pw, g, hl, cons, memo)
-        rem = comp
-        while rem:
-            v = trailing_zeros(rem)
-            rem &= rem - 1
-            g[CMASK, v] = comp
-            g[CCOVER, v] = cov
+        _set_component(comp, cov, g)
         seen |= comp
         total += cov
     return total
@@ -495,15 +507,76 @@ def commit_move(t, c, g):
     g[POS, t] = c
     if g[GS, G_APPLIED]:
         for i in range(g[GS, G_NEWCOMP]):
-            comp = g[NCM, i]
-            cov = g[NCV, i]
-            rem = comp
-            while rem:
-                v = trailing_zeros(rem)
-                rem &= rem - 1
-                g[CMASK, v] = comp
-                g[CCOVER, v] = cov
+            _set_component(g[NCM, i], g[NCV, i], g)
     g[GS, G_APPLIED] = 0
+
+
+@njit(cache=True, inline="always")
+def _edges_back(t, n, pw, g, hl, row, hmask, hw, oh):
+    """Give tile t back its old edges: pair weights ``row[u]``, hyperedges ``hmask/hw[:oh]``."""
+    for u in range(1, n):
+        _set_pair(t, u, row[u], pw, g)
+    bt = np.int64(1) << t
+    k = 0
+    for j in range(g[GS, G_HCOUNT]):
+        if not hl[HMASK, j] & bt:
+            hl[HMASK, k] = hl[HMASK, j]
+            hl[HW, k] = hl[HW, j]
+            k += 1
+    for j in range(oh):
+        hl[HMASK, k] = hmask[j]
+        hl[HW, k] = hw[j]
+        k += 1
+    g[GS, G_HCOUNT] = k
+
+
+@njit(cache=True)
+def commit_saving(t, c, n, g, hl, undo, d):
+    """:func:`commit_move`, first saving in ``undo[d]`` what the move changes, so that
+    :func:`restore_move` can take it back without recomputing t's edges and covers."""
+    undo[d, U_APPLIED] = g[GS, G_APPLIED]
+    if g[GS, G_APPLIED]:
+        oh = g[GS, G_OH]
+        tmax = (undo.shape[1] - U_ROW - 3 * n) // 2
+        for u in range(n):
+            undo[d, U_ROW + u] = g[OROW, u]
+        base = U_ROW + n
+        for j in range(oh):
+            undo[d, base + j] = hl[OHM, j]
+            undo[d, base + tmax + j] = hl[OHW, j]
+        undo[d, U_OH] = oh
+        # the old components that the new ones replace: those within A | B
+        base = U_ROW + n + 2 * tmax
+        union = 0
+        for i in range(g[GS, G_NEWCOMP]):
+            union |= g[NCM, i]
+        k = 0
+        while union:
+            v = trailing_zeros(union)
+            comp = g[CMASK, v]
+            undo[d, base + k] = comp
+            undo[d, base + n + k] = g[CCOVER, v]
+            k += 1
+            union &= ~comp
+        undo[d, U_NOLD] = k
+    commit_move(t, c, g)
+
+
+@njit(cache=True)
+def restore_move(t, c, n, pw, g, hl, undo, d):
+    """Tile t goes back to cell c, undoing the move saved in ``undo[d]`` by :func:`commit_saving`: its old
+    edges and the old components' masks and covers come back as they were."""
+    g[POS, 0] = g[POS, t]
+    g[POS, t] = c
+    if not undo[d, U_APPLIED]:
+        return
+    tmax = (undo.shape[1] - U_ROW - 3 * n) // 2
+    base = U_ROW + n
+    _edges_back(t, n, pw, g, hl, undo[d, U_ROW:base], undo[d, base:base + tmax], undo[d, base + tmax:],
+                undo[d, U_OH])
+    base = U_ROW + n + 2 * tmax
+    for i in range(undo[d, U_NOLD]):
+        _set_component(undo[d, base + i], undo[d, base + n + i], g)
 
 
 @njit(cache=True)
@@ -511,20 +584,7 @@ def revert_move(t, n, pw, g, hl):
     """Undo what :func:`try_move` applied (t stays where it was)."""
     if not g[GS, G_APPLIED]:
         return
-    bt = np.int64(1) << t
-    for u in range(1, n):
-        _set_pair(t, u, g[OROW, u], pw, g)
-    k = 0
-    for j in range(g[GS, G_HCOUNT]):
-        if not hl[HMASK, j] & bt:
-            hl[HMASK, k] = hl[HMASK, j]
-            hl[HW, k] = hl[HW, j]
-            k += 1
-    for j in range(g[GS, G_OH]):
-        hl[HMASK, k] = hl[OHM, j]
-        hl[HW, k] = hl[OHW, j]
-        k += 1
-    g[GS, G_HCOUNT] = k
+    _edges_back(t, n, pw, g, hl, g[OROW], hl[OHM], hl[OHW], g[GS, G_OH])
     g[GS, G_APPLIED] = 0
 
 
@@ -550,6 +610,8 @@ class ConflictGraph:
         self.n = n
         self.lookups = (tables.pair_units, tables.tri_start, tables.tri_ent)
         hmax = max(16, comb(n - 1, 3)) if tables.tri_ent.shape[0] else 16
+        # a tile is in at most one hyperedge with each pair of other tiles
+        self.tmax = comb(n - 2, 2) if tables.tri_ent.shape[0] else 0
         cmax = n * n + hmax
         self.pw = np.zeros((n, n), dtype=np.int64)
         self.g = np.zeros((G_ROWS, 2 * n + 2), dtype=np.int64)
@@ -580,6 +642,16 @@ class ConflictGraph:
 
     def revert(self, t: int) -> None:
         revert_move(t, self.n, self.pw, self.g, self.hl)
+
+    def undo_rows(self, capacity: int) -> np.ndarray:
+        """The ``undo`` array of a search of ``capacity`` levels (:func:`commit_saving`)."""
+        return np.zeros((capacity, U_ROW + 3 * self.n + 2 * self.tmax), dtype=np.int64)
+
+    def commit_saving(self, t: int, c: int, undo: np.ndarray, d: int) -> None:
+        commit_saving(t, c, self.n, self.g, self.hl, undo, d)
+
+    def restore(self, t: int, c: int, undo: np.ndarray, d: int) -> None:
+        restore_move(t, c, self.n, self.pw, self.g, self.hl, undo, d)
 
     def edges(self) -> list[tuple[tuple[int, ...], int]]:
         """The current (hyper)edges as (tiles, weight), for inspection and tests."""

@@ -5,6 +5,7 @@ and Korf's optimal lengths."""
 from __future__ import annotations
 
 import random
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ from pdbtool.cache import TableCache
 from pdbtool.dynamic import file_name, get_set, load_dynamic, make_lookups, pair_bound
 from pdbtool.ida_dynamic import DynamicHeuristic
 from pdbtool.solver import Solver, replay
-from pdbtool.vertex_cover import ConflictGraph, brute_force_cover, min_cover
+from pdbtool.vertex_cover import CCOVER, CMASK, ConflictGraph, brute_force_cover, min_cover
 
 SETS = ("pairs", "pairs+triples")
 
@@ -151,37 +152,54 @@ def test_pair_bound_is_the_least_cover_of_a_triangle():
 
 @pytest.mark.parametrize("dims,name", [((4, 3), "pairs+triples"), ((4, 4), "pairs"), ((4, 4), "pairs+triples")])
 def test_incremental_equals_from_scratch_along_random_walks(tables, dims, name):
+    """A walk that, like the search, goes forward (saving what each move changed) or backtracks (restoring
+    it): after every step the graph, the components and their covers equal those built from scratch."""
     board = Board(*dims)
     lookups = tables[dims, name]
     nb = board.neighbours()
-    rng = random.Random(hash((dims, name)) & 0xFFFF)
+    rng = random.Random(zlib.crc32(repr((dims, name)).encode()))
     graph = ConflictGraph(lookups)
     scratch = ConflictGraph(lookups)
     tiles = np.array(board.goal_tiles, dtype=np.int64)
     cover = graph.reset(tiles)
     blank = int(np.flatnonzero(tiles == 0)[0])
-    nonzero = 0
+    undo = graph.undo_rows(1600)
+    path = []  # per depth: (cell the moved tile came from, cover before the move)
+    nonzero = backtracks = 0
     for step in range(1500):
-        moves = [q for q in nb[blank] if q >= 0]
-        # try (and take back) every child first: a revert must leave the graph as it was
-        for q in moves:
+        if path and rng.random() < 0.3:
+            # backtrack: the tile in the previous blank cell goes back into the blank
+            came_from, cover = path.pop()
+            t = int(tiles[came_from])
+            graph.restore(t, blank, undo, len(path) + 1)
+            tiles[blank], tiles[came_from] = t, 0
+            blank = came_from
+            backtracks += 1
+        else:
+            moves = [q for q in nb[blank] if q >= 0]
+            # try (and take back) every child first: a revert must leave the graph as it was
+            for q in moves:
+                t = int(tiles[q])
+                graph.try_move(t, blank)
+                graph.revert(t)
+            q = int(rng.choice(moves))
             t = int(tiles[q])
-            graph.try_move(t, blank)
-            graph.revert(t)
-        q = int(rng.choice(moves))
-        t = int(tiles[q])
-        delta = graph.try_move(t, blank)
-        graph.commit(t, blank)
-        tiles[blank], tiles[q] = t, 0
-        blank = q
-        cover += delta
+            delta = graph.try_move(t, blank)
+            path.append((blank, cover))
+            graph.commit_saving(t, blank, undo, len(path))
+            tiles[blank], tiles[q] = t, 0
+            blank = q
+            cover += delta
         expected = scratch.reset(tiles)
         assert cover == expected, f"step {step}: incremental {cover}, from scratch {expected}"
         assert sorted(graph.edges()) == sorted(scratch.edges())
+        assert np.array_equal(graph.pos, scratch.pos)
+        assert np.array_equal(graph.g[CMASK], scratch.g[CMASK]) and np.array_equal(graph.g[CCOVER], scratch.g[CCOVER])
         # and the (memoized) covers equal a fresh branch and bound on the same edges
         assert cover == min_cover(graph.edges(), board.n)
         nonzero += cover > 0
     assert nonzero > 600  # the walk met real conflicts
+    assert backtracks > 300
 
 
 # --- the search ------------------------------------------------------------------------------------------------
