@@ -32,7 +32,7 @@ from .vertex_cover import CMASK, ConflictGraph, commit_saving, restore_move, rev
 DYNAMIC_HEURISTICS = ("ddb", "max")
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting, as in pdbtool.vertex_cover
 def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv, hsum, undo,
                 md, use_static, npat, reflect, pat, slot, rpat, rslot, cellmap, kk, cells, addrs,
                 pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):

@@ -36,6 +36,11 @@ from numba import njit
 
 from ._intrinsics import trailing_zeros
 
+# The functions of the search are compiled without Numba's reference counting (``_nrt=False``): they
+# allocate nothing, and the atomic increments and decrements of their array arguments (and of row views) at
+# every call took about a fifth of the CPU of a 24-puzzle ddb search (perf).  Only the two functions that
+# allocate (min_cover_kernel, covers_of_states) keep it.
+
 # rows of g (width 2n + 2): per-tile arrays, the branch and bound's work space, scalars
 POS, ADJ, CMASK, CCOVER, NROW, OROW, NCM, NCV, ORDER, DEG, BEST, GS = range(12)
 G_ROWS = 12
@@ -53,7 +58,7 @@ U_APPLIED, U_OH, U_NOLD, U_ROW = range(4)
 
 # --- the exact cover of one set of constraints -------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _branch(m, cons, nc, g):
     """Depth-first branch and bound over the vertices ``g[ORDER, :m]`` with an explicit stack
     (``g[BEST, 1 + i]``: the value tried for vertex i; ``g[BEST, 1 + m + i]``: the least it may take;
@@ -133,7 +138,7 @@ def _branch(m, cons, nc, g):
                 break
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def solve_cover(cons, nc, vmask, g):
     """Least sum of y over the vertices of ``vmask`` with sum_{v in cons[CM, e]} y_v >= cons[CW, e], e < nc."""
     if nc == 0:
@@ -241,7 +246,7 @@ def brute_force_cover(edges: Sequence[tuple[Sequence[int], int]], n: int) -> int
 
 # --- the conflict graph of a state -----------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _component(t, g, hl):
     """The mask of t's connected component (pair edges in ``g[ADJ]``, hyperedges in ``hl[HMASK]``)."""
     hcount = g[GS, G_HCOUNT]
@@ -265,7 +270,7 @@ MEMO_SLOTS = 1 << 14
 MEMO_KEYS = 28  # components with more constraints are solved without the memo
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _cover_of(comp, pw, g, hl, cons, memo):
     """Least cover of the constraints of the component ``comp``.
 
@@ -331,7 +336,7 @@ def _cover_of(comp, pw, g, hl, cons, memo):
     return value
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _set_component(comp, cov, g):
     """Every vertex of ``comp`` records it as its component, with the component's cover."""
     rem = comp
@@ -342,7 +347,7 @@ def _set_component(comp, cov, g):
         g[CCOVER, v] = cov
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     """Fill the graph of the state whose tile t stands in ``g[POS, t]``; return the least cover."""
     for t in range(n):
@@ -384,7 +389,7 @@ def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _same_edges(t, n, nh, pw, g, hl):
     """Whether t's new edges (``g[NROW]``, ``hl[NHM/NHW, :nh]``) are exactly its present ones: then the
     graph, and so the cover, does not change (common: a conflict often survives a move)."""
@@ -406,7 +411,7 @@ def _same_edges(t, n, nh, pw, g, hl):
     return old == nh
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _set_pair(t, u, w, pw, g):
     """Give the pair edge t-u the weight w (0: no edge), in the weights and in both adjacency masks."""
     pw[t, u] = w
@@ -421,7 +426,7 @@ def _set_pair(t, u, w, pw, g):
         g[ADJ, u] &= ~bt
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     """Put tile t's edges for cell ``c`` into the graph and return the change of the least cover.
 
@@ -500,7 +505,7 @@ def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     return new_total - old_total
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def commit_move(t, c, g):
     """Keep what :func:`try_move` applied: tile t now stands in cell c (the blank in its old cell)."""
     g[POS, 0] = g[POS, t]
@@ -511,7 +516,7 @@ def commit_move(t, c, g):
     g[GS, G_APPLIED] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _edges_back(t, n, pw, g, hl, row, hmask, hw, oh):
     """Give tile t back its old edges: pair weights ``row[u]``, hyperedges ``hmask/hw[:oh]``."""
     for u in range(1, n):
@@ -530,7 +535,7 @@ def _edges_back(t, n, pw, g, hl, row, hmask, hw, oh):
     g[GS, G_HCOUNT] = k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def commit_saving(t, c, n, g, hl, undo, d):
     """:func:`commit_move`, first saving in ``undo[d]`` what the move changes, so that
     :func:`restore_move` can take it back without recomputing t's edges and covers."""
@@ -562,7 +567,7 @@ def commit_saving(t, c, n, g, hl, undo, d):
     commit_move(t, c, g)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def restore_move(t, c, n, pw, g, hl, undo, d):
     """Tile t goes back to cell c, undoing the move saved in ``undo[d]`` by :func:`commit_saving`: its old
     edges and the old components' masks and covers come back as they were."""
@@ -579,7 +584,7 @@ def restore_move(t, c, n, pw, g, hl, undo, d):
         _set_component(undo[d, base + i], undo[d, base + n + i], g)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def revert_move(t, n, pw, g, hl):
     """Undo what :func:`try_move` applied (t stays where it was)."""
     if not g[GS, G_APPLIED]:
