@@ -18,6 +18,7 @@ bound.
 
 from __future__ import annotations
 
+import threading
 from typing import Sequence
 
 import numpy as np
@@ -25,14 +26,15 @@ from numba import njit
 
 from .board import Board
 from .errors import PdbtoolError
-from .ida import EXHAUSTED, FOUND, GROW, INF, R_BLANK, R_BOUND, R_DEPTH, R_EXP, R_GEN, R_ITER, R_NEXT, RUNNING
+from .ida import (EXHAUSTED, FOUND, GROW, INF, ITERATION_DONE, R_BLANK, R_BOUND, R_DEPTH, R_EXP, R_GEN, R_ITER,
+                  R_NEXT, R_ONE_ITERATION, R_ROOT_PREV, RUNNING)
 from .ida import _any_mapped, _is_goal, _mapped, _value_moved
 from .vertex_cover import CMASK, ConflictGraph, commit_saving, restore_move, revert_move, try_move
 
 DYNAMIC_HEURISTICS = ("ddb", "max")
 
 
-@njit(cache=True, _nrt=False)  # no reference counting, as in pdbtool.vertex_cover
+@njit(cache=True, nogil=True, _nrt=False)  # no reference counting, as in pdbtool.vertex_cover
 def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv, hsum, undo,
                 md, use_static, npat, reflect, pat, slot, rpat, rslot, cellmap, kk, cells, addrs,
                 pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
@@ -64,13 +66,16 @@ def ida_dynamic(tiles, nb, goal_tiles, reg, budget, next_move, prev_move, hd, hv
             reg[R_ITER] += 1
             depth = 0
             next_move[0] = 0
-            prev_move[0] = -1
+            prev_move[0] = reg[R_ROOT_PREV]
             expanded += 1
             continue
         m = next_move[depth]
         if m == 4:
             if depth == 0:
                 depth = -1
+                if reg[R_ONE_ITERATION]:
+                    status = ITERATION_DONE
+                    break
                 continue
             # undo: the tile that moved sits in the parent's blank cell pb and goes back to ``blank``
             pb = nb[blank, 3 - prev_move[depth]]
@@ -204,11 +209,16 @@ class DynamicHeuristic:
                                         f"{static.board.goal_name}, the dynamic tables for {self.board.dims}")
         self.name = "max" if static is not None else "ddb"
         self.md = self.board.manhattan_table()
+        self._scratch = threading.local()
 
     # --- whole-state evaluation ------------------------------------------------------------------------------
     def cover(self, state: Sequence[int]) -> int:
         """The least weighted vertex cover of the state's conflict graph (in units of two moves)."""
-        graph = ConflictGraph(self.tables)
+        # one graph per thread, reused: allocating one (its memo is 4 MB) costs some 40 times its reset, and
+        # the frontier of a threaded search (pdbtool.parallel) evaluates every node it enumerates here
+        graph = getattr(self._scratch, "graph", None)
+        if graph is None:
+            graph = self._scratch.graph = ConflictGraph(self.tables)
         return graph.reset(np.asarray(state, dtype=np.int64))
 
     def ddb_value(self, state: Sequence[int]) -> int:
@@ -227,6 +237,8 @@ class DynamicHeuristic:
         return ida_dynamic
 
     def setup(self, tiles: np.ndarray, capacity: int):
+        """(h0, stack-level arrays, parameters) of a search from ``tiles``.  Each call has a graph of its own,
+        held by the parameters, so that threads can search subtrees at once (:mod:`pdbtool.parallel`)."""
         n = self.board.n
         graph = ConflictGraph(self.tables)
         hd = np.zeros(capacity, dtype=np.int64)
@@ -243,7 +255,6 @@ class DynamicHeuristic:
             none = np.full(n, -1, dtype=np.int64)
             static = (False, 0, False, none, none, none, none, np.zeros((1, n), dtype=np.int64),
                       np.zeros(1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64), np.zeros(1, dtype=np.int64))
-        self._graph = graph  # the kernel works on its arrays
         params = (self.md, *static, *graph.lookups, *graph.arrays)
         return h0, (hd, hv, hsum, graph.undo_rows(capacity)), params
 

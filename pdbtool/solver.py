@@ -74,7 +74,7 @@ class Solver:
     * ``cache`` / ``cache_dir``: a ``TableCache`` (tables are built on first use, then memory-mapped).
       With ``pdb`` and ``max``, a pattern that a board symmetry maps onto another is looked up in that
       one's table (:mod:`pdbtool.symmetry`: 24-6-6-6-6 needs two tables).
-    * ``search_threads``: threads searching one instance (:mod:`pdbtool.parallel`; not for ddb/max).
+    * ``search_threads``: threads searching one instance (:mod:`pdbtool.parallel`; every heuristic).
     * ``ddb`` / ``max`` (:mod:`pdbtool.ida_dynamic`): the dynamic set ``dynamic`` (``pairs`` or
       ``pairs+triples``, the default); ``max`` also takes the static ``partition``.
     * ``blank``: the tables' blank rule, ``minimized`` (default) or ``ignored``.
@@ -148,7 +148,7 @@ class Solver:
             self.heuristic = make_heuristic(heuristic, board, patterns, tables, self.reflect, shared)
         self.nb = board.neighbours()
         self.goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
-        self.search_threads = _check_search_threads(search_threads, heuristic)
+        self.search_threads = _check_search_threads(search_threads)
 
     _warm = False
 
@@ -204,7 +204,7 @@ class Solver:
             result.seconds = time.perf_counter() - start
             result.cpu_seconds = time.thread_time() - cpu_start
             return result
-        threads = _check_search_threads(self.search_threads if threads is None else threads, self.heuristic_name)
+        threads = _check_search_threads(self.search_threads if threads is None else threads)
         if threads > 1:
             return self._solve_parallel(state, int(h0), result, threads, start, time_limit, node_limit, progress,
                                         chunk)
@@ -271,13 +271,10 @@ class Solver:
         return result
 
 
-def _check_search_threads(threads, heuristic: str) -> int:
+def _check_search_threads(threads) -> int:
     threads = 1 if threads is None else int(threads)
     if threads < 1:
         raise SolverError(f"search threads must be at least 1, not {threads}")
-    if threads > 1 and heuristic not in HEURISTICS:
-        raise SolverError(f"several search threads work with the {', '.join(HEURISTICS)} heuristics, "
-                          f"not {heuristic}")
     return threads
 
 

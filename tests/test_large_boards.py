@@ -88,9 +88,10 @@ def test_threads_find_the_serial_length_on_15_puzzles(cache, ident):
         assert max(out.subtrees) > 1
 
 
-def test_iterations_before_the_last_count_like_the_serial_search(cache):
+@pytest.mark.parametrize("heuristic", ["pdb", "ddb", "max"])
+def test_iterations_before_the_last_count_like_the_serial_search(cache, heuristic):
     """Every iteration that runs to its end generates exactly the serial iteration's nodes."""
-    solver = Solver(Board(4, 4), partition="15-5-5-5", reflect=True, cache=cache)
+    solver = Solver(Board(4, 4), heuristic=heuristic, partition="15-5-5-5", reflect=True, cache=cache)
     state, optimal = KORF[1]
     h0 = solver.h(state)
     whole = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, h0, 2,
@@ -118,13 +119,49 @@ def test_threads_on_random_3x4_and_2x5_states(heuristic):
             assert replay(board, state, [int(t) for t in _tiles(board, state, out.moves)]) == board.goal_tiles
 
 
+@pytest.mark.parametrize("heuristic", ["ddb", "max"])
+def test_threads_find_the_serial_length_with_ddb_and_max(cache, heuristic):
+    """The dynamic kernel searches subtrees too: each gets its own conflict graph."""
+    solver = Solver(Board(4, 4), heuristic=heuristic, partition="15-5-5-5", cache=cache)
+    for ident in (97, 93, 42, 47, 9):
+        state, optimal = KORF[ident]
+        serial = solver.solve(state)
+        threaded = solver.solve(state, threads=2)
+        assert serial.length == threaded.length == optimal
+        assert replay(solver.board, state, threaded.solution) == solver.board.goal_tiles
+        for frontier in (1, 3):
+            out = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, serial.h0, 2,
+                                  frontier_per_thread=frontier, serial_below=0)
+            assert len(out.moves) == optimal and out.iterations == serial.iterations
+            assert max(out.subtrees) > 1
+            assert replay(solver.board, state, _tiles(solver.board, state, out.moves)) == solver.board.goal_tiles
+
+
+@pytest.mark.parametrize("heuristic", ["ddb", "max"])
+def test_ddb_and_max_threads_on_random_3x4_states(cache, heuristic):
+    board = Board.parse("3x4")
+    solver = Solver(board, heuristic=heuristic, partition=[[1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11]], cache=cache)
+    rng = random.Random(7)
+    for _ in range(4):
+        state = random_state(board, rng)
+        serial = solver.solve(state)
+        whole = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, serial.h0, 2,
+                                serial_below=1 << 62)
+        split = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, serial.h0, 2,
+                                frontier_per_thread=4, serial_below=0)
+        assert len(split.moves) == len(whole.moves) == serial.length
+        assert whole.finished == split.finished and len(split.finished) == serial.iterations - 1
+        assert replay(board, state, _tiles(board, state, split.moves)) == board.goal_tiles
+
+
 def _tiles(board, state, moves):
     from pdbtool.solver import _tiles_moved
 
     return _tiles_moved(state, moves, board.neighbours())
 
 
-def test_kernels_release_the_gil():
+@pytest.mark.parametrize("heuristic, ident, budget", [("manhattan", 1, 40_000_000), ("ddb", 3, 1_500_000)])
+def test_kernels_release_the_gil(cache, heuristic, ident, budget):
     """A short search on a second thread finishes while a long kernel call is still running on the first
     (were the GIL held, it could not even start before the long call returned)."""
     import threading
@@ -133,22 +170,24 @@ def test_kernels_release_the_gil():
     from pdbtool import ida
 
     board = Board(4, 4)
-    solver = Solver(board, heuristic="manhattan")
+    solver = Solver(board, heuristic=heuristic, cache=cache)
     solver.warm_up()
-    tiles = np.array(KORF[1][0], dtype=np.int64)
+    short_solver = Solver(board, heuristic="manhattan")
+    short_solver.warm_up()
+    tiles = np.array(KORF[ident][0], dtype=np.int64)
     h0, levels, params = solver.heuristic.setup(tiles, 256)
     reg = ida.new_registers(h0, int(np.flatnonzero(tiles == 0)[0]))
     nm, pm = np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64)
     done = {}
 
     def long_call():
-        ida.ida_manhattan(tiles, solver.nb, solver.goal_tiles, reg, 40_000_000, nm, pm, *levels, *params)
+        solver.heuristic.kernel(tiles, solver.nb, solver.goal_tiles, reg, budget, nm, pm, *levels, *params)
         done["long"] = time.perf_counter()
 
     worker = threading.Thread(target=long_call)
     worker.start()
     time.sleep(0.05)
-    short = solver.solve(random_walk(board, 20, 0))
+    short = short_solver.solve(random_walk(board, 20, 0))
     done["short"] = time.perf_counter()
     worker.join()
     assert short.solved and done["short"] < done["long"]
@@ -369,6 +408,7 @@ def test_solve_command_with_threads(tmp_path):
     assert serial.exit_code == threaded.exit_code == 0, threaded.output
     lengths = [[row.split(",")[3] for row in r.stdout.splitlines()[1:]] for r in (serial, threaded)]
     assert lengths[0] == lengths[1] and len(lengths[0]) == 3
-    bad = CliRunner().invoke(main, ["solve", "-", "--board", "3x3", "--heuristic", "ddb", "--threads", "2"],
-                             input="1 0 2 3 4 5 6 7 8\n")
-    assert bad.exit_code != 0 and "--threads" in bad.output
+    ddb = CliRunner().invoke(main, ["solve", "-", "--board", "3x4", "--heuristic", "ddb", "--threads", "2",
+                                    "--cache-dir", str(tmp_path), "--format", "csv"], input=text)
+    assert ddb.exit_code == 0, ddb.output
+    assert [row.split(",")[3] for row in ddb.stdout.splitlines()[1:]] == lengths[0]

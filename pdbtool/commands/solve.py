@@ -31,8 +31,8 @@ from ._common import board_option, cache_dir_option, goal_option, say, user_erro
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Solve instances in this many processes (they share the memory-mapped tables).")
 @click.option("--threads", type=click.IntRange(1, 1024), default=1, show_default=True,
-              help="Threads searching one instance (each iteration's subtrees are shared out; pdb, manhattan "
-                   "and linear-conflict), also used to build missing tables.")
+              help="Threads searching one instance (each iteration's subtrees are shared out), also used "
+                   "to build missing tables.")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Give up an instance after this many seconds of search (reported as unsolved).")
 @cache_dir_option
@@ -75,8 +75,6 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         from ..ida_encoded import check_encoding
 
         check_encoding(encoding, blank, group)   # one line for the user before any instance is read
-    if heuristic in ("ddb", "max") and threads > 1:
-        raise click.UsageError("--threads applies to --heuristic pdb, manhattan and linear-conflict only")
     items = load_instances(instances, board, goal)
     if not items:
         say(f"{instances if instances != '-' else '<stdin>'}: no instances")
