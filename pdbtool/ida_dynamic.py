@@ -29,7 +29,7 @@ from .errors import PdbtoolError
 from .ida import (EXHAUSTED, FOUND, GROW, INF, ITERATION_DONE, R_BLANK, R_BOUND, R_DEPTH, R_EXP, R_GEN, R_ITER,
                   R_NEXT, R_ONE_ITERATION, R_ROOT_PREV, RUNNING)
 from .ida import _any_mapped, _is_goal, _mapped, _value_moved
-from .vertex_cover import CMASK, ConflictGraph, commit_saving, restore_move, revert_move, try_move
+from .vertex_cover import CMASK, ConflictGraph, commit_saving, new_memo, restore_move, revert_move, try_move
 
 DYNAMIC_HEURISTICS = ("ddb", "max")
 
@@ -218,8 +218,16 @@ class DynamicHeuristic:
         # the frontier of a threaded search (pdbtool.parallel) evaluates every node it enumerates here
         graph = getattr(self._scratch, "graph", None)
         if graph is None:
-            graph = self._scratch.graph = ConflictGraph(self.tables)
+            graph = self._scratch.graph = ConflictGraph(self.tables, self._memo())
         return graph.reset(np.asarray(state, dtype=np.int64))
+
+    def _memo(self) -> np.ndarray:
+        """The calling thread's memo of component covers: exact entries, so the searches of one thread share
+        it (a threaded search's subtrees start warm), while two threads never write one at once."""
+        memo = getattr(self._scratch, "memo", None)
+        if memo is None:
+            memo = self._scratch.memo = new_memo()
+        return memo
 
     def ddb_value(self, state: Sequence[int]) -> int:
         tiles = np.asarray(state, dtype=np.int64)
@@ -240,7 +248,7 @@ class DynamicHeuristic:
         """(h0, stack-level arrays, parameters) of a search from ``tiles``.  Each call has a graph of its own,
         held by the parameters, so that threads can search subtrees at once (:mod:`pdbtool.parallel`)."""
         n = self.board.n
-        graph = ConflictGraph(self.tables)
+        graph = ConflictGraph(self.tables, self._memo())
         hd = np.zeros(capacity, dtype=np.int64)
         hd[0] = int(self.md[tiles, np.arange(n)].sum()) + 2 * graph.reset(tiles)
         h0 = int(hd[0])

@@ -604,13 +604,20 @@ def covers_of_states(states, n, pair_units, tri_start, tri_ent, pw, g, hl, cons,
     return out
 
 
+def new_memo() -> np.ndarray:
+    """An empty memo of component covers (:func:`_cover_of`)."""
+    return np.zeros((MEMO_SLOTS, MEMO_KEYS + 3), dtype=np.int64)
+
+
 class ConflictGraph:
     """The arrays of one state's conflict graph and the work space of its updates: ``pw`` (pair weights,
     n x n), ``g``, ``hl`` and ``cons`` (see the rows above), ``memo`` (covers of components seen before);
     ``lookups`` are those of :class:`pdbtool.dynamic.DynamicTables` (pair units, triple CSR starts and
     entries)."""
 
-    def __init__(self, tables):
+    def __init__(self, tables, memo: np.ndarray | None = None):
+        """``memo``: a memo to use instead of a new one (its entries are exact whatever state they came from, so
+        searches may share one, but never two threads at once)."""
         n = tables.board.n
         self.n = n
         self.lookups = (tables.pair_units, tables.tri_start, tables.tri_ent)
@@ -622,7 +629,7 @@ class ConflictGraph:
         self.g = np.zeros((G_ROWS, 2 * n + 2), dtype=np.int64)
         self.hl = np.zeros((6, hmax), dtype=np.int64)
         self.cons = np.zeros((4, cmax), dtype=np.int64)
-        self.memo = np.zeros((MEMO_SLOTS, MEMO_KEYS + 3), dtype=np.int64)
+        self.memo = new_memo() if memo is None else memo
         self.arrays = (self.pw, self.g, self.hl, self.cons, self.memo)
 
     @property
