@@ -125,16 +125,18 @@ def _run_subtree(shared: _Shared, i, subtree, depth, bound, heuristic, nb, goal_
         if status == ida.ITERATION_DONE:
             with shared.lock:
                 shared.next_bound = min(shared.next_bound, int(reg[ida.R_NEXT]) + depth)
-            return True
-        if status != ida.RUNNING:
+        elif status != ida.RUNNING:
             raise RuntimeError(f"subtree search returned status {status} (a bug)")
-        if on_chunk is not None:
+        elif on_chunk is not None:
             on_chunk()
-        if shared.stop.is_set():
-            return False
+        # checked after a finished subtree too: subtrees smaller than a chunk would otherwise never check
         if (deadline is not None and time.perf_counter() >= deadline) or \
                 (node_limit is not None and total >= node_limit):
             shared.stop.set()
+            return False
+        if status == ida.ITERATION_DONE:
+            return True
+        if shared.stop.is_set():
             return False
 
 

@@ -207,6 +207,12 @@ def test_threads_respect_the_node_limit():
     state, _ = KORF[1]
     r = solver.solve(state, node_limit=3_000_000, threads=2)
     assert not r.solved and r.timed_out and r.length is None
+    # subtrees smaller than a chunk: the limit is checked after each subtree too, so at most a chunk a thread over
+    chunk = 1 << 16
+    out = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, solver.h(state), 2,
+                          node_limit=1_000_000, chunk=chunk, serial_below=0)
+    assert out.timed_out and out.moves is None
+    assert 1_000_000 <= out.generated <= 1_000_000 + 2 * chunk
 
 
 # --- tables shared through board symmetries ---------------------------------------------------------------
