@@ -7,7 +7,8 @@
 
 The kernel follows every convention of :mod:`pdbtool.ida` (moves up, left, right, down, never undoing the
 previous move; generated and expanded counted the same way; the same registers, statuses and budgeted,
-resumable calls), so :class:`pdbtool.solver.Solver` runs it like the static kernels.  The conflict graph
+resumable calls, the subtree registers ``R_ROOT_PREV``/``R_ONE_ITERATION``; the GIL released), so
+:class:`pdbtool.solver.Solver` and :mod:`pdbtool.parallel` run it like the static kernels.  The conflict graph
 is updated incrementally: a generated child puts the moved tile's new edges into the graph and computes the
 change of the cover; a child that is entered keeps them (saving, per depth, what they replaced), a pruned
 one takes them back, and backtracking restores what was saved instead of recomputing it.  With ``max``, the static sum is looked at first, and a child it prunes
