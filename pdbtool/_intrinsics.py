@@ -1,7 +1,12 @@
-"""Low-level Numba intrinsics: BMI2 ``pdep`` (select the j-th free bit) and atomic OR on a uint64 word.
+"""Low-level Numba intrinsics, plain functions usable from any ``@njit`` kernel.
 
-Both are plain functions usable from any ``@njit`` kernel.  ``pdep`` falls back to a bit loop on CPUs
-without BMI2 (the choice is made once, at import, from the host CPU's features).
+* ``pdep``/``pext`` (BMI2, with a bit-loop fallback on CPUs without it, chosen once at import from the
+  host CPU's features) and ``select_bit``: the j-th set bit of a mask, for unranking;
+* ``popcount`` and ``trailing_zeros``: one instruction each;
+* atomic OR and XOR on a uint64 word (LLVM ``atomicrmw``), for the parallel two-bit BFS;
+* ``prefetch``: a cache hint for an array element about to be read;
+* ``load_u8``/``load_u64``: a load from a raw address, so that a kernel can read several tables through
+  one array of addresses.
 """
 
 from __future__ import annotations

@@ -27,12 +27,11 @@ Conventions shared by the kernels
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit
 
 from ._intrinsics import load_u8, popcount
-
-import numba
 
 R_DEPTH, R_BOUND, R_NEXT, R_GEN, R_EXP, R_BLANK, R_ITER, R_ROOT_PREV, R_ONE_ITERATION = range(9)
 N_REGS = 10
