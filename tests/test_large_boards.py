@@ -71,9 +71,11 @@ def cache(tmp_path_factory):
 
 # --- threads: the same optimal length as the serial search ------------------------------------------------
 
-@pytest.mark.parametrize("ident", [97, 93, 42, 47, 9, 1])
-def test_threads_find_the_serial_length_on_15_puzzles(cache, ident):
-    solver = Solver(Board(4, 4), partition="15-5-5-5", cache=cache)
+@pytest.mark.parametrize("heuristic", ["pdb", "ddb", "max"])
+@pytest.mark.parametrize("ident", [97, 93, 42, 47, 9])
+def test_threads_find_the_serial_length_on_15_puzzles(cache, heuristic, ident):
+    """With any heuristic (the dynamic kernel gives each subtree its own conflict graph)."""
+    solver = Solver(Board(4, 4), heuristic=heuristic, partition="15-5-5-5", cache=cache)
     state, optimal = KORF[ident]
     serial = solver.solve(state)
     threaded = solver.solve(state, threads=2)
@@ -83,9 +85,9 @@ def test_threads_find_the_serial_length_on_15_puzzles(cache, ident):
     for frontier in (1, 3):
         out = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, serial.h0, 2,
                               frontier_per_thread=frontier, serial_below=0)
-        assert len(out.moves) == optimal
-        assert out.iterations == serial.iterations
+        assert len(out.moves) == optimal and out.iterations == serial.iterations
         assert max(out.subtrees) > 1
+        assert replay(solver.board, state, _tiles(solver.board, state, out.moves)) == solver.board.goal_tiles
 
 
 @pytest.mark.parametrize("heuristic", ["pdb", "ddb", "max"])
@@ -117,24 +119,6 @@ def test_threads_on_random_3x4_and_2x5_states(heuristic):
                                   frontier_per_thread=4, serial_below=0)
             assert len(out.moves) == serial.length
             assert replay(board, state, [int(t) for t in _tiles(board, state, out.moves)]) == board.goal_tiles
-
-
-@pytest.mark.parametrize("heuristic", ["ddb", "max"])
-def test_threads_find_the_serial_length_with_ddb_and_max(cache, heuristic):
-    """The dynamic kernel searches subtrees too: each gets its own conflict graph."""
-    solver = Solver(Board(4, 4), heuristic=heuristic, partition="15-5-5-5", cache=cache)
-    for ident in (97, 93, 42, 47, 9):
-        state, optimal = KORF[ident]
-        serial = solver.solve(state)
-        threaded = solver.solve(state, threads=2)
-        assert serial.length == threaded.length == optimal
-        assert replay(solver.board, state, threaded.solution) == solver.board.goal_tiles
-        for frontier in (1, 3):
-            out = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, serial.h0, 2,
-                                  frontier_per_thread=frontier, serial_below=0)
-            assert len(out.moves) == optimal and out.iterations == serial.iterations
-            assert max(out.subtrees) > 1
-            assert replay(solver.board, state, _tiles(solver.board, state, out.moves)) == solver.board.goal_tiles
 
 
 @pytest.mark.parametrize("heuristic", ["ddb", "max"])
