@@ -103,7 +103,8 @@ def main():
                           "load_average_after": os.getloadavg()},
               "command": " ".join(["bench_dynamic_threads.py", *sys.argv[1:]]),
               "board": board.dims, "instance": args.id, "heuristic": solver.label, "h0": h0,
-              "node_limit": args.node_limit, "threads": args.threads, "serial_below": args.serial_below, "reference": reference, "rounds": rounds}
+              "node_limit": args.node_limit, "threads": args.threads, "serial_below": args.serial_below,
+              "reference": reference, "rounds": rounds}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))

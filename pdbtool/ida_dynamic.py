@@ -11,10 +11,10 @@ resumable calls, the subtree registers ``R_ROOT_PREV``/``R_ONE_ITERATION``; the 
 :class:`pdbtool.solver.Solver` and :mod:`pdbtool.parallel` run it like the static kernels.  The conflict graph
 is updated incrementally: a generated child puts the moved tile's new edges into the graph and computes the
 change of the cover; a child that is entered keeps them (saving, per depth, what they replaced), a pruned
-one takes them back, and backtracking restores what was saved instead of recomputing it.  With ``max``, the static sum is looked at first, and a child it prunes
-costs no cover computation (unless its f could lower the next bound, where the exact f is needed); as in
-the static kernel, the reflected sum is skipped when the direct sum prunes and cannot lower the next
-bound.
+one takes them back, and backtracking restores what was saved instead of recomputing it.  With ``max``,
+the static sum is looked at first, and a child it prunes costs no cover computation (unless its f could
+lower the next bound, where the exact f is needed); as in the static kernel, the reflected sum is skipped
+when the direct sum prunes and cannot lower the next bound.
 """
 
 from __future__ import annotations
