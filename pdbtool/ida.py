@@ -79,13 +79,19 @@ def _any_mapped(cellmap, npat, n):
 
 
 @njit(cache=True, inline="always")
-def _value_moved(cells, row, s, k, to_cell, from_cell, addr, n):
-    """The table value of row ``row``'s placement with slot s in ``to_cell`` instead of ``from_cell``
-    (cells as the table sees them); the row is left as it was."""
+def _rank_moved(cells, row, s, k, to_cell, from_cell, n):
+    """The rank of row ``row``'s placement with slot s in ``to_cell`` instead of ``from_cell`` (cells as
+    the table sees them); the row is left as it was."""
     cells[row, s] = to_cell
     r = _rank_row(cells, row, k, n)
     cells[row, s] = from_cell
-    return load_u8(addr + r)
+    return r
+
+
+@njit(cache=True, inline="always")
+def _value_moved(cells, row, s, k, to_cell, from_cell, addr, n):
+    """The byte-table value of that moved placement (:func:`_rank_moved`)."""
+    return load_u8(addr + _rank_moved(cells, row, s, k, to_cell, from_cell, n))
 
 
 # --- Manhattan distance ---------------------------------------------------------------------------------

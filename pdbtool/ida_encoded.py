@@ -22,7 +22,7 @@ from numba import njit
 from . import encodings
 from .heuristic import HeuristicError, PatternSum
 from .ida import (EXHAUSTED, FOUND, GROW, INF, ITERATION_DONE, R_BLANK, R_BOUND, R_DEPTH, R_EXP, R_GEN, R_ITER,
-                  R_NEXT, R_ONE_ITERATION, R_ROOT_PREV, RUNNING, _is_goal, _rank_row)
+                  R_NEXT, R_ONE_ITERATION, R_ROOT_PREV, RUNNING, _is_goal, _rank_moved)
 from .pattern import rank_cells
 
 
@@ -48,9 +48,7 @@ def _enc_expand(d, blank, tiles, nb, prev_move, hv, mv, hsum, child_h, child_v, 
             to = cellmap[p, blank]
             fr = cellmap[p, q]
             mc = mv[d, p] + mdt[p, s, to] - mdt[p, s, fr]
-            cells[p, s] = to
-            r = _rank_row(cells, p, kk[p], n)
-            cells[p, s] = fr
+            r = _rank_moved(cells, p, s, kk[p], to, fr, n)
             v = encodings.value_at(code, addrs[p], r, mc, hv[d, p], shift)
             child_m[d, m, 0] = mc
             sn += v - hv[d, p]
@@ -75,9 +73,7 @@ def _enc_expand(d, blank, tiles, nb, prev_move, hv, mv, hsum, child_h, child_v, 
                 to = cellmap[row, blank]
                 fr = cellmap[row, q]
                 mc = mv[d, row] + mdt[p, s, to] - mdt[p, s, fr]
-                cells[row, s] = to
-                r = _rank_row(cells, row, kk[p], n)
-                cells[row, s] = fr
+                r = _rank_moved(cells, row, s, kk[p], to, fr, n)
                 v = encodings.value_at(code, addrs[p], r, mc, hv[d, row], shift)
                 child_m[d, m, 1] = mc
                 sr += v - hv[d, row]
