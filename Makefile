@@ -26,11 +26,7 @@ install-test: $(VENV)/.installed-test
 # The main job: build the default tables into the cache (once), then run the job on them.
 run: install
 	$(BIN)/pdbtool build --partition $(PARTITION)
-	@if [ -f pdbtool/commands/solve.py ]; then \
-		$(BIN)/pdbtool solve examples/korf100.txt --partition $(PARTITION); \
-	else \
-		$(BIN)/pdbtool inspect --partition $(PARTITION); \
-	fi
+	$(BIN)/pdbtool solve examples/korf100.txt --partition $(PARTITION)
 
 test: install-test
 	$(BIN)/python -m pytest -q

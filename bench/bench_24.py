@@ -2,8 +2,8 @@
 
 Each instance of ``examples/korf24.txt`` (copied from ``../shared/data/korf24_first10.txt``) is solved
 optimally with ``Solver(Board(5, 5), partition="24-6-6-6-6", reflect=True)``, searching with ``--threads``
-threads (:mod:`pdbtool.parallel`); the two tables that 6-6-6-6 needs (the other two patterns are looked up
-through board symmetries, :mod:`pdbtool.symmetry`) are built into the cache on first use.  Every length
+threads (:mod:`pdbtool.search.parallel`); the two tables that 6-6-6-6 needs (the other two patterns are looked up
+through board symmetries, :mod:`pdbtool.tables.sharing`) are built into the cache on first use.  Every length
 is checked against the known optimum.  Target: all ten in at most 40 minutes on this machine (2 cores).
 
 Writes ``bench/results/24.json`` and prints a table: per instance the optimal length, h(start), nodes
@@ -30,9 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pdbtool.board import Board  # noqa: E402
-from pdbtool.instances import load_instances  # noqa: E402
-from pdbtool.solver import Solver  # noqa: E402
+from pdbtool.puzzle.board import Board  # noqa: E402
+from pdbtool.puzzle.instances import load_instances  # noqa: E402
+from pdbtool.search.solver import Solver  # noqa: E402
 
 INSTANCES = ROOT / "examples" / "korf24.txt"
 PUBLISHED = {

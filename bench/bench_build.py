@@ -20,9 +20,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 CHILD = r"""
 import json, resource, sys, time
-from pdbtool.board import Board
-from pdbtool.bfs import build_table
-from pdbtool.pattern import TilePattern
+from pdbtool.puzzle.board import Board
+from pdbtool.tables.build import build_table
+from pdbtool.tables.ranking import TilePattern
 w, h, blank, groups, threads = json.loads(sys.argv[1])
 board = Board(w, h)
 build_table(TilePattern(Board(3, 3), (1, 2)), blank)  # load the compiled kernels before timing

@@ -23,8 +23,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from pdbtool.board import Board  # noqa: E402
-from pdbtool.solver import Solver  # noqa: E402
+from pdbtool.puzzle.board import Board  # noqa: E402
+from pdbtool.search.solver import Solver  # noqa: E402
 
 PUBLISHED_15 = {  # Felner, Korf & Hanan (2004), Korf's 100, means per instance (../shared/data/literature.md)
     "ddb-pairs+triples": {"mean_h": 42.8, "mean_nodes": 707_000},

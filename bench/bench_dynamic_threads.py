@@ -1,7 +1,7 @@
 """`solve --threads` with the dynamic heuristics: one instance searched by 1 and by N threads, alternating.
 
 Each round runs the serial search (``Solver.solve``, one thread) and the threaded one
-(:func:`pdbtool.parallel.parallel_search`, as ``Solver.solve(threads=N)`` runs it, called directly to record
+(:func:`pdbtool.search.parallel.parallel_search`, as ``Solver.solve(threads=N)`` runs it, called directly to record
 its subtrees and finished iterations), both up to the same node limit.  Reported per run: nodes generated and
 expanded, iterations, wall seconds and the process's CPU seconds.  Once, untimed, a one-thread run that
 searches every iteration from the root records the serial cumulative counts of each finished iteration, which
@@ -27,9 +27,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from pdbtool.board import Board  # noqa: E402
-from pdbtool.parallel import SERIAL_BELOW, parallel_search  # noqa: E402
-from pdbtool.solver import Solver  # noqa: E402
+from pdbtool.puzzle.board import Board  # noqa: E402
+from pdbtool.search.parallel import SERIAL_BELOW, parallel_search  # noqa: E402
+from pdbtool.search.solver import Solver  # noqa: E402
 
 
 def read_instance(path: Path, ident: int, n: int):

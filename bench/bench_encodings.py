@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from pdbtool import encodings as enc
-from pdbtool.cache import TableCache
-from pdbtool.partitions import load_partition
-from pdbtool.pattern import manhattan_of_ranks
-from pdbtool.table import PatternTable
+from pdbtool.tables import encodings as enc
+from pdbtool.tables.cache import TableCache
+from pdbtool.tables.partitions import load_partition
+from pdbtool.tables.ranking import manhattan_of_ranks
+from pdbtool.tables.table import PatternTable, convert_table
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGET_BYTES = {("15-7-8", "mod3"): 116e6, ("15-7-8", "parity"): 73e6}
@@ -62,9 +62,9 @@ def lookup_ns(table: PatternTable, byte_values: np.ndarray, samples: int = 2_000
 
 def warm_up() -> None:
     """Compile (or load from Numba's cache) every encoder and decoder before anything is timed."""
-    from pdbtool.bfs import build_table
-    from pdbtool.board import Board
-    from pdbtool.pattern import TilePattern
+    from pdbtool.tables.build import build_table
+    from pdbtool.puzzle.board import Board
+    from pdbtool.tables.ranking import TilePattern
 
     p = TilePattern(Board(3, 3), (1, 2, 3))
     values = build_table(p, "ignored").table
@@ -115,7 +115,7 @@ def main(argv=None):
                     if encoding == "byte":
                         path = byte.path
                     else:
-                        table, extra = enc.convert_table(byte, encoding, params, args.threads)
+                        table, extra = convert_table(byte, encoding, params, args.threads)
                         path = cache.path_for(p, blank, encoding, table.encoding_params)
                         cache.store(table, path, extra)
                         del table

@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pdbtool.board import Board  # noqa: E402
-from pdbtool.instances import load_instances  # noqa: E402
-from pdbtool.solver import Solver  # noqa: E402
+from pdbtool.puzzle.board import Board  # noqa: E402
+from pdbtool.puzzle.instances import load_instances  # noqa: E402
+from pdbtool.search.solver import Solver  # noqa: E402
 
 KORF_MD_NODES = ROOT.parent / "shared" / "data" / "korf100_md_nodes.txt"
 

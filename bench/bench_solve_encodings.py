@@ -1,4 +1,4 @@
-"""Benchmark: IDA* on Korf's 100 with the pattern tables in each encoding (pdbtool.ida_encoded).
+"""Benchmark: IDA* on Korf's 100 with the pattern tables in each encoding (pdbtool.heuristics.encoded).
 
 Per partition (15-6-6-3; 15-7-8 when its tables are cached: 8-tile tables are never built here) and blank
 rule, every encoding of the same tables solves the same instances with the diagonal reflection, one
@@ -28,11 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pdbtool.board import Board  # noqa: E402
-from pdbtool.cache import TableCache  # noqa: E402
-from pdbtool.instances import load_instances  # noqa: E402
-from pdbtool.partitions import load_partition  # noqa: E402
-from pdbtool.solver import Solver  # noqa: E402
+from pdbtool.puzzle.board import Board  # noqa: E402
+from pdbtool.tables.cache import TableCache  # noqa: E402
+from pdbtool.puzzle.instances import load_instances  # noqa: E402
+from pdbtool.tables.partitions import load_partition  # noqa: E402
+from pdbtool.search.solver import Solver  # noqa: E402
 
 ENCODINGS = {
     "ignored": [("byte", None), ("nibble", None), ("mod3", None), ("parity", None), ("sparse", None),

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from pdbtool.board import Board
-from pdbtool.cache import TableCache
-from pdbtool.pattern import TilePattern
-from pdbtool.pattern import column_masks
-from pdbtool.verify import consistency_scan, verify_file
+from pdbtool.puzzle.board import Board
+from pdbtool.tables.cache import TableCache
+from pdbtool.tables.ranking import TilePattern
+from pdbtool.tables.ranking import column_masks
+from pdbtool.tables.verify import consistency_scan, verify_file
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,11 +1,33 @@
-"""pdbtool: additive pattern databases for the sliding-tile puzzles, and an IDA* solver that uses them."""
+"""pdbtool: additive pattern databases for the sliding-tile puzzles, and an IDA* solver that uses them.
 
-__version__ = "0.1.0"
+The public names below are imported on first use, so that ``import pdbtool`` (and the command line's
+``--help``) stays light: the Numba kernels load only when something needs them.
+"""
 
-from .board import Board  # noqa: E402
-from .cache import TableCache  # noqa: E402
-from .partitions import load_partition  # noqa: E402
-from .pattern import TilePattern  # noqa: E402
-from .table import PatternTable  # noqa: E402
+from __future__ import annotations
 
-__all__ = ["Board", "TilePattern", "PatternTable", "TableCache", "load_partition", "__version__"]
+import importlib
+
+from ._version import __version__
+
+_PUBLIC = {
+    "Board": "pdbtool.puzzle.board",
+    "TilePattern": "pdbtool.tables.ranking",
+    "PatternTable": "pdbtool.tables.table",
+    "TableCache": "pdbtool.tables.cache",
+    "load_partition": "pdbtool.tables.partitions",
+    "Solver": "pdbtool.search.solver",
+    "PdbtoolError": "pdbtool.errors",
+}
+
+__all__ = [*_PUBLIC, "__version__"]
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(_PUBLIC[name]), name)
+    raise AttributeError(f"module 'pdbtool' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)

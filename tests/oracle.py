@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from functools import lru_cache
 
-from pdbtool.board import Board
+from pdbtool.puzzle.board import Board
 
 
 @lru_cache(maxsize=None)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from oracle import abstract_distances, true_distances
-from pdbtool.board import Board
-from pdbtool.bfs import build_table
-from pdbtool.pattern import TilePattern, manhattan_of_ranks, rank_many
+from pdbtool.puzzle.board import Board
+from pdbtool.tables.build import build_table
+from pdbtool.tables.ranking import TilePattern, manhattan_of_ranks, rank_many
 
 
 def _table(board, tiles, blank, threads=None):

@@ -14,13 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oracle import reference_ida, true_distances
-from pdbtool import tablefile
-from pdbtool.board import Board
-from pdbtool.cache import TableCache
-from pdbtool.dynamic import file_name, get_set, load_dynamic, make_lookups, pair_bound
-from pdbtool.ida_dynamic import DynamicHeuristic
-from pdbtool.solver import Solver, replay
-from pdbtool.vertex_cover import CCOVER, CMASK, ConflictGraph, brute_force_cover, min_cover
+from pdbtool.tables import fileformat
+from pdbtool.puzzle.board import Board
+from pdbtool.tables.cache import TableCache
+from pdbtool.tables.pairs_triples import file_name, get_set, load_dynamic, make_lookups, pair_bound
+from pdbtool.heuristics.dynamic import DynamicHeuristic
+from pdbtool.search.solver import Solver, replay
+from pdbtool.heuristics.vertex_cover import CCOVER, CMASK, ConflictGraph, brute_force_cover, min_cover
 
 SETS = ("pairs", "pairs+triples")
 
@@ -263,7 +263,7 @@ def test_max_is_at_least_either_and_optimal(tables, cache_dir):
 def test_max_with_shared_tables_searches_exactly_like_direct_tables(tables, cache_dir):
     """max looks up a pattern that a board symmetry maps onto another in that one's table, as pdb does: the
     same h, node counts and solutions as with every table built (and the reflection on top)."""
-    from pdbtool.heuristic import PatternSum
+    from pdbtool.heuristics.static import PatternSum
 
     board = Board(4, 4)
     partition = [[2, 3, 6, 7], [8, 9, 12, 13], [1, 4, 5], [10, 11, 14, 15]]
@@ -295,10 +295,10 @@ def test_table_file_header_and_damage(tmp_path):
     cache = TableCache(tmp_path)
     pairs = np.array(get_set(cache, board, 2, jobs=1))  # a copy: the file is damaged in place below
     path = tmp_path / file_name(board, 2)
-    header, _ = tablefile.read_header(path)
+    header, _ = fileformat.read_header(path)
     assert header["kind"] == "dynamic" and header["group_size"] == 2 and header["groups"] == 28
     assert header["entries"] == 28 * 72 and "description" in header
-    assert tablefile.checksum_ok(path)
+    assert fileformat.checksum_ok(path)
     # a flipped payload byte is caught by the checksum; the file is moved aside and rebuilt
     raw = bytearray(path.read_bytes())
     raw[-20] ^= 0xFF
@@ -315,8 +315,8 @@ def test_lookups_match_the_tables(tables):
     """Every stored pair excess and every stored triple entry is what the per-group table says."""
     from itertools import combinations
 
-    from pdbtool.bfs import build_table
-    from pdbtool.pattern import TilePattern
+    from pdbtool.tables.build import build_table
+    from pdbtool.tables.ranking import TilePattern
 
     board = Board(4, 3)
     look = tables[(4, 3), "pairs+triples"]
@@ -342,7 +342,7 @@ def test_cli_build_and_solve(tmp_path):
 
     from click.testing import CliRunner
 
-    from pdbtool.cli import cli
+    from pdbtool.cli.main import cli
 
     runner = CliRunner()
     built = runner.invoke(cli, ["build", "--dynamic", "pairs", "--board", "3x3", "--cache-dir", str(tmp_path),

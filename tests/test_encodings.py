@@ -10,15 +10,15 @@ from click.testing import CliRunner
 from hypothesis import given, settings, strategies as st
 from numba import njit
 
-from pdbtool import encodings as enc
-from pdbtool.bfs import build_table
-from pdbtool.board import Board
-from pdbtool.cache import TableCache
-from pdbtool.cli import cli
-from pdbtool.commands._common import encoding_option
-from pdbtool.pattern import TilePattern, manhattan_of_ranks
-from pdbtool.table import PatternTable
-from pdbtool.tablefile import TableFileError
+from pdbtool.tables import encodings as enc
+from pdbtool.tables.build import build_table
+from pdbtool.puzzle.board import Board
+from pdbtool.tables.cache import TableCache
+from pdbtool.cli.main import cli
+from pdbtool.cli._common import encoding_option
+from pdbtool.tables.ranking import TilePattern, manhattan_of_ranks
+from pdbtool.tables.table import PatternTable
+from pdbtool.tables.fileformat import TableFileError
 
 TABLES = [((3, 3), (1, 2, 3, 4)), ((3, 4), (1, 2, 3, 4, 5)), ((4, 4), (1, 2, 3, 4, 5)),
           ((4, 4), (1, 2, 4, 5, 8, 9))]

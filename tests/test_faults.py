@@ -18,20 +18,19 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import pdbtool.cache as cache_module
-from pdbtool import tablefile
-from pdbtool.board import Board
-from pdbtool.cache import TableCache
-from pdbtool.cli import cli
+import pdbtool.tables.cache as cache_module
+from pdbtool.tables import fileformat
+from pdbtool.puzzle.board import Board
+from pdbtool.tables.cache import TableCache
+from pdbtool.cli.main import cli
 from pdbtool.errors import PdbtoolError
-from pdbtool.pattern import TilePattern
-from pdbtool.table import PatternTable
-from pdbtool.tablefile import TableFileError
+from pdbtool.tables.ranking import TilePattern
+from pdbtool.tables.table import PatternTable
+from pdbtool.tables.fileformat import TableFileError
 
 REPO = Path(__file__).resolve().parents[1]
 SLOW_PATTERN = ["--pattern", "1,2,3,4,5", "--board", "4x4"]   # a build of a second or two
 SLOW_NAME = "4x4-korf-t1.2.3.4.5-minimized-byte.pdb"
-HAS_SOLVE = (REPO / "pdbtool" / "commands" / "solve.py").exists()
 
 
 def env():
@@ -92,12 +91,12 @@ def test_every_flipped_bit_and_every_truncation_is_refused(tmp_path, tiny):
 
 def rewrite(path, payload=None, **changes):
     """Rewrite a table file with header changes and a valid checksum (a header that lies, not a damaged one)."""
-    header, offset = tablefile.read_header(path)
+    header, offset = fileformat.read_header(path)
     header.pop("_file_bytes")
     header.update(changes)
     if payload is None:
         payload = np.frombuffer(path.read_bytes()[offset:-8], dtype=np.uint8)
-    body = tablefile.encode_prefix(dict(header, payload_bytes=payload.nbytes, payload_dtype=payload.dtype.str))
+    body = fileformat.encode_prefix(dict(header, payload_bytes=payload.nbytes, payload_dtype=payload.dtype.str))
     import xxhash
 
     raw = body + payload.tobytes()
@@ -124,7 +123,7 @@ def test_headers_that_lie_and_future_versions(tmp_path, small):
         with pytest.raises(TableFileError, match=message.replace("[", r"\[").replace("]", r"\]")):
             PatternTable.load(path)
     path.write_bytes(good)
-    rewrite(path, payload=np.frombuffer(good[tablefile.read_header(path)[1]:-8], dtype="<u2"))
+    rewrite(path, payload=np.frombuffer(good[fileformat.read_header(path)[1]:-8], dtype="<u2"))
     with pytest.raises(TableFileError, match="a byte table of uint16"):
         PatternTable.load(path)
     future = bytearray(good)
@@ -184,7 +183,6 @@ def test_build_cli_meets_a_damaged_cached_table(tmp_path):
     assert len(list(tmp_path.glob("*.corrupt-*"))) == 1
 
 
-@pytest.mark.skipif(not HAS_SOLVE, reason="pdbtool/commands/solve.py has not landed yet")
 def test_solve_cli_meets_a_damaged_cached_table(tmp_path):
     part = tmp_path / "halves.txt"
     part.write_text("board 3x3\n1 2 3 4\n5 6 7 8\n")
@@ -241,10 +239,10 @@ def test_a_save_killed_half_way_leaves_only_a_temporary(tmp_path, small):
     previous = cache.get(small, "minimized").path.read_bytes()
     script = textwrap.dedent(f"""
         import os, signal
-        import pdbtool.tablefile as tf
-        from pdbtool.board import Board
-        from pdbtool.cache import TableCache
-        from pdbtool.pattern import TilePattern
+        import pdbtool.tables.fileformat as tf
+        from pdbtool.puzzle.board import Board
+        from pdbtool.tables.cache import TableCache
+        from pdbtool.tables.ranking import TilePattern
         real_open = open
         class Dying:
             def __init__(self, f): self.f, self.written = f, 0
@@ -273,8 +271,8 @@ def test_a_signal_while_saving_removes_the_temporary(tmp_path, small, signum):
     previous = cache.get(small, "minimized").path.read_bytes()
     script = textwrap.dedent(f"""
         import os
-        import pdbtool.tablefile as tf
-        from pdbtool.cli import main
+        import pdbtool.tables.fileformat as tf
+        from pdbtool.cli.main import main
         real_open = open
         class Signalled:
             def __init__(self, f): self.f, self.writes = f, 0
@@ -331,8 +329,8 @@ def start_ready_build(flags, name):
     """A build process that imports everything, says it is ready, and starts only when told to go."""
     script = textwrap.dedent(f"""
         import pathlib, sys, time
-        import pdbtool.bfs, pdbtool.cache, pdbtool.commands.build
-        from pdbtool.cli import main
+        import pdbtool.tables.build, pdbtool.tables.cache, pdbtool.cli.build
+        from pdbtool.cli.main import main
         pathlib.Path({str(flags)!r}, "{name}.ready").touch()
         while not pathlib.Path({str(flags)!r}, "{name}.go").exists():
             time.sleep(0.01)
@@ -366,10 +364,10 @@ def test_a_reader_never_sees_a_half_written_table(tmp_path):
     base = PatternTable.load(path).values.copy()
     script = textwrap.dedent(f"""
         import numpy as np
-        from pdbtool.board import Board
-        from pdbtool.cache import TableCache
-        from pdbtool.pattern import TilePattern
-        from pdbtool.table import PatternTable
+        from pdbtool.puzzle.board import Board
+        from pdbtool.tables.cache import TableCache
+        from pdbtool.tables.ranking import TilePattern
+        from pdbtool.tables.table import PatternTable
         cache = TableCache({str(tmp_path)!r})
         pattern = TilePattern(Board(3, 4), (1, 2, 3, 4, 5))
         path = cache.path_for(pattern, "ignored")
@@ -419,7 +417,7 @@ class FullDisk:
 
 def fill_disk(monkeypatch, room=1000):
     real_open = open
-    monkeypatch.setattr(tablefile, "open", lambda path, mode="r", *a, **k: FullDisk(real_open(path, mode, *a, **k),
+    monkeypatch.setattr(fileformat, "open", lambda path, mode="r", *a, **k: FullDisk(real_open(path, mode, *a, **k),
                         room) if "w" in mode else real_open(path, mode, *a, **k), raising=False)
 
 

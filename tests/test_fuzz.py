@@ -18,11 +18,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pdbtool import tablefile
-from pdbtool.board import Board
-from pdbtool.cache import TableCache
-from pdbtool.cli import cli
-from pdbtool.pattern import TilePattern
+from pdbtool.tables import fileformat
+from pdbtool.puzzle.board import Board
+from pdbtool.tables.cache import TableCache
+from pdbtool.cli.main import cli
+from pdbtool.tables.ranking import TilePattern
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -73,8 +73,8 @@ def write(name: str, data: bytes) -> Path:
 
 @fuzz(300)
 @given(st.one_of(st.binary(max_size=300),
-                 st.binary(max_size=300).map(lambda b: tablefile.MAGIC + b),
-                 st.binary(max_size=300).map(lambda b: tablefile.MAGIC + b"\x01\x00" + b)))
+                 st.binary(max_size=300).map(lambda b: fileformat.MAGIC + b),
+                 st.binary(max_size=300).map(lambda b: fileformat.MAGIC + b"\x01\x00" + b)))
 def test_random_files(data):
     path = write("random.pdb", data)
     assert_clean(invoke("inspect", path), allowed=(1,))
@@ -136,7 +136,7 @@ header_key = st.sampled_from(["width", "height", "goal", "tiles", "blank", "enco
 def test_headers_that_lie_with_a_valid_checksum(sound_files, data, changes, dtype, size_change):
     """Past the checksum: a well-formed file whose header says anything at all."""
     source, original = data.draw(st.sampled_from(sound_files))
-    header, offset = tablefile.read_header(source)
+    header, offset = fileformat.read_header(source)
     header.pop("_file_bytes")
     for key, value in changes.items():
         if value == "<absent>":
@@ -147,7 +147,7 @@ def test_headers_that_lie_with_a_valid_checksum(sound_files, data, changes, dtyp
     payload = payload[: max(0, len(payload) + size_change)] if size_change < 0 else payload + b"\x07" * size_change
     header["payload_bytes"] = len(payload)
     header.setdefault("payload_dtype", dtype)
-    raw = tablefile.encode_prefix(header) + payload
+    raw = fileformat.encode_prefix(header) + payload
     path = write("lying.pdb", raw + xxhash.xxh64(raw).intdigest().to_bytes(8, "little"))
     assert_clean(invoke("inspect", path))
     assert_clean(invoke("verify", path, "--samples", "50"))
@@ -155,8 +155,6 @@ def test_headers_that_lie_with_a_valid_checksum(sound_files, data, changes, dtyp
 
 # --- instance files -------------------------------------------------------------------------------------
 
-HAS_SOLVE = (REPO / "pdbtool" / "commands" / "solve.py").exists()
-needs_solve = pytest.mark.skipif(not HAS_SOLVE, reason="pdbtool/commands/solve.py has not landed yet")
 
 token = st.one_of(st.integers(-2, 12).map(str), st.sampled_from(["#", "# optimal 5", "optimal=3", "x", "", "0x3",
                                                                  "1e3", "\t", "--", "٣"]))
@@ -178,14 +176,12 @@ def check_solve(text: str, board: str):
         assert re.match(r"pdbtool: .*instances\.txt(:\d+)?: ", error), error
 
 
-@needs_solve
 @fuzz(300)
 @given(st.lists(line, max_size=6).map("\n".join), st.sampled_from(["3x3", "2x3", "3x2"]))
 def test_random_instance_files(text, board):
     check_solve(text, board)
 
 
-@needs_solve
 @fuzz(200)
 @given(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 255)), min_size=1, max_size=4))
 def test_mutated_instance_files(edits):
@@ -197,8 +193,6 @@ def test_mutated_instance_files(edits):
 
 
 def test_unreadable_instance_input_is_one_line():
-    if not HAS_SOLVE:
-        pytest.skip("pdbtool/commands/solve.py has not landed yet")
     result = invoke("solve", WORK / "no-such-file.txt", "--board", "3x3")
     assert result.exit_code in (1, 2) and "Traceback" not in result.output
     assert result.stderr.strip().count("\n") <= 2  # click's usage hint may precede its one-line error

@@ -8,10 +8,10 @@ import random
 import numpy as np
 import pytest
 
-from pdbtool.bfs import build_table
-from pdbtool.board import Board
-from pdbtool.heuristic import HeuristicError, LinearConflict, Manhattan, PatternSum, _line_conflict_table
-from pdbtool.pattern import TilePattern
+from pdbtool.tables.build import build_table
+from pdbtool.puzzle.board import Board
+from pdbtool.heuristics.static import HeuristicError, LinearConflict, Manhattan, PatternSum, _line_conflict_table
+from pdbtool.tables.ranking import TilePattern
 
 from oracle import true_distances
 

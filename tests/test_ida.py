@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pdbtool import solver as solver_mod
-from pdbtool.bfs import build_table
-from pdbtool.board import Board
-from pdbtool.heuristic import LinearConflict, Manhattan, PatternSum
-from pdbtool.pattern import TilePattern
-from pdbtool.solver import Solver, replay
+from pdbtool.search import solver as solver_mod
+from pdbtool.tables.build import build_table
+from pdbtool.puzzle.board import Board
+from pdbtool.heuristics.static import LinearConflict, Manhattan, PatternSum
+from pdbtool.tables.ranking import TilePattern
+from pdbtool.search.solver import Solver, replay
 
 from oracle import reference_ida, true_distances
 
@@ -184,7 +184,7 @@ def test_limits_leave_the_instance_unsolved():
 
 @pytest.fixture(scope="module")
 def table_cache(tmp_path_factory):
-    from pdbtool.cache import TableCache
+    from pdbtool.tables.cache import TableCache
 
     return TableCache(tmp_path_factory.mktemp("pdb-cache"))
 

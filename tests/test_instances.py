@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from pdbtool.board import Board
-from pdbtool.instances import (CSV_COLUMNS, ResultWriter, load_instances, parse_line, read_instances, record,
+from pdbtool.puzzle.board import Board
+from pdbtool.puzzle.instances import (CSV_COLUMNS, ResultWriter, load_instances, parse_line, read_instances, record,
                                summarize)
-from pdbtool.solver import SolveResult
+from pdbtool.search.solver import SolveResult
 
 KORF1 = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"
 

@@ -16,14 +16,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from oracle import true_distances  # noqa: E402
 
-from pdbtool.bfs import build_table  # noqa: E402
-from pdbtool.board import Board  # noqa: E402
-from pdbtool.heuristic import PatternSum  # noqa: E402
-from pdbtool.parallel import parallel_search  # noqa: E402
-from pdbtool.partitions import load_partition  # noqa: E402
-from pdbtool.pattern import TilePattern  # noqa: E402
-from pdbtool.solver import Solver, SolverError, replay  # noqa: E402
-from pdbtool.symmetry import (board_symmetries, find_symmetry, maps_onto, materialize,  # noqa: E402
+from pdbtool.tables.build import build_table  # noqa: E402
+from pdbtool.puzzle.board import Board  # noqa: E402
+from pdbtool.heuristics.static import PatternSum  # noqa: E402
+from pdbtool.search.parallel import parallel_search  # noqa: E402
+from pdbtool.tables.partitions import load_partition  # noqa: E402
+from pdbtool.tables.ranking import TilePattern  # noqa: E402
+from pdbtool.search.solver import Solver, SolverError, replay  # noqa: E402
+from pdbtool.tables.sharing import (board_symmetries, find_symmetry, maps_onto, materialize,  # noqa: E402
                               share_tables)
 
 KORF = {}
@@ -64,7 +64,7 @@ def blocks(board: Board, size: int) -> list[list[int]]:
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
-    from pdbtool.cache import TableCache
+    from pdbtool.tables.cache import TableCache
 
     return TableCache(tmp_path_factory.mktemp("large-boards-cache"))
 
@@ -139,7 +139,7 @@ def test_ddb_and_max_threads_on_random_3x4_states(cache, heuristic):
 
 
 def _tiles(board, state, moves):
-    from pdbtool.solver import _tiles_moved
+    from pdbtool.search.solver import _tiles_moved
 
     return _tiles_moved(state, moves, board.neighbours())
 
@@ -151,7 +151,7 @@ def test_kernels_release_the_gil(cache, heuristic, ident, budget):
     import threading
     import time
 
-    from pdbtool import ida
+    from pdbtool.heuristics import kernels as ida
 
     board = Board(4, 4)
     solver = Solver(board, heuristic=heuristic, cache=cache)
@@ -225,7 +225,7 @@ def test_every_sharing_on_3x3_equals_the_built_table(blank):
             goal_cells_match = {g.cell[int(c)] for c in a.goal_cells()} == {int(c) for c in b.goal_cells()}
             if not goal_cells_match:
                 continue
-            from pdbtool.symmetry import SharedTable
+            from pdbtool.tables.sharing import SharedTable
 
             looked_up = materialize(SharedTable(a, b, g), tables[b])
             if maps_onto(g, a, b, blank):
@@ -291,7 +291,7 @@ def test_shared_tables_search_exactly_like_direct_ones(cache, tmp_path):
 
 
 def test_build_partition_skips_the_shared_table(tmp_path):
-    from pdbtool.cli import cli as main
+    from pdbtool.cli.main import cli as main
 
     path = tmp_path / "p.txt"
     path.write_text("board 4x4\n2 3 6 7\n8 9 12 13\n")
@@ -375,7 +375,7 @@ def test_24_puzzle_smoke(cache):
 def test_progress_line(capsys):
     from types import SimpleNamespace
 
-    from pdbtool.commands.solve import ProgressLine
+    from pdbtool.cli.solve import ProgressLine
 
     line = ProgressLine(None, every=0.0)
     inst = SimpleNamespace(id="7")
@@ -386,7 +386,7 @@ def test_progress_line(capsys):
 
 
 def test_solve_command_with_threads(tmp_path):
-    from pdbtool.cli import cli as main
+    from pdbtool.cli.main import cli as main
 
     board = Board(3, 4)
     states = [random_walk(board, 40, seed) for seed in range(3)]

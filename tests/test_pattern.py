@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pdbtool.board import Board, BoardError
-from pdbtool.pattern import PatternError, TilePattern, check_disjoint, rank_many, unrank_many
+from pdbtool.puzzle.board import Board, BoardError
+from pdbtool.tables.ranking import PatternError, TilePattern, check_disjoint, rank_many, unrank_many
 
 BOARDS = [(2, 3), (3, 3), (4, 4), (5, 5), (4, 8)]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pdbtool.board import Board
-from pdbtool.cli import cli
-from pdbtool.solver import replay
+from pdbtool.puzzle.board import Board
+from pdbtool.cli.main import cli
+from pdbtool.search.solver import replay
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 EIGHT = EXAMPLES / "8puzzle.txt"
@@ -182,8 +182,8 @@ def test_fifteen_puzzle_with_a_partition(cache_dir, tmp_path):
 
 
 def test_batch_progress_between_chunks():
-    from pdbtool.instances import read_instances
-    from pdbtool.solver import SolveOptions, solve_batch
+    from pdbtool.puzzle.instances import read_instances
+    from pdbtool.search.solver import SolveOptions, solve_batch
 
     # Korf's instance 2: 15.3 M nodes with Manhattan, several chunks of the kernel
     line = next(ln for ln in (EXAMPLES / "korf100.txt").read_text().splitlines() if ln.startswith("2 "))

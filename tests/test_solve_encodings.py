@@ -1,4 +1,4 @@
-"""IDA* over compactly encoded tables (pdbtool.ida_encoded) against the byte kernel on the same tables:
+"""IDA* over compactly encoded tables (pdbtool.heuristics.encoded) against the byte kernel on the same tables:
 identical h0, node counts (generated and expanded), iterations and solutions for the lossless encodings,
 the exact values carried down the stack (direct and reflected rows) equal to the byte tables' on the
 solution path, optimal lengths for the lossy min-nibble; and the solve command's options and errors."""
@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from pdbtool import ida
-from pdbtool.board import Board
-from pdbtool.cache import TableCache
-from pdbtool.cli import cli
-from pdbtool.encodings import ENCODINGS
+from pdbtool.heuristics import kernels as ida
+from pdbtool.puzzle.board import Board
+from pdbtool.tables.cache import TableCache
+from pdbtool.cli.main import cli
+from pdbtool.tables.encodings import ENCODINGS
 from pdbtool.errors import PdbtoolError
-from pdbtool.heuristic import PatternSum
-from pdbtool.ida_encoded import EncodedPatternSum
-from pdbtool.partitions import load_partition
-from pdbtool.solver import Solver, replay
+from pdbtool.heuristics.static import PatternSum
+from pdbtool.heuristics.encoded import EncodedPatternSum
+from pdbtool.tables.partitions import load_partition
+from pdbtool.search.solver import Solver, replay
 
 from test_ida import KORF
 
@@ -166,7 +166,7 @@ def test_solve_command_encodings(cache, tmp_path):
 
 
 def test_command_choices_are_the_encodings():
-    from pdbtool.commands.solve import command
+    from pdbtool.cli.solve import command
 
     choice = next(p for p in command.params if p.name == "encoding").type.choices
     assert tuple(choice) == ENCODINGS
@@ -174,7 +174,7 @@ def test_command_choices_are_the_encodings():
 
 def test_threads_search_encoded_tables(cache):
     """The parallel search (subtrees on threads, frontier h by EXACT) works with mod3 and parity tables."""
-    from pdbtool.parallel import parallel_search
+    from pdbtool.search.parallel import parallel_search
 
     state, optimal = KORF[42]
     for encoding in ("mod3", "parity"):

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from pdbtool.board import Board
-from pdbtool.cache import TableCache, table_name
-from pdbtool.cli import cli
-from pdbtool.pattern import TilePattern
-from pdbtool.table import PatternTable
-from pdbtool.tablefile import TableFileError
+from pdbtool.puzzle.board import Board
+from pdbtool.tables.cache import TableCache, table_name
+from pdbtool.cli.main import cli
+from pdbtool.tables.ranking import TilePattern
+from pdbtool.tables.table import PatternTable
+from pdbtool.tables.fileformat import TableFileError
 
 
 @pytest.fixture
@@ -140,7 +140,7 @@ def test_overlapping_partition_file_is_refused(tmp_path):
 
 
 def test_memory_estimate_refuses_big_builds(tmp_path, monkeypatch):
-    import pdbtool.cache as cache_module
+    import pdbtool.tables.cache as cache_module
 
     monkeypatch.setattr(cache_module, "available_memory", lambda: 10 << 20)
     result = CliRunner().invoke(cli, ["build", "--pattern", "1,2,3,4,5", "--board", "4x4",

@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from pdbtool import tablefile
-from pdbtool.bfs import build_table
-from pdbtool.board import Board
-from pdbtool.cache import TableCache
-from pdbtool.cli import cli
-from pdbtool.pattern import TilePattern
-from pdbtool.table import PatternTable
-from pdbtool.verify import Expected, consistency_scan, verify_file
-from pdbtool.pattern import column_masks
+from pdbtool.tables import fileformat
+from pdbtool.tables.build import build_table
+from pdbtool.puzzle.board import Board
+from pdbtool.tables.cache import TableCache
+from pdbtool.cli.main import cli
+from pdbtool.tables.ranking import TilePattern
+from pdbtool.tables.table import PatternTable
+from pdbtool.tables.verify import Expected, consistency_scan, verify_file
+from pdbtool.tables.ranking import column_masks
 
 SMALL = [("3x3", (1, 2, 3)), ("3x3", (1, 2, 3, 5, 7)), ("2x4", (1, 2, 3)), ("3x4", (1, 2, 3, 4))]
 
@@ -230,7 +230,7 @@ def test_a_consistent_but_wrong_table_needs_the_rebuild(tmp_path, built):
 
 
 def header_and_payload(path):
-    header, offset = tablefile.read_header(path)
+    header, offset = fileformat.read_header(path)
     data = path.read_bytes()
     header.pop("_file_bytes")
     return header, np.frombuffer(data[offset:-8], dtype=np.uint8)
@@ -242,7 +242,7 @@ def test_file_faults_are_named(tmp_path, built):
     data = good.read_bytes()
     bad = tmp_path / "bad.pdb"
     header, payload = header_and_payload(good)
-    at = tablefile.read_header(good)[1] + 10  # in the payload
+    at = fileformat.read_header(good)[1] + 10  # in the payload
     cases = [
         (b"", "format", "empty"),
         (data[:5], "format", "magic"),
@@ -259,7 +259,7 @@ def test_file_faults_are_named(tmp_path, built):
         failure = first_failure(bad)
         assert failure.name == check and words in failure.detail, (check, failure)
     # a header that lies about its entries, with a valid checksum
-    tablefile.save(bad, dict(header, entries=999), payload)
+    fileformat.save(bad, dict(header, entries=999), payload)
     failure = first_failure(bad)
     assert failure.name == "sizes" and "999 entries" in failure.detail
     # another table than the one asked for
@@ -280,7 +280,7 @@ def test_file_faults_are_named(tmp_path, built):
 def test_compact_encodings_are_decoded_or_skipped_with_a_note(tmp_path):
     import inspect
 
-    encodings = pytest.importorskip("pdbtool.encodings")
+    encodings = pytest.importorskip("pdbtool.tables.encodings")
     if "encoding" not in inspect.signature(TableCache.get).parameters:
         pytest.skip("the cache does not build compact encodings yet")
     cache = TableCache(tmp_path)

@@ -1,0 +1,42 @@
+"""``pdbtool build --dynamic``: the tables of every pair (and triple) of tiles, with one progress bar."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..errors import PdbtoolError
+from ._common import say
+
+
+def build_dynamic_command(name, board_dims, goal, threads, cache_dir, force, as_json, with_patterns):
+    from tqdm import tqdm
+
+    from ..puzzle.board import Board
+    from ..tables.cache import TableCache
+    from ..tables.pairs_triples import build_dynamic, total_groups
+
+    if with_patterns:
+        raise PdbtoolError("--dynamic builds every pair/triple: do not combine it with --partition or --pattern")
+    board = Board.parse(board_dims or "4x4", goal)
+    cache = TableCache(cache_dir, notify=say)
+    bar = tqdm(total=total_groups(board, name), desc=f"{board.dims} dynamic {name}", unit=" group",
+               file=sys.stderr, disable=None, leave=False)
+
+    def progress(done: int) -> None:
+        bar.update(done - bar.n)
+
+    try:
+        records = build_dynamic(board, name, cache, jobs=threads, force=force, progress=progress)
+    finally:
+        bar.close()
+    for r in records:
+        if as_json:
+            click.echo(json.dumps(r))
+        else:
+            how = "built" if r["built"] else "cached"
+            click.echo(f"{r['groups']:,} {r['set']} on {r['board']}: {r['entries']:,} placements, {how} in "
+                       f"{r['seconds']:.2f} s, {r['placements_with_excess']:,} add to Manhattan "
+                       f"(at most {r['max_excess']})  {r['file']}")

@@ -1,0 +1,66 @@
+"""``pdbtool inspect``: header, size, checksum status and distance histogram of tables."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ._common import (blank_option, board_option, cache_dir_option, encoding_option, goal_option, group_option,
+                      user_errors)
+from ..errors import PdbtoolError
+
+
+@click.command("inspect")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--partition", default=None, metavar="NAME|FILE", help="Inspect the cached tables of a partition.")
+@click.option("--pattern", default=None, metavar="LIST", help="Inspect the cached table of one pattern.")
+@board_option
+@goal_option
+@blank_option
+@encoding_option
+@group_option
+@cache_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
+@user_errors
+def command(files, partition, pattern, board_dims, goal, blank, encoding, group, cache_dir, as_json):
+    """Show the header, size, checksum status and histogram of table FILES (or a partition's cached tables)."""
+    from ..tables.inspection import describe, format_text
+
+    paths = list(files)
+    if partition or pattern:
+        if paths:
+            raise PdbtoolError("give table files or --partition/--pattern, not both")
+        from ..tables.resolve import resolve_patterns
+        from ..tables.cache import TableCache
+        from ..tables.encodings import normalize_params
+
+        params = normalize_params(encoding, None, group)
+        enc = "" if encoding == "byte" else f" --encoding {encoding}" + (f" --group {group}" if params else "")
+        cache = TableCache(cache_dir)
+        patterns = resolve_patterns(partition, pattern, board_dims, goal)
+        shared = [None] * len(patterns)
+        if partition and encoding == "byte":
+            from ..tables.sharing import share_tables
+
+            shared = share_tables(patterns, blank)  # tables that build --partition does not make
+        for p, via in zip(patterns, shared):
+            path = cache.path_for(p, blank, encoding, params)
+            if via is not None and not path.exists():
+                click.echo(f"pdbtool: {via.describe()} (not built)", err=True)
+                continue
+            if not path.exists():
+                what = f"--partition {partition}" if partition else f"--pattern {pattern} --board {p.board.dims}"
+                raise PdbtoolError(f"table {{{p}}} ({blank}{enc.replace(' --', ', ').replace('encoding ', '')}) "
+                                   f"is not in the cache {cache.dir}: run 'pdbtool build {what} --blank {blank}{enc}'")
+            paths.append(str(path))
+    if not paths:
+        raise PdbtoolError("nothing to inspect: give table files, --partition NAME or --pattern LIST")
+    for i, path in enumerate(paths):
+        info = describe(path)
+        if as_json:
+            click.echo(json.dumps(info))
+        else:
+            if i:
+                click.echo("")
+            click.echo(format_text(info))

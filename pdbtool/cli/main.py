@@ -1,0 +1,86 @@
+"""The ``pdbtool`` command line: a thin Click shell over the library.
+
+Each command lives in ``pdbtool/cli/<name>.py`` and is imported only when invoked, so that ``pdbtool --help``
+stays light (Numba kernels load only where a command needs them).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from .._version import __version__
+
+# command name -> (module in pdbtool.cli, one-line help shown by `pdbtool --help`)
+COMMANDS = {
+    "build": ("build", "Build pattern-database tables into the cache."),
+    "convert": ("convert", "Re-encode byte tables compactly (nibble, mod3, parity, min-nibble, sparse)."),
+    "inspect": ("inspect", "Show a table's header, size, checksum status and distance histogram."),
+    "solve": ("solve", "Solve instances optimally with IDA*."),
+    "verify": ("verify", "Check tables: format, checksum, identity, value consistency, optional rebuild."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use."""
+
+    def list_commands(self, ctx):
+        return list(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        module = importlib.import_module(f"pdbtool.cli.{COMMANDS[name][0]}")
+        return getattr(module, "command")
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="pdbtool")
+def cli():
+    """Additive pattern databases for the sliding-tile puzzles, and optimal IDA* solving."""
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM, raised in the main thread: ``finally`` blocks remove temporary and lock files.
+
+    Not a KeyboardInterrupt, which Click would turn into "Aborted!"; not an Exception, which a command
+    might catch.  A Numba kernel is not interrupted: the signal takes effect when it returns (a BFS layer).
+    """
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _interrupt(signum, frame):
+    raise Interrupted(signum)
+
+
+def main(argv=None):
+    """Entry point of the console script: errors are one line on stderr, never a traceback."""
+    import signal
+
+    previous = {}
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, _interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        pass
+    try:
+        return cli.main(args=argv, prog_name="pdbtool", standalone_mode=True)
+    except (Interrupted, KeyboardInterrupt) as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        how = "interrupted" if signum == signal.SIGINT else "terminated"
+        click.echo(f"pdbtool: {how}; no partial table was kept", err=True)
+        sys.exit(128 + signum)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -1,0 +1,92 @@
+"""``pdbtool verify``: check table files (structure, checksum, identity, values) and report each one."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ._common import (UserError, blank_option, board_option, cache_dir_option, goal_option, progress_bar,
+                      threads_option, user_errors)
+
+
+@click.command("verify")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--partition", default=None, metavar="NAME|FILE", help="Verify the cached tables of a partition.")
+@click.option("--cache", "whole_cache", is_flag=True, help="Verify every table in the cache.")
+@click.option("--samples", type=click.IntRange(0), default=10_000, show_default=True,
+              help="Random placements for the consistency check.")
+@click.option("--full", is_flag=True, help="Check the consistency of every placement (in parallel).")
+@click.option("--rebuild", is_flag=True, help="Also build each table afresh and compare byte for byte.")
+@click.option("--seed", type=int, default=None, help="Seed of the sampled placements (default: random).")
+@board_option
+@goal_option
+@blank_option
+@threads_option
+@cache_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
+@user_errors
+def command(files, partition, whole_cache, samples, full, rebuild, seed, board_dims, goal, blank, threads,
+            cache_dir, as_json):
+    """Verify table FILES, a partition's cached tables, or the whole cache.
+
+    Checks, in order, stopping at a table's first failure: the format (magic, version), the sizes (header
+    against payload and file), the xxhash64 checksum, the identity (the table asked for), the goal at 0, the
+    values within the header's max, the consistency of sampled (or, with --full, all) placements, and,
+    with --rebuild, a byte-for-byte comparison with a fresh build.  Exit status 0 when every table
+    passes, 1 when one fails.
+
+    \b
+    Examples:
+      pdbtool verify --partition 15-7-8 --full
+      pdbtool verify --cache
+      pdbtool verify table.pdb --rebuild --json
+    """
+    from ..tables.cache import TableCache
+    from ..tables.verify import Expected, missing_report, verify_file
+
+    sources = sum([bool(files), partition is not None, whole_cache])
+    if sources != 1:
+        raise click.UsageError("give table FILES, --partition NAME or --cache (exactly one of them)")
+    if (board_dims or goal) and partition is None:
+        raise click.UsageError("--board and --goal go with --partition")
+    cache = TableCache(cache_dir)
+    jobs = []  # (path, expected table or None, whether the name must be the cache's)
+    if partition is not None:
+        from ..tables.resolve import resolve_patterns
+
+        from ..tables.sharing import share_tables
+
+        patterns = resolve_patterns(partition, None, board_dims, goal)
+        for p, via in zip(patterns, share_tables(patterns, blank)):
+            if via is not None and not cache.path_for(p, blank).exists():
+                click.echo(f"pdbtool: {via.describe()} (not built)", err=True)  # build --partition skips it
+                continue
+            jobs.append((cache.path_for(p, blank), Expected(p, blank), False))
+    elif whole_cache:
+        jobs = [(path, None, True) for path in cache.entries()]
+        if not jobs:
+            click.echo(f"no tables in the cache {cache.dir}", err=True)
+            return
+    else:
+        jobs = [(path, None, False) for path in files]
+
+    reports = []
+    for path, expected, by_name in jobs:
+        if expected is not None and not path.exists():
+            report = missing_report(path, f"not in the cache: run 'pdbtool build --partition {partition} "
+                                          f"--blank {blank}'")
+        else:
+            bar, update = progress_bar(f"rebuilding {path}") if rebuild else (None, None)
+            try:
+                report = verify_file(path, expected, cache_name=by_name, samples=samples, full=full,
+                                     rebuild=rebuild, threads=threads, seed=seed, progress=update)
+            finally:
+                if bar is not None:
+                    bar.close()
+        reports.append(report)
+        click.echo(json.dumps(report.as_dict()) if as_json else report.summary())
+    failed = [r for r in reports if not r.ok]
+    if failed:
+        raise UserError(f"{len(failed)} of {len(reports)} tables failed verification; "
+                                   f"the first: {failed[0].summary()[len('FAIL '):]}")

@@ -1,0 +1,674 @@
+"""The conflict hypergraph of a state and its exact minimum weighted vertex cover, updated move by move.
+
+Vertices are tiles.  A pair of tiles whose table adds 2w moves over their Manhattan distances is an edge of
+weight w (w = 1 almost always); a triple that adds 2w moves, more than its three pairs force, is a
+hyperedge of weight w.  A *cover* gives every tile a whole number y_t >= 0 of extra move pairs such that
+every (hyper)edge e is covered: the sum of y_t over its tiles is at least w_e.  The heuristic is Manhattan
+plus twice the least total cover (the README says why it is admissible).
+
+The least cover is NP-hard in general, but conflict graphs are small and sparse: it is the sum over the
+connected components, each solved exactly by a branch and bound over its vertices (most constrained first;
+each vertex's value ranges from what its last constraints still need to the most any constraint needs),
+pruned with a packing bound (the residual weights of vertex-disjoint constraints, the hypergraph analogue
+of a matching).
+
+Incremental update: a move changes one tile t, so only t's edges change.  Every vertex keeps the mask and
+the cover of its component.  With A the component of t before the move and B after it, A | B is a union of
+whole components in both graphs, so h changes by (covers of the new components inside A | B) - (covers of
+the old ones); when t has no edge before or after, nothing is computed at all.  A move that the search
+enters saves what it replaced (t's old edges, the old components' masks and covers) in a row per depth, and
+backtracking puts that back (:func:`commit_saving`, :func:`restore_move`).
+
+Masks of tiles are int64 bit sets (at most 32 cells).  All functions are Numba kernels over plain arrays;
+:class:`ConflictGraph` only allocates them.  The arrays are packed into a few 2-D arrays with named rows
+(``g``: per-tile rows and scalars; ``hl``: hyperedge lists; ``cons``: the constraints of one component),
+because a Numba call with some thirty array arguments costs over a microsecond, more than the work.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from math import comb
+from typing import Sequence
+
+import numpy as np
+from numba import njit
+
+from .._native.intrinsics import trailing_zeros
+
+# The functions of the search are compiled without Numba's reference counting (``_nrt=False``): they
+# allocate nothing, and the atomic increments and decrements of their array arguments (and of row views) at
+# every call took about a fifth of the CPU of a 24-puzzle ddb search (perf).  Only the two functions that
+# allocate (min_cover_kernel, covers_of_states) keep it.
+
+# rows of g (width 2n + 2): per-tile arrays, the branch and bound's work space, scalars
+POS, ADJ, CMASK, CCOVER, NROW, OROW, NCM, NCV, ORDER, DEG, BEST, GS = range(12)
+G_ROWS = 12
+# columns of g[GS]
+G_HCOUNT, G_APPLIED, G_NEWCOMP, G_NH, G_OH = range(5)
+# rows of hl (width hmax): the graph's hyperedges, the moving tile's new ones, its saved old ones
+HMASK, HW, NHM, NHW, OHM, OHW = range(6)
+# rows of cons (width cmax): constraint masks, weights, residuals, position of their last vertex
+CM, CW, RES, CLAST = range(4)
+# columns of a row of ``undo`` (one row per search depth, what the move into that depth changed): whether
+# it changed edges, how many hyperedges and old components were saved, then the moved tile's old pair
+# weights (n), its old hyperedges (masks, weights), the old components in A | B (masks, covers)
+U_APPLIED, U_OH, U_NOLD, U_ROW = range(4)
+
+
+# --- the exact cover of one set of constraints -------------------------------------------------------------
+
+@njit(cache=True, _nrt=False)
+def _branch(m, cons, nc, g):
+    """Depth-first branch and bound over the vertices ``g[ORDER, :m]`` with an explicit stack
+    (``g[BEST, 1 + i]``: the value tried for vertex i; ``g[BEST, 1 + m + i]``: the least it may take;
+    ``g[DEG, i]``: the mask of the vertices not yet decided at level i); ``g[BEST, 0]``: the best total."""
+    i = 0
+    cur = 0
+    enter = True
+    root_lb = -1
+    while True:
+        if enter:
+            # packing bound: vertex-disjoint residual constraints (on undecided vertices) each need their
+            # residual
+            undecided = g[DEG, i]
+            used = 0
+            lb = 0
+            for e in range(nc):
+                r = cons[RES, e]
+                if r > 0:
+                    mm = cons[CM, e] & undecided
+                    if mm & used == 0:
+                        lb += r
+                        used |= mm
+            if root_lb < 0:
+                root_lb = lb
+            if cur + lb >= g[BEST, 0]:
+                enter = False
+                i -= 1
+                if i < 0:
+                    break
+                continue
+            if i == m:
+                g[BEST, 0] = cur
+                if cur == root_lb:  # meets the root's bound: optimal
+                    break
+                enter = False
+                i -= 1
+                if i < 0:
+                    break
+                continue
+            bv = np.int64(1) << g[ORDER, i]
+            lo = 0
+            hi = 0
+            for e in range(nc):
+                r = cons[RES, e]
+                if cons[CM, e] & bv and r > 0:
+                    if r > hi:
+                        hi = r
+                    if cons[CLAST, e] == i and r > lo:
+                        lo = r
+            g[BEST, 1 + i] = hi
+            g[BEST, 1 + m + i] = lo
+            for e in range(nc):
+                if cons[CM, e] & bv:
+                    cons[RES, e] -= hi
+            cur += hi
+            i += 1
+            continue
+        # back at vertex i: take its value back and try the next smaller one
+        bv = np.int64(1) << g[ORDER, i]
+        y = g[BEST, 1 + i]
+        for e in range(nc):
+            if cons[CM, e] & bv:
+                cons[RES, e] += y
+        cur -= y
+        if y > g[BEST, 1 + m + i]:
+            y -= 1
+            g[BEST, 1 + i] = y
+            for e in range(nc):
+                if cons[CM, e] & bv:
+                    cons[RES, e] -= y
+            cur += y
+            i += 1
+            enter = True
+        else:
+            i -= 1
+            if i < 0:
+                break
+
+
+@njit(cache=True, _nrt=False)
+def solve_cover(cons, nc, vmask, g):
+    """Least sum of y over the vertices of ``vmask`` with sum_{v in cons[CM, e]} y_v >= cons[CW, e], e < nc."""
+    if nc == 0:
+        return 0
+    if nc == 1:
+        return cons[CW, 0]
+    # a vertex common to every constraint covers them all with the largest weight, which one needs anyway
+    common = cons[CM, 0]
+    total = 0
+    top = 0
+    for e in range(nc):
+        common &= cons[CM, e]
+        total += cons[CW, e]
+        if cons[CW, e] > top:
+            top = cons[CW, e]
+    if common:
+        return top
+    # vertices by decreasing number of constraints (insertion sort; DEG holds the counts for now)
+    m = 0
+    rem = vmask
+    while rem:
+        v = trailing_zeros(rem)
+        rem &= rem - 1
+        d = 0
+        bv = np.int64(1) << v
+        for e in range(nc):
+            if cons[CM, e] & bv:
+                d += 1
+        if d == 0:
+            continue
+        j = m
+        while j > 0 and g[DEG, j - 1] < d:
+            g[ORDER, j] = g[ORDER, j - 1]
+            g[DEG, j] = g[DEG, j - 1]
+            j -= 1
+        g[ORDER, j] = v
+        g[DEG, j] = d
+        m += 1
+    for e in range(nc):
+        cons[RES, e] = cons[CW, e]
+        last = 0
+        for i in range(m):
+            if cons[CM, e] & (np.int64(1) << g[ORDER, i]):
+                last = i
+        cons[CLAST, e] = last
+    # DEG becomes the masks of the undecided vertices at each level
+    g[DEG, m] = 0
+    for i in range(m - 1, -1, -1):
+        g[DEG, i] = g[DEG, i + 1] | (np.int64(1) << g[ORDER, i])
+    g[BEST, 0] = total + 1
+    _branch(m, cons, nc, g)
+    return g[BEST, 0]
+
+
+@njit(cache=True)
+def min_cover_kernel(masks, weights, cons, g):
+    """The least cover of arbitrary constraints, component by component (for tests)."""
+    nc = masks.shape[0]
+    vm = 0
+    for e in range(nc):
+        vm |= masks[e]
+    total = 0
+    done = np.zeros(nc, dtype=np.bool_)
+    while vm:
+        comp = vm & -vm
+        while True:
+            grown = comp
+            for e in range(nc):
+                if masks[e] & grown:
+                    grown |= masks[e]
+            if grown == comp:
+                break
+            comp = grown
+        k = 0
+        for e in range(nc):
+            if not done[e] and masks[e] & comp:
+                done[e] = True
+                cons[CM, k] = masks[e]
+                cons[CW, k] = weights[e]
+                k += 1
+        total += solve_cover(cons, k, comp, g)
+        vm &= ~comp
+    return total
+
+
+def min_cover(edges: Sequence[tuple[Sequence[int], int]], n: int) -> int:
+    """Least weighted cover of hyperedges given as (vertices, weight) over vertices 0..n-1."""
+    masks = np.array([sum(1 << v for v in vs) for vs, _ in edges], dtype=np.int64)
+    weights = np.array([w for _, w in edges], dtype=np.int64)
+    cons = np.zeros((4, max(1, len(edges))), dtype=np.int64)
+    g = np.zeros((G_ROWS, 2 * n + 2), dtype=np.int64)
+    return int(min_cover_kernel(masks, weights, cons, g))
+
+
+def brute_force_cover(edges: Sequence[tuple[Sequence[int], int]], n: int) -> int:
+    """The same by trying every assignment (tiny graphs only)."""
+    top = max((w for _, w in edges), default=0)
+    best = None
+    for y in product(range(top + 1), repeat=n):
+        if all(sum(y[v] for v in vs) >= w for vs, w in edges):
+            s = sum(y)
+            best = s if best is None or s < best else best
+    return best or 0
+
+
+# --- the conflict graph of a state -----------------------------------------------------------------------------
+
+@njit(cache=True, _nrt=False)
+def _component(t, g, hl):
+    """The mask of t's connected component (pair edges in ``g[ADJ]``, hyperedges in ``hl[HMASK]``)."""
+    hcount = g[GS, G_HCOUNT]
+    comp = np.int64(1) << t
+    frontier = comp
+    while frontier:
+        v = trailing_zeros(frontier)
+        frontier &= frontier - 1
+        bv = np.int64(1) << v
+        nbrs = g[ADJ, v]
+        for j in range(hcount):
+            if hl[HMASK, j] & bv:
+                nbrs |= hl[HMASK, j]
+        new = nbrs & ~comp
+        comp |= new
+        frontier |= new
+    return comp
+
+
+MEMO_SLOTS = 1 << 14
+MEMO_KEYS = 28  # components with more constraints are solved without the memo
+
+
+@njit(cache=True, _nrt=False)
+def _cover_of(comp, pw, g, hl, cons, memo):
+    """Least cover of the constraints of the component ``comp``.
+
+    The same components come back again and again (IDA* revisits states across iterations and through
+    transpositions), so covers are memoized in ``memo``: a direct-mapped table keyed by the sorted list of
+    the component's constraints (mask x 16 + weight), compared in full, so a hit is always exact."""
+    nc = 0
+    rem = comp
+    while rem:
+        v = trailing_zeros(rem)
+        rem &= rem - 1
+        above = g[ADJ, v] & ~((np.int64(2) << v) - 1)
+        while above:
+            u = trailing_zeros(above)
+            above &= above - 1
+            cons[CM, nc] = (np.int64(1) << v) | (np.int64(1) << u)
+            cons[CW, nc] = pw[v, u]
+            nc += 1
+    for j in range(g[GS, G_HCOUNT]):
+        if hl[HMASK, j] & comp:
+            cons[CM, nc] = hl[HMASK, j]
+            cons[CW, nc] = hl[HW, j]
+            nc += 1
+    if nc <= 1:
+        return cons[CW, 0] if nc == 1 else 0
+    common = cons[CM, 0]
+    top = 0
+    for e in range(nc):
+        common &= cons[CM, e]
+        if cons[CW, e] > top:
+            top = cons[CW, e]
+    if common:
+        return top
+    if nc > MEMO_KEYS or top >= 16:
+        return solve_cover(cons, nc, comp, g)
+    # the key: sorted codes in cons[RES] (solve_cover overwrites that row only after the look-up)
+    for e in range(nc):
+        code = cons[CM, e] * 16 + cons[CW, e]
+        j = e
+        while j > 0 and cons[RES, j - 1] > code:
+            cons[RES, j] = cons[RES, j - 1]
+            j -= 1
+        cons[RES, j] = code
+    h = np.int64(nc)
+    for e in range(nc):
+        h = (h ^ cons[RES, e]) * np.int64(-7046029254386353131)
+    slot = (h >> 17) & (MEMO_SLOTS - 1)
+    if memo[slot, 0] == nc and memo[slot, 2] == h:
+        hit = True
+        for e in range(nc):
+            if memo[slot, 3 + e] != cons[RES, e]:
+                hit = False
+                break
+        if hit:
+            return memo[slot, 1]
+    memo[slot, 0] = 0
+    for e in range(nc):
+        memo[slot, 3 + e] = cons[RES, e]
+    value = solve_cover(cons, nc, comp, g)
+    memo[slot, 1] = value
+    memo[slot, 2] = h
+    memo[slot, 0] = nc
+    return value
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _set_component(comp, cov, g):
+    """Every vertex of ``comp`` records it as its component, with the component's cover."""
+    rem = comp
+    while rem:
+        v = trailing_zeros(rem)
+        rem &= rem - 1
+        g[CMASK, v] = comp
+        g[CCOVER, v] = cov
+
+
+@njit(cache=True, _nrt=False)
+def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
+    """Fill the graph of the state whose tile t stands in ``g[POS, t]``; return the least cover."""
+    for t in range(n):
+        g[ADJ, t] = 0
+        for u in range(n):
+            pw[t, u] = 0
+    hcount = 0
+    for t in range(1, n):
+        ct = g[POS, t]
+        for u in range(t + 1, n):
+            key = ((t * n + ct) * n + u) * n + g[POS, u]
+            w = pair_units[key]
+            if w:
+                pw[t, u] = w
+                pw[u, t] = w
+                g[ADJ, t] |= np.int64(1) << u
+                g[ADJ, u] |= np.int64(1) << t
+            # a triple is stored under each of its tiles; take it once, under its smallest (then u < v)
+            for j in range(tri_start[key], tri_start[key + 1]):
+                v = tri_ent[j, 0]
+                if g[POS, v] == tri_ent[j, 1]:
+                    hl[HMASK, hcount] = (np.int64(1) << t) | (np.int64(1) << u) | (np.int64(1) << v)
+                    hl[HW, hcount] = tri_ent[j, 2]
+                    hcount += 1
+    g[GS, G_HCOUNT] = hcount
+    g[GS, G_APPLIED] = 0
+    total = 0
+    seen = 0
+    for t in range(n):
+        if seen & (np.int64(1) << t):
+            continue
+        comp = _component(t, g, hl)
+        cov = 0
+        if comp != (np.int64(1) << t):
+            cov = _cover_of(comp, pw, g, hl, cons, memo)
+        _set_component(comp, cov, g)
+        seen |= comp
+        total += cov
+    return total
+
+
+@njit(cache=True, _nrt=False)
+def _same_edges(t, n, nh, pw, g, hl):
+    """Whether t's new edges (``g[NROW]``, ``hl[NHM/NHW, :nh]``) are exactly its present ones: then the
+    graph, and so the cover, does not change (common: a conflict often survives a move)."""
+    for u in range(1, n):
+        if g[NROW, u] != pw[t, u]:
+            return False
+    bt = np.int64(1) << t
+    old = 0
+    for j in range(g[GS, G_HCOUNT]):
+        if hl[HMASK, j] & bt:
+            old += 1
+            found = False
+            for i in range(nh):
+                if hl[NHM, i] == hl[HMASK, j] and hl[NHW, i] == hl[HW, j]:
+                    found = True
+                    break
+            if not found:
+                return False
+    return old == nh
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _set_pair(t, u, w, pw, g):
+    """Give the pair edge t-u the weight w (0: no edge), in the weights and in both adjacency masks."""
+    pw[t, u] = w
+    pw[u, t] = w
+    bt = np.int64(1) << t
+    bu = np.int64(1) << u
+    if w:
+        g[ADJ, t] |= bu
+        g[ADJ, u] |= bt
+    else:
+        g[ADJ, t] &= ~bu
+        g[ADJ, u] &= ~bt
+
+
+@njit(cache=True, _nrt=False)
+def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
+    """Put tile t's edges for cell ``c`` into the graph and return the change of the least cover.
+
+    Leaves the graph with t's new edges (``g[GS, G_APPLIED]`` = 1, unless t has no edge before or after,
+    when nothing changes); follow with :func:`commit_move` or :func:`revert_move`."""
+    bt = np.int64(1) << t
+    any_new = False
+    nh = 0
+    for u in range(1, n):
+        if u == t:
+            g[NROW, u] = 0
+            continue
+        key = ((t * n + c) * n + u) * n + g[POS, u]
+        w = pair_units[key]
+        g[NROW, u] = w
+        if w:
+            any_new = True
+        for j in range(tri_start[key], tri_start[key + 1]):
+            v = tri_ent[j, 0]
+            if g[POS, v] == tri_ent[j, 1]:
+                hl[NHM, nh] = bt | (np.int64(1) << u) | (np.int64(1) << v)
+                hl[NHW, nh] = tri_ent[j, 2]
+                nh += 1
+    g[GS, G_NH] = nh
+    old_comp = g[CMASK, t]
+    if old_comp == bt and not any_new and nh == 0:
+        g[GS, G_APPLIED] = 0
+        return 0
+    if _same_edges(t, n, nh, pw, g, hl):
+        g[GS, G_APPLIED] = 0
+        return 0
+    # apply: t's pair edges, then its hyperedges (saving the old ones)
+    for u in range(1, n):
+        g[OROW, u] = pw[t, u]
+        _set_pair(t, u, g[NROW, u], pw, g)
+    k = 0
+    oh = 0
+    for j in range(g[GS, G_HCOUNT]):
+        if hl[HMASK, j] & bt:
+            hl[OHM, oh] = hl[HMASK, j]
+            hl[OHW, oh] = hl[HW, j]
+            oh += 1
+        else:
+            hl[HMASK, k] = hl[HMASK, j]
+            hl[HW, k] = hl[HW, j]
+            k += 1
+    for j in range(nh):
+        hl[HMASK, k] = hl[NHM, j]
+        hl[HW, k] = hl[NHW, j]
+        k += 1
+    g[GS, G_HCOUNT] = k
+    g[GS, G_OH] = oh
+    g[GS, G_APPLIED] = 1
+    union = old_comp | _component(t, g, hl)
+    new_total = 0
+    ncomp = 0
+    rem = union
+    while rem:
+        v = trailing_zeros(rem)
+        comp = _component(v, g, hl)
+        cov = 0
+        if comp != (np.int64(1) << v):
+            cov = _cover_of(comp, pw, g, hl, cons, memo)
+        g[NCM, ncomp] = comp
+        g[NCV, ncomp] = cov
+        ncomp += 1
+        new_total += cov
+        rem &= ~comp
+    g[GS, G_NEWCOMP] = ncomp
+    old_total = 0
+    rem = union
+    while rem:
+        v = trailing_zeros(rem)
+        old_total += g[CCOVER, v]
+        rem &= ~g[CMASK, v]
+    return new_total - old_total
+
+
+@njit(cache=True, _nrt=False)
+def commit_move(t, c, g):
+    """Keep what :func:`try_move` applied: tile t now stands in cell c (the blank in its old cell)."""
+    g[POS, 0] = g[POS, t]
+    g[POS, t] = c
+    if g[GS, G_APPLIED]:
+        for i in range(g[GS, G_NEWCOMP]):
+            _set_component(g[NCM, i], g[NCV, i], g)
+    g[GS, G_APPLIED] = 0
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _edges_back(t, n, pw, g, hl, row, hmask, hw, oh):
+    """Give tile t back its old edges: pair weights ``row[u]``, hyperedges ``hmask/hw[:oh]``."""
+    for u in range(1, n):
+        _set_pair(t, u, row[u], pw, g)
+    bt = np.int64(1) << t
+    k = 0
+    for j in range(g[GS, G_HCOUNT]):
+        if not hl[HMASK, j] & bt:
+            hl[HMASK, k] = hl[HMASK, j]
+            hl[HW, k] = hl[HW, j]
+            k += 1
+    for j in range(oh):
+        hl[HMASK, k] = hmask[j]
+        hl[HW, k] = hw[j]
+        k += 1
+    g[GS, G_HCOUNT] = k
+
+
+@njit(cache=True, _nrt=False)
+def commit_saving(t, c, n, g, hl, undo, d):
+    """:func:`commit_move`, first saving in ``undo[d]`` what the move changes, so that
+    :func:`restore_move` can take it back without recomputing t's edges and covers."""
+    undo[d, U_APPLIED] = g[GS, G_APPLIED]
+    if g[GS, G_APPLIED]:
+        oh = g[GS, G_OH]
+        tmax = (undo.shape[1] - U_ROW - 3 * n) // 2
+        for u in range(n):
+            undo[d, U_ROW + u] = g[OROW, u]
+        base = U_ROW + n
+        for j in range(oh):
+            undo[d, base + j] = hl[OHM, j]
+            undo[d, base + tmax + j] = hl[OHW, j]
+        undo[d, U_OH] = oh
+        # the old components that the new ones replace: those within A | B
+        base = U_ROW + n + 2 * tmax
+        union = 0
+        for i in range(g[GS, G_NEWCOMP]):
+            union |= g[NCM, i]
+        k = 0
+        while union:
+            v = trailing_zeros(union)
+            comp = g[CMASK, v]
+            undo[d, base + k] = comp
+            undo[d, base + n + k] = g[CCOVER, v]
+            k += 1
+            union &= ~comp
+        undo[d, U_NOLD] = k
+    commit_move(t, c, g)
+
+
+@njit(cache=True, _nrt=False)
+def restore_move(t, c, n, pw, g, hl, undo, d):
+    """Tile t goes back to cell c, undoing the move saved in ``undo[d]`` by :func:`commit_saving`: its old
+    edges and the old components' masks and covers come back as they were."""
+    g[POS, 0] = g[POS, t]
+    g[POS, t] = c
+    if not undo[d, U_APPLIED]:
+        return
+    tmax = (undo.shape[1] - U_ROW - 3 * n) // 2
+    base = U_ROW + n
+    _edges_back(t, n, pw, g, hl, undo[d, U_ROW:base], undo[d, base:base + tmax], undo[d, base + tmax:],
+                undo[d, U_OH])
+    base = U_ROW + n + 2 * tmax
+    for i in range(undo[d, U_NOLD]):
+        _set_component(undo[d, base + i], undo[d, base + n + i], g)
+
+
+@njit(cache=True, _nrt=False)
+def revert_move(t, n, pw, g, hl):
+    """Undo what :func:`try_move` applied (t stays where it was)."""
+    if not g[GS, G_APPLIED]:
+        return
+    _edges_back(t, n, pw, g, hl, g[OROW], hl[OHM], hl[OHW], g[GS, G_OH])
+    g[GS, G_APPLIED] = 0
+
+
+@njit(cache=True)
+def covers_of_states(states, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
+    """The least cover of each state (row: the tile in each cell), each from scratch."""
+    out = np.empty(states.shape[0], dtype=np.int64)
+    for i in range(states.shape[0]):
+        for c in range(n):
+            g[POS, states[i, c]] = c
+        out[i] = graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
+    return out
+
+
+def new_memo() -> np.ndarray:
+    """An empty memo of component covers (:func:`_cover_of`)."""
+    return np.zeros((MEMO_SLOTS, MEMO_KEYS + 3), dtype=np.int64)
+
+
+class ConflictGraph:
+    """The arrays of one state's conflict graph and the work space of its updates: ``pw`` (pair weights,
+    n x n), ``g``, ``hl`` and ``cons`` (see the rows above), ``memo`` (covers of components seen before);
+    ``lookups`` are those of :class:`pdbtool.tables.pairs_triples.DynamicTables` (pair units, triple CSR starts and
+    entries)."""
+
+    def __init__(self, tables, memo: np.ndarray | None = None):
+        """``memo``: a memo to use instead of a new one (its entries are exact whatever state they came from, so
+        searches may share one, but never two threads at once)."""
+        n = tables.board.n
+        self.n = n
+        self.lookups = (tables.pair_units, tables.tri_start, tables.tri_ent)
+        hmax = max(16, comb(n - 1, 3)) if tables.tri_ent.shape[0] else 16
+        # a tile is in at most one hyperedge with each pair of other tiles
+        self.tmax = comb(n - 2, 2) if tables.tri_ent.shape[0] else 0
+        cmax = n * n + hmax
+        self.pw = np.zeros((n, n), dtype=np.int64)
+        self.g = np.zeros((G_ROWS, 2 * n + 2), dtype=np.int64)
+        self.hl = np.zeros((6, hmax), dtype=np.int64)
+        self.cons = np.zeros((4, cmax), dtype=np.int64)
+        self.memo = new_memo() if memo is None else memo
+        self.arrays = (self.pw, self.g, self.hl, self.cons, self.memo)
+
+    @property
+    def pos(self) -> np.ndarray:
+        return self.g[POS, :self.n]
+
+    def reset(self, tiles: np.ndarray) -> int:
+        """Set the graph to the state ``tiles`` (tile in each cell); return its least cover."""
+        self.g[POS, np.asarray(tiles)] = np.arange(self.n)
+        return int(graph_from_scratch(self.n, *self.lookups, *self.arrays))
+
+    def covers(self, states: np.ndarray) -> np.ndarray:
+        """The least cover of each row of ``states`` (from scratch; leaves the graph at the last one)."""
+        states = np.ascontiguousarray(np.asarray(states, dtype=np.int64).reshape(-1, self.n))
+        return covers_of_states(states, self.n, *self.lookups, *self.arrays)
+
+    def try_move(self, t: int, c: int) -> int:
+        return int(try_move(t, c, self.n, *self.lookups, *self.arrays))
+
+    def commit(self, t: int, c: int) -> None:
+        commit_move(t, c, self.g)
+
+    def revert(self, t: int) -> None:
+        revert_move(t, self.n, self.pw, self.g, self.hl)
+
+    def undo_rows(self, capacity: int) -> np.ndarray:
+        """The ``undo`` array of a search of ``capacity`` levels (:func:`commit_saving`)."""
+        return np.zeros((capacity, U_ROW + 3 * self.n + 2 * self.tmax), dtype=np.int64)
+
+    def commit_saving(self, t: int, c: int, undo: np.ndarray, d: int) -> None:
+        commit_saving(t, c, self.n, self.g, self.hl, undo, d)
+
+    def restore(self, t: int, c: int, undo: np.ndarray, d: int) -> None:
+        restore_move(t, c, self.n, self.pw, self.g, self.hl, undo, d)
+
+    def edges(self) -> list[tuple[tuple[int, ...], int]]:
+        """The current (hyper)edges as (tiles, weight), for inspection and tests."""
+        pw, g, hl = self.pw, self.g, self.hl
+        out = [((t, u), int(pw[t, u])) for t in range(self.n) for u in range(t + 1, self.n) if pw[t, u]]
+        for j in range(int(g[GS, G_HCOUNT])):
+            out.append((tuple(v for v in range(self.n) if int(hl[HMASK, j]) >> v & 1), int(hl[HW, j])))
+        return out

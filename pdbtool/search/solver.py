@@ -1,0 +1,461 @@
+"""The Python API of the solver: ``Solver(board, heuristic=..., partition=...).solve(state)``.
+
+The search runs in a Numba kernel (:mod:`pdbtool.heuristics.kernels`) in chunks of nodes; between chunks Python checks the
+time limit and reports progress.  ``solve_batch`` solves many instances, in parallel processes if asked,
+which share the memory-mapped tables through the page cache.
+
+Example::
+
+    from pdbtool.puzzle.board import Board
+    from pdbtool.search.solver import Solver
+
+    solver = Solver(Board(4, 4), heuristic="pdb", partition="15-5-5-5")
+    result = solver.solve([14, 13, 15, 7, 11, 12, 9, 5, 6, 0, 2, 1, 4, 8, 10, 3])
+    print(result.length, result.nodes_generated, result.solution)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..puzzle.board import Board
+from ..errors import PdbtoolError
+from ..heuristics.static import HEURISTICS, HeuristicError, make_heuristic
+
+DEFAULT_CAPACITY = 256
+CHUNK_NODES = 1 << 21
+
+
+@dataclass
+class SolveResult:
+    """The outcome of one instance.  ``solution`` lists the tiles moved, in order.  ``seconds`` is the wall
+    time of the search, ``cpu_seconds`` the CPU time of the searching thread (the fairer figure on a busy
+    machine).  ``solved`` is False when the time or node limit ran out
+    (``length`` is then None) or when the instance could not be read (``error`` says why)."""
+
+    id: str | None = None
+    board: str = ""
+    heuristic: str = ""
+    length: int | None = None
+    solution: list[int] = field(default_factory=list)
+    nodes_generated: int = 0
+    nodes_expanded: int = 0
+    h0: int | None = None
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    solved: bool = False
+    error: str | None = None
+    optimal: int | None = None
+    iterations: int = 0
+    timed_out: bool = False
+    line: int | None = None
+    source: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class SolverError(PdbtoolError):
+    pass
+
+
+class Solver:
+    """An optimal solver for one board: IDA* with a heuristic chosen by name.
+
+    * ``heuristic``: ``pdb`` (default), ``manhattan`` or ``linear-conflict``.
+    * ``partition``: for ``pdb``, a built-in name or partition file path, a ``Partition``, or a list of
+      ``TilePattern``; default: the board's default partition (15-7-8 on 4x4, 24-6-6-6-6 on 5x5).
+    * ``reflect``: take the max with the diagonal reflection (when the board and goal allow it).
+    * ``tables``: the tables of the patterns (uint8 arrays indexed by rank) instead of the cache.
+    * ``cache`` / ``cache_dir``: a ``TableCache`` (tables are built on first use, then memory-mapped).
+      With ``pdb`` and ``max``, a pattern that a board symmetry maps onto another is looked up in that
+      one's table (:mod:`pdbtool.tables.sharing`: 24-6-6-6-6 needs two tables).
+    * ``search_threads``: threads searching one instance (:mod:`pdbtool.search.parallel`; every heuristic).
+    * ``ddb`` / ``max`` (:mod:`pdbtool.heuristics.dynamic`): the dynamic set ``dynamic`` (``pairs`` or
+      ``pairs+triples``, the default); ``max`` also takes the static ``partition``.
+    * ``blank``: the tables' blank rule, ``minimized`` (default) or ``ignored``.
+    * ``encoding`` / ``group`` (pdb): search tables stored in a compact encoding (:mod:`pdbtool.tables.encodings`,
+      kernel :mod:`pdbtool.heuristics.encoded`); ``mod3`` and ``parity`` need ``blank="ignored"``.  Lossless
+      encodings give the byte encoding's node counts and solutions.
+    """
+
+    def __init__(self, board: Board | None = None, heuristic: str = "pdb", partition=None, reflect: bool = True,
+                 cache=None, cache_dir=None, tables: Sequence[np.ndarray] | None = None,
+                 threads: int | None = None, notify: Callable[[str], None] | None = None,
+                 dynamic: str | None = None, search_threads: int = 1, encoding: str = "byte",
+                 group: int | None = None, blank: str = "minimized"):
+        from ..heuristics.dynamic import DYNAMIC_HEURISTICS
+
+        if heuristic not in HEURISTICS + DYNAMIC_HEURISTICS:
+            raise SolverError(f"unknown heuristic {heuristic!r}: choose one of "
+                              f"{', '.join(HEURISTICS + DYNAMIC_HEURISTICS)}")
+        patterns = None
+        self.partition_name = None
+        self.dynamic = (dynamic or "pairs+triples") if heuristic in DYNAMIC_HEURISTICS else None
+        shared = None
+        if blank not in ("minimized", "ignored"):
+            raise SolverError(f"blank rule {blank!r}: choose minimized or ignored")
+        if encoding != "byte" or group is not None:
+            if heuristic != "pdb":
+                raise SolverError(f"--encoding applies to --heuristic pdb only, not {heuristic}")
+            from ..heuristics.encoded import check_encoding
+
+            enc_params = check_encoding(encoding, blank, group)
+        else:
+            enc_params = {}
+        self.encoding, self.blank = encoding, blank
+        if heuristic in ("pdb", "max"):
+            patterns, self.partition_name, board = _resolve_partition(partition, board)
+            if tables is None:
+                if cache is None:
+                    from ..tables.cache import TableCache
+
+                    cache = TableCache(cache_dir, notify=notify)
+                # a pattern that a board symmetry maps onto another is looked up in that one's table
+                # (pdbtool.tables.sharing)
+                from ..tables.sharing import share_tables
+
+                shared = share_tables(patterns, blank)
+                loaded = {}
+                for p, via in zip(patterns, shared):
+                    source = p if via is None else via.source
+                    if source not in loaded:
+                        loaded[source] = cache.get(source, blank, threads=threads, encoding=encoding,
+                                                   params=enc_params)
+                self._keep = list(loaded.values())
+                tables = [loaded[p if via is None else via.source].values for p, via in zip(patterns, shared)]
+            reflect = bool(reflect) and board.reflection_valid()
+        elif board is None:
+            raise SolverError("a board is needed")
+        self.board = board
+        self.heuristic_name = heuristic
+        self.reflect = reflect if heuristic in ("pdb", "max") else False
+        if self.dynamic is not None:
+            from ..heuristics.dynamic import make_dynamic_heuristic
+
+            self.heuristic = make_dynamic_heuristic(heuristic, board, self.dynamic, patterns, tables, self.reflect,
+                                                    cache=cache, cache_dir=cache_dir, threads=threads, notify=notify,
+                                                    shared=shared)
+        elif encoding != "byte":
+            from ..heuristics.encoded import EncodedPatternSum
+
+            self.heuristic = EncodedPatternSum(patterns, tables, encoding, enc_params, self.reflect, shared)
+        else:
+            self.heuristic = make_heuristic(heuristic, board, patterns, tables, self.reflect, shared)
+        self.nb = board.neighbours()
+        self.goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
+        self.search_threads = _check_search_threads(search_threads)
+
+    _warm = False
+
+    def warm_up(self) -> None:
+        """Load (or compile) the kernel now, so that the first instance's seconds count search only."""
+        self._warm = True
+        goal = list(self.board.goal_tiles)
+        blank = goal.index(0)
+        q = next(int(c) for c in self.nb[blank] if c >= 0)
+        goal[blank], goal[q] = goal[q], 0
+        self.solve(goal, node_limit=100, threads=1)
+
+    @property
+    def label(self) -> str:
+        if self.heuristic_name == "ddb":
+            return f"ddb-{self.dynamic}"
+        if self.heuristic_name == "max":
+            return f"max({self.partition_name}{'+reflect' if self.reflect else ''}, ddb-{self.dynamic})"
+        if self.heuristic_name != "pdb":
+            return self.heuristic_name
+        tables = ""
+        if self.blank != "minimized" or self.encoding != "byte":
+            group = getattr(self.heuristic, "params", {}).get("group")
+            tables = f" {self.blank} {self.encoding}" + (f" group {group}" if group else "")
+        return f"{self.partition_name}{'+reflect' if self.reflect else ''}{tables}"
+
+    def h(self, state: Sequence[int]) -> int:
+        """The heuristic value of a state."""
+        return self.heuristic.value(self.board.check_state(state))
+
+    def solve(self, state: Sequence[int], time_limit: float | None = None, node_limit: int | None = None,
+              progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES,
+              threads: int | None = None) -> SolveResult:
+        """Solve one state optimally.  ``progress(bound, generated, expanded)`` is called between chunks.
+
+        With a time or node limit, an instance that runs out is returned with ``solved=False``.  With
+        ``threads`` > 1 (default: the solver's ``search_threads``), each iteration's subtrees are searched
+        by that many threads (:mod:`pdbtool.search.parallel`); ``cpu_seconds`` is then the CPU time of the whole
+        process during the search."""
+        from ..heuristics import kernels as ida
+
+        state = self.board.check_state(state)
+        if not self._warm:
+            self.warm_up()
+        tiles = np.array(state, dtype=np.int64)
+        start = time.perf_counter()
+        cpu_start = time.thread_time()
+        capacity = DEFAULT_CAPACITY
+        h0, levels, params = self.heuristic.setup(tiles, capacity)
+        result = SolveResult(board=self.board.dims, heuristic=self.label, h0=int(h0))
+        if h0 == 0 and tuple(state) == tuple(self.goal_tiles):
+            result.length, result.solved = 0, True
+            result.seconds = time.perf_counter() - start
+            result.cpu_seconds = time.thread_time() - cpu_start
+            return result
+        threads = _check_search_threads(self.search_threads if threads is None else threads)
+        if threads > 1:
+            return self._solve_parallel(state, int(h0), result, threads, start, time_limit, node_limit, progress,
+                                        chunk)
+        blank = int(np.flatnonzero(tiles == 0)[0])
+        reg = ida.new_registers(int(h0), blank)
+        next_move = np.zeros(capacity, dtype=np.int64)
+        prev_move = np.zeros(capacity, dtype=np.int64)
+        kernel = self.heuristic.kernel
+        deadline = None if time_limit is None else start + time_limit
+        while True:
+            budget = chunk
+            if node_limit is not None:
+                budget = min(budget, node_limit - int(reg[ida.R_GEN]))
+                if budget <= 0:
+                    result.timed_out = True
+                    break
+            status = kernel(tiles, self.nb, self.goal_tiles, reg, budget, next_move, prev_move, *levels, *params)
+            if status == ida.FOUND:
+                depth = int(reg[ida.R_DEPTH])
+                moves = [int(m) for m in prev_move[1:depth + 1]]
+                result.solution = _tiles_moved(state, moves, self.nb)
+                result.length = depth
+                result.solved = True
+                break
+            if status == ida.EXHAUSTED:
+                raise SolverError("the search space was exhausted without reaching the goal (a bug)")
+            if status == ida.GROW:
+                capacity *= 2
+                _, levels, params = self.heuristic.setup(tiles, capacity)
+                next_move = np.zeros(capacity, dtype=np.int64)
+                prev_move = np.zeros(capacity, dtype=np.int64)
+                continue
+            if progress is not None:
+                progress(int(reg[ida.R_NEXT] if reg[ida.R_DEPTH] < 0 else reg[ida.R_BOUND]), int(reg[ida.R_GEN]),
+                         int(reg[ida.R_EXP]))
+            if deadline is not None and time.perf_counter() >= deadline:
+                result.timed_out = True
+                break
+        result.nodes_generated = int(reg[ida.R_GEN])
+        result.nodes_expanded = int(reg[ida.R_EXP])
+        result.iterations = int(reg[ida.R_ITER])
+        result.seconds = time.perf_counter() - start
+        result.cpu_seconds = time.thread_time() - cpu_start
+        return result
+
+    def _solve_parallel(self, state, h0, result, threads, start, time_limit, node_limit, progress, chunk):
+        from .parallel import parallel_search
+
+        cpu_start = time.process_time()
+        deadline = None if time_limit is None else start + time_limit
+        out = parallel_search(self.heuristic, self.nb, self.goal_tiles, state, h0, threads, deadline=deadline,
+                              node_limit=node_limit, progress=progress, chunk=chunk)
+        if out.moves is not None:
+            result.solution = _tiles_moved(state, out.moves, self.nb)
+            result.length = len(out.moves)
+            result.solved = True
+        else:
+            result.timed_out = True
+        result.nodes_generated = out.generated
+        result.nodes_expanded = out.expanded
+        result.iterations = out.iterations
+        result.seconds = time.perf_counter() - start
+        result.cpu_seconds = time.process_time() - cpu_start
+        return result
+
+
+def _check_search_threads(threads) -> int:
+    threads = 1 if threads is None else int(threads)
+    if threads < 1:
+        raise SolverError(f"search threads must be at least 1, not {threads}")
+    return threads
+
+
+@dataclass
+class SolveOptions:
+    """What a batch is solved with (picklable, so that worker processes can rebuild the solvers)."""
+
+    heuristic: str = "pdb"
+    partition: str | None = None
+    reflect: bool = True
+    cache_dir: str | None = None
+    time_limit: float | None = None
+    node_limit: int | None = None
+    threads: int | None = None
+    dynamic: str | None = None
+    search_threads: int = 1
+    encoding: str = "byte"
+    group: int | None = None
+    blank: str = "minimized"
+
+
+class SolverPool:
+    """Solvers per board for one set of options, created on first use; a failure is remembered per board."""
+
+    def __init__(self, options: SolveOptions, notify: Callable[[str], None] | None = None):
+        self.options = options
+        self.notify = notify
+        self._solvers: dict[Board, Solver | Exception] = {}
+
+    def get(self, board: Board) -> Solver:
+        if board not in self._solvers:
+            o = self.options
+            try:
+                self._solvers[board] = Solver(board, heuristic=o.heuristic, partition=o.partition,
+                                              reflect=o.reflect, cache_dir=o.cache_dir, threads=o.threads,
+                                              notify=self.notify, dynamic=o.dynamic,
+                                              search_threads=o.search_threads, encoding=o.encoding,
+                                              group=o.group, blank=o.blank)
+            except PdbtoolError as exc:
+                self._solvers[board] = exc
+        solver = self._solvers[board]
+        if isinstance(solver, Exception):
+            raise solver
+        return solver
+
+    def solve(self, inst, progress: Callable[[int, int, int], None] | None = None) -> SolveResult:
+        """Solve one ``instances.Instance``; input and setup errors come back in ``result.error``."""
+        result = SolveResult(id=inst.id, optimal=inst.optimal, line=inst.line, source=inst.source,
+                             board=inst.board.dims if inst.board is not None else "",
+                             heuristic=self.options.heuristic)
+        if inst.error is None:
+            try:
+                solver = self.get(inst.board)
+                solved = solver.solve(inst.tiles, time_limit=self.options.time_limit,
+                                      node_limit=self.options.node_limit, progress=progress)
+            except PdbtoolError as exc:
+                result.error = f"{inst.where}: {exc}"
+                return result
+            solved.id, solved.optimal, solved.line, solved.source = inst.id, inst.optimal, inst.line, inst.source
+            result = solved
+            if result.solved and result.optimal is not None and result.length != result.optimal:
+                result.error = (f"{inst.where}: found an optimal length of {result.length}, "
+                                f"but the file says {result.optimal}")
+        else:
+            result.error = f"{inst.where}: {inst.error}"
+        return result
+
+
+_WORKER_POOL: SolverPool | None = None
+
+
+def _worker_init(options: SolveOptions) -> None:
+    global _WORKER_POOL
+    _WORKER_POOL = SolverPool(options)
+
+
+def _worker_solve(inst):
+    return _WORKER_POOL.solve(inst)
+
+
+def solve_batch(instances, options: SolveOptions | None = None, jobs: int = 1,
+                notify: Callable[[str], None] | None = None, progress=None):
+    """Yield a ``SolveResult`` per instance, in input order; ``jobs > 1`` solves in spawned processes.
+
+    ``progress(instance, bound, generated, expanded)`` is called between chunks of a long search (in this
+    process only, that is with ``jobs`` 1).
+
+    The tables are built (or checked) once in this process before the workers start; the workers
+    memory-map the same files, so the page cache holds one copy."""
+    options = options or SolveOptions()
+    instances = list(instances)
+    pool = SolverPool(options, notify)
+    boards = []
+    for inst in instances:
+        if inst.error is None and inst.board not in boards:
+            boards.append(inst.board)
+    for board in boards:
+        try:
+            pool.get(board)
+        except PdbtoolError:
+            pass  # reported per instance
+    if jobs <= 1 or len(instances) <= 1:
+        for inst in instances:
+            report = None
+            if progress is not None:
+                def report(bound, generated, expanded, inst=inst):
+                    progress(inst, bound, generated, expanded)
+            yield pool.solve(inst, report)
+        return
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(processes=min(jobs, len(instances)), initializer=_worker_init, initargs=(options,)) as workers:
+        yield from workers.imap(_worker_solve, instances, chunksize=1)
+
+
+def _tiles_moved(state: Sequence[int], moves: Sequence[int], nb: np.ndarray) -> list[int]:
+    tiles = list(state)
+    blank = tiles.index(0)
+    moved = []
+    for m in moves:
+        q = int(nb[blank, m])
+        moved.append(tiles[q])
+        tiles[blank], tiles[q] = tiles[q], 0
+        blank = q
+    return moved
+
+
+def replay(board: Board, state: Sequence[int], solution: Sequence[int]) -> tuple[int, ...]:
+    """Apply a solution (the tiles moved, in order) to a state; raise SolverError on an illegal move."""
+    tiles = list(state)
+    blank = tiles.index(0)
+    nb = board.neighbours()
+    for t in solution:
+        q = tiles.index(t) if 0 < t < board.n else -1
+        if q < 0 or q not in nb[blank]:
+            raise SolverError(f"tile {t} is not next to the blank")
+        tiles[blank], tiles[q] = t, 0
+        blank = q
+    return tuple(tiles)
+
+
+def _resolve_partition(partition, board: Board | None):
+    """(patterns, name, board) of a partition given by name/path, Partition or list of patterns."""
+    from ..tables.ranking import TilePattern
+
+    if partition is None:
+        if board is None:
+            raise SolverError("a board is needed")
+        from ..tables.partitions import default_partition_name
+
+        name = default_partition_name(board)
+        if name is None:
+            raise SolverError(f"no default partition for {board.dims} goal {board.goal_name}: "
+                              f"give --partition NAME|FILE or --heuristic manhattan")
+        partition = name
+    if isinstance(partition, str):
+        from ..tables.partitions import load_partition
+
+        part = load_partition(partition, board)
+        return list(part.patterns), part.name, part.board
+    if hasattr(partition, "patterns"):
+        part = partition
+        if board is not None and part.board != board:
+            raise SolverError(f"partition {part.name} is for {part.board.dims} goal {part.board.goal_name}, "
+                              f"not {board.dims} goal {board.goal_name}")
+        return list(part.patterns), part.name, part.board
+    patterns = list(partition)
+    if not patterns:
+        raise SolverError("empty partition")
+    if not isinstance(patterns[0], TilePattern):
+        if board is None:
+            raise SolverError("a board is needed for a partition given as tile lists")
+        patterns = [TilePattern(board, tuple(p)) for p in patterns]
+    pboard = patterns[0].board
+    if board is not None and pboard != board:
+        raise SolverError(f"patterns for {pboard.dims} goal {pboard.goal_name}, "
+                          f"not {board.dims} goal {board.goal_name}")
+    name = "-".join([str(pboard.n - 1)] + [str(p.k) for p in patterns])
+    return patterns, name, pboard
+
+
+__all__ = ["Solver", "SolveResult", "SolverError", "SolveOptions", "SolverPool", "solve_batch", "replay",
+           "HeuristicError"]

@@ -1,0 +1,336 @@
+"""The table cache: where tables live, their names, atomic writes, locks, reuse or rebuild.
+
+* Location: ``--cache-dir`` / ``PDBTOOL_CACHE_DIR`` / platformdirs' user cache dir for ``pdbtool``.
+* Names derive from a table's identity: ``4x4-korf-t1.2.3.4.5.6.7-minimized-byte.pdb``.
+* Writes go to ``NAME.tmp-PID`` and are renamed over ``NAME`` once complete and synced, so a reader
+  sees either the old file or the new one, never a half-written table, and a killed build leaves only
+  a temporary file, which the next run removes.  A writer holds the table's lock while its temporary
+  exists, so a temporary whose table's lock is free is stale, whatever process made it.
+* ``NAME.lock`` (an ``flock``, released by the kernel when its holder dies) makes two concurrent builds
+  of one table build it once: the second waits, then finds the table and reuses it.  The holder deletes
+  the lock file when done; one left by a killed process is reused or swept by the next build.
+* A cached file that fails its checks is moved aside (``NAME.corrupt-TIME``), reported, and rebuilt.
+  The move happens under the table's lock, after a second look, so a table being replaced by a
+  concurrent builder is never moved aside by mistake.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+import xxhash
+
+from ..errors import PdbtoolError
+from .ranking import TilePattern
+from .table import PatternTable
+from .fileformat import TableFileError
+
+Notify = Callable[[str], None]
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("PDBTOOL_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("pdbtool"))
+
+
+def goal_slug(pattern: TilePattern) -> str:
+    name = pattern.board.goal_name
+    if name in ("korf", "blank-last"):
+        return name
+    return "goal" + xxhash.xxh64(",".join(map(str, pattern.board.goal)).encode()).hexdigest()[:12]
+
+
+def table_name(pattern: TilePattern, blank: str, encoding: str = "byte", params: dict | None = None) -> str:
+    enc = encoding + "".join(f"-{k}{v}" for k, v in sorted((params or {}).items()))
+    tiles = ".".join(str(t) for t in pattern.tiles)
+    return f"{pattern.board.dims}-{goal_slug(pattern)}-t{tiles}-{blank}-{enc}.pdb"
+
+
+def available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo in bytes (None where it cannot be read)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_memory(pattern: TilePattern, blank: str) -> None:
+    """Refuse a build whose estimated peak memory exceeds what the machine has available."""
+    from .build import estimate_peak_bytes
+
+    need = estimate_peak_bytes(pattern, blank)
+    have = available_memory()
+    if have is not None and need > have:
+        raise PdbtoolError(f"building pattern {pattern} on {pattern.board.dims} ({blank}) needs about "
+                           f"{need / 2**30:.2f} GiB, but only {have / 2**30:.2f} GiB is available")
+
+
+def _lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+def _try_lock(lock_path: Path, wait: bool = False, create: bool = True) -> int | None:
+    """An exclusive flock on ``lock_path`` (a descriptor), or None if another holds it (and not ``wait``).
+
+    A holder deletes the lock file before releasing it, so a lock won on a file no longer under that
+    name is worthless: try again on the file that is.
+    """
+    while True:
+        try:
+            fd = os.open(lock_path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
+        except FileNotFoundError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        if _same_file(fd, lock_path):
+            return fd
+        os.close(fd)
+        if not create:
+            return None
+
+
+def _unlock(fd: int, lock_path: Path) -> None:
+    """Delete the lock file, then release it (closing the descriptor releases the flock)."""
+    try:
+        os.unlink(lock_path)
+    except FileNotFoundError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        return os.stat(path).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename durable (best effort: some filesystems refuse to sync a directory)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class TableCache:
+    """A directory of table files, built on demand."""
+
+    def __init__(self, cache_dir: str | os.PathLike | None = None, notify: Notify | None = None):
+        self.dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+        self.notify = notify or (lambda message: None)
+        self._held: set[Path] = set()  # table paths whose lock this object holds
+        self._swept = False
+
+    def path_for(self, pattern: TilePattern, blank: str = "minimized", encoding: str = "byte",
+                 params: dict | None = None) -> Path:
+        return self.dir / table_name(pattern, blank, encoding, params)
+
+    # --- reading -----------------------------------------------------------------------------------------
+    def load_valid(self, pattern: TilePattern, blank: str, encoding: str = "byte",
+                   params: dict | None = None) -> PatternTable | None:
+        """The cached table if present and sound; a damaged one is moved aside and reported."""
+        path = self.path_for(pattern, blank, encoding, params)
+        if not self._swept:  # once a run: what killed processes left behind
+            self._swept = True
+            self.sweep()
+        if not path.exists():
+            return None
+        try:
+            table = PatternTable.load(path)
+            table.check_identity(pattern, blank, encoding, params)
+            return table
+        except TableFileError as exc:
+            if path in self._held:
+                self.quarantine(path, str(exc))
+                return None
+        # move it aside only under the lock, and only if it is still damaged: a concurrent builder may
+        # have just replaced it with a sound table
+        with self.lock(path):
+            return self.load_valid(pattern, blank, encoding, params)
+
+    def quarantine(self, path: Path, reason: str) -> Path | None:
+        stem = f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        aside = path.with_name(stem)
+        for n in range(1, 1000):  # never over an earlier damaged file of the same second
+            if not aside.exists():
+                break
+            aside = path.with_name(f"{stem}-{n}")
+        try:
+            os.replace(path, aside)
+        except FileNotFoundError:
+            return None
+        self.notify(f"damaged table moved aside and rebuilt: {reason} (kept as {aside.name})")
+        return aside
+
+    # --- building ----------------------------------------------------------------------------------------
+    @contextmanager
+    def lock(self, path: Path) -> Iterator[None]:
+        """An exclusive lock on one table name; waits for a concurrent builder to finish."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        lock_path = _lock_path(path)
+        fd = _try_lock(lock_path)
+        if fd is None:
+            self.notify(f"waiting for another process building {path.name}")
+            fd = _try_lock(lock_path, wait=True)
+        self._held.add(path)
+        try:
+            yield
+        finally:
+            self._held.discard(path)
+            _unlock(fd, lock_path)
+
+    def remove_stale_temporaries(self, path: Path) -> int:
+        """Delete the temporaries of ``path`` (call with its lock held: they are stale), then sweep."""
+        removed = 0
+        for tmp in path.parent.glob(path.name + ".tmp-*"):
+            try:
+                tmp.unlink()
+                removed += 1
+            except FileNotFoundError:
+                pass
+        return removed + self.sweep()
+
+    def sweep(self) -> int:
+        """Delete what killed processes left: temporaries of tables nobody is writing (a writer holds the
+        table's lock while its temporary exists) and lock files nobody holds.  Returns how many."""
+        if not self.dir.is_dir():
+            return 0
+        removed = 0
+        for tmp in self.dir.glob("*.tmp-*"):
+            table = tmp.with_name(tmp.name.split(".tmp-")[0])
+            if table in self._held:
+                continue
+            fd = _try_lock(_lock_path(table))
+            if fd is None:  # its writer is at work
+                continue
+            try:
+                tmp.unlink()
+                removed += 1
+            except FileNotFoundError:
+                pass
+            finally:
+                _unlock(fd, _lock_path(table))
+        for lock_path in self.dir.glob("*.lock"):
+            fd = _try_lock(lock_path, create=False)
+            if fd is not None:
+                _unlock(fd, lock_path)
+                removed += 1
+        return removed
+
+    def store(self, table: PatternTable, path: Path, extra: dict | None = None) -> Path:
+        """Write atomically: a temporary file in the same directory, synced, then renamed over ``path``."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+        try:
+            table.save(tmp, extra)
+            os.replace(tmp, path)
+        except BaseException as exc:
+            try:
+                tmp.unlink()
+            except FileNotFoundError:
+                pass
+            if isinstance(exc, TableFileError):  # a full disk, say: name the table, not the temporary
+                reason = str(exc).removeprefix(f"{tmp}: ")
+                raise TableFileError(f"{path}: {reason}; the cached table, if any, is unchanged") from None
+            raise
+        _fsync_dir(path.parent)
+        table.path = path
+        return path
+
+    def get(self, pattern: TilePattern, blank: str = "minimized", threads: int | None = None,
+            force: bool = False, progress=None, on_build: Callable[[PatternTable, object], None] | None = None,
+            encoding: str = "byte", params: dict | None = None,
+            on_convert: Callable[[PatternTable, dict], None] | None = None) -> PatternTable:
+        """The table of ``pattern`` in ``encoding``: loaded from the cache if sound, otherwise made and saved.
+
+        A compact encoding is converted from the byte table (itself reused from the cache or built); the
+        freshly built byte table is saved and dropped first, so the conversion reads the mapped file and
+        only the (smaller) encoded payload is held in memory beside it."""
+        if encoding != "byte":
+            return self._get_encoded(pattern, blank, threads, force, progress, on_build, encoding, params,
+                                     on_convert)
+        path = self.path_for(pattern, blank)
+        if not force:
+            table = self.load_valid(pattern, blank)
+            if table is not None:
+                return table
+        with self.lock(path):
+            self.remove_stale_temporaries(path)
+            if not force:
+                table = self.load_valid(pattern, blank)  # a concurrent builder may have finished
+                if table is not None:
+                    return table
+            check_memory(pattern, blank)
+            from .build import build_table
+
+            result = build_table(pattern, blank, threads=threads, progress=progress)
+            table = PatternTable(pattern, blank, result.table)
+            self.store(table, path, {"build_seconds": round(result.seconds, 3), "layers": result.layers})
+            if on_build:
+                on_build(table, result)
+            del table, result  # the built array goes before the file is mapped back
+        return PatternTable.load(path)
+
+    def _get_encoded(self, pattern, blank, threads, force, progress, on_build, encoding, params, on_convert):
+        from .encodings import check_blank, normalize_params
+        from .table import convert_table
+
+        params = normalize_params(encoding, params)
+        check_blank(encoding, blank)
+        path = self.path_for(pattern, blank, encoding, params)
+        if not force:
+            table = self.load_valid(pattern, blank, encoding, params)
+            if table is not None:
+                return table
+        with self.lock(path):
+            self.remove_stale_temporaries(path)
+            if not force:
+                table = self.load_valid(pattern, blank, encoding, params)
+                if table is not None:
+                    return table
+            byte = self.get(pattern, blank, threads=threads, force=force, progress=progress, on_build=on_build)
+            table, extra = convert_table(byte, encoding, params, threads)
+            del byte
+            self.store(table, path, extra)
+            if on_convert:
+                on_convert(table, extra["conversion"])
+        return PatternTable.load(path)
+
+    def get_partition(self, partition, blank: str = "minimized", threads: int | None = None,
+                      force: bool = False, progress=None, encoding: str = "byte",
+                      params: dict | None = None) -> list[PatternTable]:
+        return [self.get(p, blank, threads=threads, force=force, progress=progress, encoding=encoding,
+                         params=params) for p in partition.patterns]
+
+    def entries(self) -> list[Path]:
+        """The table files in the cache."""
+        if not self.dir.exists():
+            return []
+        return sorted(self.dir.glob("*.pdb"))
