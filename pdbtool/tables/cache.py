@@ -1,10 +1,13 @@
 """The table cache: where tables live, their names, atomic writes, locks, reuse or rebuild.
 
+One get-or-build (:meth:`TableCache.get_or_build`) serves every file of the cache: pattern tables, their
+compact encodings and the dynamic pair and triple tables; the rules below hold for all of them.
+
 * Location: ``--cache-dir`` / ``PDBTOOL_CACHE_DIR`` / platformdirs' user cache dir for ``pdbtool``.
 * Names derive from a table's identity: ``4x4-korf-t1.2.3.4.5.6.7-minimized-byte.pdb``.
-* Writes go to ``NAME.tmp-PID`` and are renamed over ``NAME`` once complete and synced, so a reader
-  sees either the old file or the new one, never a half-written table, and a killed build leaves only
-  a temporary file, which the next run removes.  A writer holds the table's lock while its temporary
+* Writes go to ``NAME.tmp-PID`` and are renamed over ``NAME`` once complete and synced (the file, then
+  after the rename its directory), so a reader sees either the old file or the new one, never a
+  half-written table, and a killed build leaves only a temporary file, which the next run removes.  A writer holds the table's lock while its temporary
   exists, so a temporary whose table's lock is free is stale, whatever process made it.
 * ``NAME.lock`` (an ``flock``, released by the kernel when its holder dies) makes two concurrent builds
   of one table build it once: the second waits, then finds the table and reuses it.  The holder deletes
@@ -21,7 +24,7 @@ import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeVar
 
 import xxhash
 
@@ -31,6 +34,7 @@ from .table import PatternTable
 from .fileformat import TableFileError
 
 Notify = Callable[[str], None]
+T = TypeVar("T")
 
 
 def default_cache_dir() -> Path:
@@ -125,6 +129,17 @@ def _same_file(fd: int, path: Path) -> bool:
         return False
 
 
+def _table_loader(pattern: TilePattern, blank: str, encoding: str = "byte",
+                  params: dict | None = None) -> Callable[[Path], PatternTable]:
+    """A loader for :meth:`TableCache.get_or_build`: the table at a path, refused unless it is the one asked for."""
+    def load(path: Path) -> PatternTable:
+        table = PatternTable.load(path)
+        table.check_identity(pattern, blank, encoding, params)
+        return table
+
+    return load
+
+
 def _fsync_dir(directory: Path) -> None:
     """Make a rename durable (best effort: some filesystems refuse to sync a directory)."""
     try:
@@ -140,7 +155,12 @@ def _fsync_dir(directory: Path) -> None:
 
 
 class TableCache:
-    """A directory of table files, built on demand."""
+    """A directory of table files, built on demand.
+
+    :meth:`get_or_build` is the one protocol for every kind of file in the cache (pattern tables, their
+    compact encodings, the dynamic pair and triple tables): reuse a sound file; otherwise, under the
+    name's lock, look again (a concurrent builder may have finished), move a damaged file aside, make the
+    file into a synced temporary and rename it over the name, then sync the directory."""
 
     def __init__(self, cache_dir: str | os.PathLike | None = None, notify: Notify | None = None):
         self.dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
@@ -153,19 +173,16 @@ class TableCache:
         return self.dir / table_name(pattern, blank, encoding, params)
 
     # --- reading -----------------------------------------------------------------------------------------
-    def load_valid(self, pattern: TilePattern, blank: str, encoding: str = "byte",
-                   params: dict | None = None) -> PatternTable | None:
-        """The cached table if present and sound; a damaged one is moved aside and reported."""
-        path = self.path_for(pattern, blank, encoding, params)
+    def load_sound(self, path: Path, load: Callable[[Path], T]) -> T | None:
+        """``load(path)`` if the file is present and sound (``load`` raises TableFileError otherwise);
+        a damaged file is moved aside and reported, and None returned."""
         if not self._swept:  # once a run: what killed processes left behind
             self._swept = True
             self.sweep()
         if not path.exists():
             return None
         try:
-            table = PatternTable.load(path)
-            table.check_identity(pattern, blank, encoding, params)
-            return table
+            return load(path)
         except TableFileError as exc:
             if path in self._held:
                 self.quarantine(path, str(exc))
@@ -173,7 +190,13 @@ class TableCache:
         # move it aside only under the lock, and only if it is still damaged: a concurrent builder may
         # have just replaced it with a sound table
         with self.lock(path):
-            return self.load_valid(pattern, blank, encoding, params)
+            return self.load_sound(path, load)
+
+    def load_valid(self, pattern: TilePattern, blank: str, encoding: str = "byte",
+                   params: dict | None = None) -> PatternTable | None:
+        """The cached table if present and sound; a damaged one is moved aside and reported."""
+        return self.load_sound(self.path_for(pattern, blank, encoding, params),
+                               _table_loader(pattern, blank, encoding, params))
 
     def quarantine(self, path: Path, reason: str) -> Path | None:
         stem = f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
@@ -244,12 +267,14 @@ class TableCache:
                 removed += 1
         return removed
 
-    def store(self, table: PatternTable, path: Path, extra: dict | None = None) -> Path:
-        """Write atomically: a temporary file in the same directory, synced, then renamed over ``path``."""
+    def write_atomically(self, path: Path, write: Callable[[Path], object]) -> Path:
+        """``write(tmp)`` makes the complete file (synced: :func:`fileformat.save` does) at a temporary in
+        the same directory, which is renamed over ``path``; the directory is then synced, so that the
+        rename survives a crash.  A failed or interrupted write leaves no temporary behind."""
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
         try:
-            table.save(tmp, extra)
+            write(tmp)
             os.replace(tmp, path)
         except BaseException as exc:
             try:
@@ -261,8 +286,33 @@ class TableCache:
                 raise TableFileError(f"{path}: {reason}; the cached table, if any, is unchanged") from None
             raise
         _fsync_dir(path.parent)
+        return path
+
+    def store(self, table: PatternTable, path: Path, extra: dict | None = None) -> Path:
+        """Write a table atomically (:meth:`write_atomically`) at ``path``."""
+        self.write_atomically(path, lambda tmp: table.save(tmp, extra))
         table.path = path
         return path
+
+    def get_or_build(self, path: Path, load: Callable[[Path], T], write: Callable[[Path], object],
+                     force: bool = False) -> T:
+        """The file at ``path`` as ``load`` reads it (raising TableFileError when the file is unusable):
+        reused if sound, otherwise made by ``write(tmp)`` and stored atomically under the name's lock.
+
+        A second process asking for the same name waits for the lock, then finds the file and reuses it;
+        a damaged file is moved aside (``NAME.corrupt-TIME``) and made again.  ``force`` makes it anew."""
+        if not force:
+            found = self.load_sound(path, load)
+            if found is not None:
+                return found
+        with self.lock(path):
+            self.remove_stale_temporaries(path)
+            if not force:
+                found = self.load_sound(path, load)  # a concurrent builder may have finished
+                if found is not None:
+                    return found
+            self.write_atomically(path, write)
+        return load(path)
 
     def get(self, pattern: TilePattern, blank: str = "minimized", threads: int | None = None,
             force: bool = False, progress=None, on_build: Callable[[PatternTable, object], None] | None = None,
@@ -272,56 +322,39 @@ class TableCache:
 
         A compact encoding is converted from the byte table (itself reused from the cache or built); the
         freshly built byte table is saved and dropped first, so the conversion reads the mapped file and
-        only the (smaller) encoded payload is held in memory beside it."""
-        if encoding != "byte":
-            return self._get_encoded(pattern, blank, threads, force, progress, on_build, encoding, params,
-                                     on_convert)
-        path = self.path_for(pattern, blank)
-        if not force:
-            table = self.load_valid(pattern, blank)
-            if table is not None:
-                return table
-        with self.lock(path):
-            self.remove_stale_temporaries(path)
-            if not force:
-                table = self.load_valid(pattern, blank)  # a concurrent builder may have finished
-                if table is not None:
-                    return table
-            check_memory(pattern, blank)
-            from .build import build_table
+        only the (smaller) encoded payload is held in memory beside it.  ``on_build(table, result)`` and
+        ``on_convert(table, info)`` are called once the file is written, before it is renamed into place."""
+        if encoding == "byte":
+            params = {}
 
-            result = build_table(pattern, blank, threads=threads, progress=progress)
-            table = PatternTable(pattern, blank, result.table)
-            self.store(table, path, {"build_seconds": round(result.seconds, 3), "layers": result.layers})
-            if on_build:
-                on_build(table, result)
-            del table, result  # the built array goes before the file is mapped back
-        return PatternTable.load(path)
+            def write(tmp: Path) -> None:
+                check_memory(pattern, blank)
+                from .build import build_table
 
-    def _get_encoded(self, pattern, blank, threads, force, progress, on_build, encoding, params, on_convert):
-        from .encodings import check_blank, normalize_params
-        from .table import convert_table
+                result = build_table(pattern, blank, threads=threads, progress=progress)
+                table = PatternTable(pattern, blank, result.table)
+                table.save(tmp, {"build_seconds": round(result.seconds, 3), "layers": result.layers})
+                if on_build:
+                    on_build(table, result)
+                # the built array goes when this returns, before the file is mapped back
+        else:
+            from .encodings import check_blank, normalize_params
+            from .table import convert_table
 
-        params = normalize_params(encoding, params)
-        check_blank(encoding, blank)
-        path = self.path_for(pattern, blank, encoding, params)
-        if not force:
-            table = self.load_valid(pattern, blank, encoding, params)
-            if table is not None:
-                return table
-        with self.lock(path):
-            self.remove_stale_temporaries(path)
-            if not force:
-                table = self.load_valid(pattern, blank, encoding, params)
-                if table is not None:
-                    return table
-            byte = self.get(pattern, blank, threads=threads, force=force, progress=progress, on_build=on_build)
-            table, extra = convert_table(byte, encoding, params, threads)
-            del byte
-            self.store(table, path, extra)
-            if on_convert:
-                on_convert(table, extra["conversion"])
-        return PatternTable.load(path)
+            params = normalize_params(encoding, params)
+            check_blank(encoding, blank)
+
+            def write(tmp: Path) -> None:
+                byte = self.get(pattern, blank, threads=threads, force=force, progress=progress,
+                                on_build=on_build)
+                table, extra = convert_table(byte, encoding, params, threads)
+                del byte
+                table.save(tmp, extra)
+                if on_convert:
+                    on_convert(table, extra["conversion"])
+
+        return self.get_or_build(self.path_for(pattern, blank, encoding, params),
+                                 _table_loader(pattern, blank, encoding, params), write, force=force)
 
     def get_partition(self, partition, blank: str = "minimized", threads: int | None = None,
                       force: bool = False, progress=None, encoding: str = "byte",

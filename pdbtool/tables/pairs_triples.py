@@ -170,49 +170,18 @@ def get_set(cache, board: Board, k: int, jobs: int | None = None, force: bool = 
             progress: Callable[[int], None] | None = None, on_build: Callable[[dict], None] | None = None
             ) -> np.ndarray:
     """The excess of every k-tile group on ``board``: from the cache if sound, otherwise built and stored
-    atomically (a temporary file renamed over the name, under the cache's lock for that name)."""
-    path = cache.dir / file_name(board, k)
+    by the cache's get-or-build (:meth:`pdbtool.tables.cache.TableCache.get_or_build`)."""
 
-    def valid():
-        if not path.exists():
-            return None
-        try:
-            return load_set(path, board, k)
-        except fileformat.TableFileError as exc:
-            with cache.lock(path):
-                try:  # a concurrent builder may have replaced it meanwhile
-                    return load_set(path, board, k)
-                except fileformat.TableFileError:
-                    cache.quarantine(path, str(exc))
-            return None
-
-    if not force:
-        found = valid()
-        if found is not None:
-            return found
-    with cache.lock(path):
-        cache.remove_stale_temporaries(path)
-        if not force and path.exists():
-            try:
-                return load_set(path, board, k)
-            except fileformat.TableFileError as exc:
-                cache.quarantine(path, str(exc))
+    def write(tmp: Path) -> None:
         start = time.perf_counter()
         payload, unreachable = build_set(board, k, jobs, progress)
         header = header_for(board, k, payload, unreachable, time.perf_counter() - start)
-        tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-        try:
-            fileformat.save(tmp, header, payload.reshape(-1))
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                tmp.unlink()
-            except FileNotFoundError:
-                pass
-            raise
+        fileformat.save(tmp, header, payload.reshape(-1))
         if on_build:
             on_build(header)
-    return load_set(path, board, k)
+
+    return cache.get_or_build(cache.dir / file_name(board, k), lambda path: load_set(path, board, k), write,
+                              force=force)
 
 
 # --- the compact look-ups of the search -----------------------------------------------------------------------
