@@ -6,6 +6,7 @@ two (15-puzzle, 5 tiles) and signal or kill them mid-build.
 
 import errno
 import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -465,3 +466,45 @@ def test_too_little_memory_is_refused_before_the_build(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli, ["build", "--pattern", "1,2,3,4,5,6", "--board", "4x4",
                                       "--cache-dir", str(tmp_path)])
     assert result.exit_code == 1 and "needs about" in result.stderr and result.stderr.count("\n") == 1
+
+
+# --- an interrupted solve ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("signum,word,fmt", [(signal.SIGINT, "interrupted", "text"),
+                                             (signal.SIGTERM, "terminated", "json")])
+def test_interrupted_solve_reports_what_was_solved(tmp_path, signum, word, fmt):
+    """A signal during a long search: the finished instances, the stopped one marked as interrupted, the
+    summary of what was solved, one line on stderr, and the exit status 128 + signal."""
+    hard = next(line for line in (REPO / "examples" / "korf100.txt").read_text().splitlines()
+                if line.strip() and not line.startswith("#")).split("#")[0].split()[1:]
+    one = [1, 0] + list(range(2, 16))
+    two = [1, 2, 0] + list(range(3, 16))
+    path = tmp_path / "mixed.txt"
+    path.write_text(f"a {' '.join(map(str, one))}  # optimal 1\nb {' '.join(map(str, two))}  # optimal 2\n"
+                    f"hard {' '.join(hard)}\nlast {' '.join(map(str, one))}\n")
+    proc = subprocess.Popen([sys.executable, "-m", "pdbtool", "solve", str(path), "--heuristic", "manhattan",
+                             "--format", fmt], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env(), cwd=REPO)
+    first = [proc.stdout.readline() for _ in range(2)]
+    time.sleep(0.5)  # into the search of "hard" (minutes with Manhattan distance alone)
+    assert proc.poll() is None
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signum, (out, err)
+    assert err.strip().splitlines()[-1] == f"pdbtool: {word}"
+    assert "no partial table" not in err
+    lines = first + out.splitlines(keepends=True)
+    if fmt == "json":
+        rows = [json.loads(line) for line in lines]
+        assert [r["id"] for r in rows[:3]] == ["a", "b", "hard"]
+        assert rows[0]["length"] == 1 and rows[1]["length"] == 2
+        assert rows[2]["interrupted"] is True and rows[2]["solved"] is False
+        summary = rows[3]
+        assert summary["summary"] is True and len(rows) == 4
+        assert (summary["instances"], summary["solved"], summary["interrupted"], summary["not_reached"]) == \
+            (2, 2, "hard", 1)
+    else:
+        assert lines[0].startswith("a ") and "length   1" in lines[0]
+        assert lines[1].startswith("b ") and "length   2" in lines[1]
+        assert lines[2].split() == ["hard", "interrupted"]
+        assert "solved 2 of 2" in out and "interrupted during instance hard; 1 more not reached" in out

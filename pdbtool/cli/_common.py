@@ -4,10 +4,26 @@ from __future__ import annotations
 
 import functools
 import sys
+from contextlib import contextmanager
 
 import click
 
 from ..errors import PdbtoolError
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM, raised in the main thread: ``finally`` blocks remove temporary and lock files.
+
+    Not a KeyboardInterrupt, which Click would turn into "Aborted!"; not an Exception, which a command
+    might catch.  A Numba kernel is not interrupted: the signal takes effect when it returns (a BFS layer,
+    a chunk of search).  ``note`` ends the line the entry point prints; a command that reports what it
+    finished (``solve``) clears it."""
+
+    note = "no partial table was kept"
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
 
 
 class UserError(click.ClickException):
@@ -69,3 +85,13 @@ def progress_bar(description: str):
         bar.update(1)
 
     return bar, update
+
+
+@contextmanager
+def layer_progress(description: str):
+    """:func:`progress_bar` as a context: yields the per-layer callback, closes the bar on the way out."""
+    bar, update = progress_bar(description)
+    try:
+        yield update
+    finally:
+        bar.close()

@@ -12,6 +12,7 @@ import sys
 import click
 
 from .._version import __version__
+from ._common import Interrupted
 
 # command name -> (module in pdbtool.cli, one-line help shown by `pdbtool --help`)
 COMMANDS = {
@@ -48,18 +49,6 @@ def cli():
     """Additive pattern databases for the sliding-tile puzzles, and optimal IDA* solving."""
 
 
-class Interrupted(BaseException):
-    """SIGINT or SIGTERM, raised in the main thread: ``finally`` blocks remove temporary and lock files.
-
-    Not a KeyboardInterrupt, which Click would turn into "Aborted!"; not an Exception, which a command
-    might catch.  A Numba kernel is not interrupted: the signal takes effect when it returns (a BFS layer).
-    """
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
 def _interrupt(signum, frame):
     raise Interrupted(signum)
 
@@ -78,8 +67,9 @@ def main(argv=None):
         return cli.main(args=argv, prog_name="pdbtool", standalone_mode=True)
     except (Interrupted, KeyboardInterrupt) as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
+        note = getattr(exc, "note", Interrupted.note)
         how = "interrupted" if signum == signal.SIGINT else "terminated"
-        click.echo(f"pdbtool: {how}; no partial table was kept", err=True)
+        click.echo(f"pdbtool: {how}" + (f"; {note}" if note else ""), err=True)
         sys.exit(128 + signum)
     finally:
         for signum, handler in previous.items():

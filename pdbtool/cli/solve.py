@@ -7,7 +7,7 @@ import time
 
 import click
 
-from ._common import board_option, cache_dir_option, goal_option, say, user_errors
+from ._common import Interrupted, board_option, cache_dir_option, goal_option, say, user_errors
 
 
 @click.command("solve")
@@ -85,6 +85,7 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     writer = ResultWriter(sys.stdout, fmt)
     results = []
     bar = None
+    interrupted = None
     if items:
         from tqdm import tqdm
 
@@ -101,10 +102,19 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
             writer.write(result)
             if bar is not None:
                 bar.update(1)
+    except Interrupted as exc:  # report what was solved, then let the entry point exit 128 + signal
+        interrupted = exc
     finally:
         if bar is not None:
             bar.close()
-    writer.write_summary(summarize(results, time.perf_counter() - start), sys.stderr)
+    stopped = items[len(results)] if interrupted is not None and len(results) < len(items) else None
+    if stopped is not None:
+        writer.write_interrupted(stopped)
+    writer.write_summary(summarize(results, time.perf_counter() - start, stopped,
+                                   len(items) - len(results) - 1 if stopped is not None else 0), sys.stderr)
+    if interrupted is not None:
+        interrupted.note = ""  # the results above say what was kept
+        raise interrupted
     if any(r.error is not None for r in results):
         sys.exit(1)
 

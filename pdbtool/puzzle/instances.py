@@ -187,8 +187,18 @@ def record(result) -> dict:
     }
 
 
-def summarize(results: Iterable, wall_seconds: float | None = None) -> dict:
-    """What the papers' tables give: instances solved, mean h(start), mean length, nodes, seconds, rate."""
+def interrupted_record(inst: Instance) -> dict:
+    """The JSON object of the instance a signal stopped: no figures, since its search did not finish."""
+    return {"id": inst.id, "board": inst.board.dims if inst.board is not None else "", "line": inst.line,
+            "solved": False, "interrupted": True}
+
+
+def summarize(results: Iterable, wall_seconds: float | None = None, interrupted: Instance | None = None,
+              not_reached: int = 0) -> dict:
+    """What the papers' tables give: instances solved, mean h(start), mean length, nodes, seconds, rate.
+
+    After a signal, ``interrupted`` is the instance whose search it stopped and ``not_reached`` the count
+    of instances after it; the figures are those of the finished instances (``results``)."""
     results = list(results)
     solved = [r for r in results if r.solved]
     with_h = [r for r in results if r.h0 is not None]
@@ -212,6 +222,9 @@ def summarize(results: Iterable, wall_seconds: float | None = None) -> dict:
     }
     if wall_seconds is not None:
         summary["wall_seconds"] = round(wall_seconds, 3)
+    if interrupted is not None:
+        summary["interrupted"] = interrupted.id
+        summary["not_reached"] = not_reached
     return summary
 
 
@@ -244,6 +257,9 @@ def text_summary(summary: dict) -> str:
         f"search {summary['total_seconds']:.3f} s, {fmt(summary['nodes_per_second'], ',.0f')} nodes generated/s"
         + (f"; wall {summary['wall_seconds']:.2f} s" if "wall_seconds" in summary else ""),
     ]
+    if "interrupted" in summary:
+        lines.append(f"interrupted during instance {summary['interrupted']}; "
+                     f"{summary['not_reached']} more not reached")
     return "\n".join(lines)
 
 
@@ -269,6 +285,17 @@ class ResultWriter:
             self._csv.writerow({k: ("" if row[k] is None else row[k]) for k in CSV_COLUMNS})
         else:
             self.out.write(text_line(result) + "\n")
+        self.out.flush()
+
+    def write_interrupted(self, inst: Instance) -> None:
+        """The line of the instance a signal stopped (its search did not finish)."""
+        row = interrupted_record(inst)
+        if self.fmt == "json":
+            self.out.write(json.dumps(row) + "\n")
+        elif self.fmt == "csv":
+            self._csv.writerow({"id": row["id"], "board": row["board"], "solved": False, "error": "interrupted"})
+        else:
+            self.out.write(f"{str(inst.id).ljust(6)} interrupted\n")
         self.out.flush()
 
     def write_summary(self, summary: dict, err: TextIO | None = None) -> None:
