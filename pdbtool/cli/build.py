@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 
 import click
 
 from ._common import (blank_option, board_option, cache_dir_option, encoding_option, goal_option,
-                      group_option, progress_bar, say, threads_option, user_errors)
+                      group_option, layer_progress, say, threads_option, user_errors)
 
 
 @click.command("build")
@@ -43,52 +42,28 @@ def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, for
 
         return build_dynamic_command(dynamic, board_dims, goal, threads, cache_dir, force, as_json,
                                      partition is not None or pattern is not None)
-    from ..tables.resolve import resolve_patterns
     from ..tables.cache import TableCache
     from ..tables.encodings import normalize_params
+    from ..tables.operations import build_tables, partition_plan
+    from ..tables.resolve import partition_from_options
 
     params = normalize_params(encoding, None, group)
-    patterns = resolve_patterns(partition, pattern, board_dims, goal)
-    cache = TableCache(cache_dir, notify=say)
-    shared = [None] * len(patterns)
-    if partition is not None and encoding == "byte":
-        from ..tables.sharing import share_tables
+    plan = partition_plan(partition_from_options(partition, pattern, board_dims, goal), blank)
 
-        shared = share_tables(patterns, blank)  # an image of another pattern under a board symmetry: not built
-    for p, via in zip(patterns, shared):
-        if via is not None:
-            if as_json:
-                click.echo(json.dumps({"tiles": list(p.tiles), "board": p.board.dims, "blank": blank,
-                                       "entries": p.entries, "built": False, "shared_with": list(via.source.tiles),
-                                       "symmetry": via.symmetry.name}))
-            else:
-                click.echo(f"{{{p}}} on {p.board.dims} ({blank}): not built, {via.describe()}")
-            continue
-        start = time.perf_counter()
-        built, converted = [], []
-        bar, update = progress_bar(f"{p.board.dims} {{{p}}} {blank}")
-        try:
-            table = cache.get(p, blank, threads=threads, force=force, progress=update,
-                              on_build=lambda t, r: built.append(r.seconds), encoding=encoding, params=params,
-                              on_convert=lambda t, info: converted.append(info))
-        finally:
-            bar.close()
-        stats = table.stats()
-        seconds = built[0] if built else time.perf_counter() - start
-        record = {"tiles": list(p.tiles), "board": p.board.dims, "blank": blank, "entries": p.entries,
-                  "built": bool(built), "seconds": round(seconds, 3), "max": stats["max"],
-                  "mean": round(stats["mean"], 4), "file": str(table.path), "encoding": encoding,
-                  "encoding_params": params, "converted": bool(converted),
-                  "bits_per_entry": round(stats["bits_per_entry"], 4)}
-        if "saturated" in stats:
-            record["saturated"] = stats["saturated"]
+    def progress(p):
+        return layer_progress(f"{p.board.dims} {{{p}}} {blank}")
+
+    for outcome in build_tables(TableCache(cache_dir, notify=say), plan, encoding, params, threads, force,
+                                progress):
+        r, p = outcome.record, outcome.pattern
         if as_json:
-            click.echo(json.dumps(record))
+            click.echo(json.dumps(r))
+        elif outcome.shared is not None:
+            click.echo(f"{{{p}}} on {p.board.dims} ({blank}): not built, {outcome.shared.describe()}")
         else:
-            how = "built" if built else "converted" if converted else "cached"
+            how = "built" if r["built"] else "converted" if r["converted"] else "cached"
             enc = "" if encoding == "byte" else f", {encoding}" + (f" group {group}" if group else "") + \
-                f" {stats['bits_per_entry']:.3g} bits/entry"
-            sat = f", {stats['saturated']:,} saturated" if stats.get("saturated") else ""
-            click.echo(f"{{{p}}} on {p.board.dims} ({blank}{enc}): {p.entries:,} entries, {how} in {seconds:.2f} s, "
-                       f"max {stats['max']}, mean {stats['mean']:.3f}{sat}  {table.path}")
-        del table  # one table mapped at a time: a partition's peak memory is its largest build
+                f" {r['bits_per_entry']:.3g} bits/entry"
+            sat = f", {r['saturated']:,} saturated" if r.get("saturated") else ""
+            click.echo(f"{{{p}}} on {p.board.dims} ({blank}{enc}): {p.entries:,} entries, {how} in "
+                       f"{r['seconds']:.2f} s, max {r['max']}, mean {r['mean']:.3f}{sat}  {r['file']}")

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
-from contextlib import nullcontext
-from pathlib import Path
 
 import click
 
@@ -41,56 +38,34 @@ def command(file, partition, pattern, board_dims, goal, blank, encoding, group, 
     """
     from ..tables.cache import TableCache
     from ..tables.encodings import normalize_params
-    from ..tables.table import PatternTable, convert_table
+    from ..tables.operations import convert_file, convert_tables, partition_plan
 
     params = normalize_params(encoding, None, group)
-    if encoding == "byte":
-        raise PdbtoolError("convert makes compact tables from byte tables: choose --encoding other than byte")
     cache = TableCache(cache_dir, notify=say)
-    sources: list[PatternTable] = []
     if file is not None:
         if partition or pattern:
             raise PdbtoolError("give a table FILE or --partition/--pattern, not both")
-        sources.append(PatternTable.load(file))
+        outcomes = [convert_file(cache, file, encoding, params, threads, output)]
     else:
         if output:
             raise PdbtoolError("--output goes with a table FILE")
-        from ..tables.resolve import resolve_patterns
+        from ..tables.resolve import partition_from_options
 
-        for p in resolve_patterns(partition, pattern, board_dims, goal):
-            table = cache.load_valid(p, blank)
-            if table is None:
-                what = f"--partition {partition}" if partition else f"--pattern {pattern} --board {p.board.dims}"
-                raise PdbtoolError(f"byte table {{{p}}} ({blank}) is not in the cache {cache.dir}: "
-                                   f"run 'pdbtool build {what} --blank {blank}' first")
-            sources.append(table)
-    for source in sources:
-        if source.encoding != "byte":
-            raise PdbtoolError(f"{source.path}: a {source.encoding} table; convert starts from a byte table")
-        target = Path(output) if output else cache.path_for(source.pattern, source.blank, encoding, params)
-        start = time.perf_counter()
-        with cache.lock(target) if not output else nullcontext():
-            if not output:
-                cache.remove_stale_temporaries(target)
-            table, extra = convert_table(source, encoding, params, threads)
-            cache.store(table, target, extra)
-        seconds = time.perf_counter() - start
-        info = extra["conversion"]
-        p = source.pattern
-        record = {"tiles": list(p.tiles), "board": p.board.dims, "blank": source.blank, "encoding": encoding,
-                  "encoding_params": params, "entries": p.entries, "seconds": round(seconds, 3),
-                  "payload_bytes": int(table.values.nbytes), "bits_per_entry": info["bits_per_entry"],
-                  "file": str(target), "source": str(source.path)}
-        for key in ("saturated", "nonzero", "mean_loss"):
-            if key in info:
-                record[key] = info[key]
+        part = partition_from_options(partition, pattern, board_dims, goal)
+        what = f"--partition {partition}" if partition else f"--pattern {pattern} --board {part.board.dims}"
+        outcomes = convert_tables(cache, partition_plan(part, blank), encoding, params, threads,
+                                  build_command=f"pdbtool build {what}")
+    for outcome in outcomes:
+        record, p = outcome.record, outcome.pattern
         if as_json:
             click.echo(json.dumps(record))
+        elif outcome.shared is not None:
+            click.echo(f"{{{p}}} on {p.board.dims} ({blank}): not converted, {outcome.shared.describe()}")
         else:
             extra_text = "".join(f", {key.replace('_', ' ')} {record[key]:,}" if isinstance(record[key], int)
                                  else f", {key.replace('_', ' ')} {record[key]:g}"
                                  for key in ("saturated", "mean_loss") if key in record)
-            click.echo(f"{{{p}}} on {p.board.dims} ({source.blank}) -> {encoding}"
+            click.echo(f"{{{p}}} on {p.board.dims} ({record['blank']}) -> {encoding}"
                        + (f" group {params['group']}" if params else "")
-                       + f": {table.values.nbytes:,} bytes, {info['bits_per_entry']:g} bits per entry, "
-                       f"{seconds:.2f} s{extra_text}  {target}")
+                       + f": {record['payload_bytes']:,} bytes, {record['bits_per_entry']:g} bits per entry, "
+                       f"{record['seconds']:.2f} s{extra_text}  {record['file']}")

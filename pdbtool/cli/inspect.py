@@ -31,29 +31,25 @@ def command(files, partition, pattern, board_dims, goal, blank, encoding, group,
     if partition or pattern:
         if paths:
             raise PdbtoolError("give table files or --partition/--pattern, not both")
-        from ..tables.resolve import resolve_patterns
         from ..tables.cache import TableCache
         from ..tables.encodings import normalize_params
+        from ..tables.operations import cached_files, partition_plan
+        from ..tables.resolve import partition_from_options
 
         params = normalize_params(encoding, None, group)
         enc = "" if encoding == "byte" else f" --encoding {encoding}" + (f" --group {group}" if params else "")
         cache = TableCache(cache_dir)
-        patterns = resolve_patterns(partition, pattern, board_dims, goal)
-        shared = [None] * len(patterns)
-        if partition and encoding == "byte":
-            from ..tables.sharing import share_tables
-
-            shared = share_tables(patterns, blank)  # tables that build --partition does not make
-        for p, via in zip(patterns, shared):
-            path = cache.path_for(p, blank, encoding, params)
-            if via is not None and not path.exists():
-                click.echo(f"pdbtool: {via.describe()} (not built)", err=True)
+        plan = partition_plan(partition_from_options(partition, pattern, board_dims, goal), blank)
+        for f in cached_files(cache, plan, encoding, params):
+            p = f.pattern
+            if f.not_made:
+                click.echo(f"pdbtool: {f.shared.describe()} (not built)", err=True)
                 continue
-            if not path.exists():
+            if not f.present:
                 what = f"--partition {partition}" if partition else f"--pattern {pattern} --board {p.board.dims}"
                 raise PdbtoolError(f"table {{{p}}} ({blank}{enc.replace(' --', ', ').replace('encoding ', '')}) "
                                    f"is not in the cache {cache.dir}: run 'pdbtool build {what} --blank {blank}{enc}'")
-            paths.append(str(path))
+            paths.append(str(f.path))
     if not paths:
         raise PdbtoolError("nothing to inspect: give table files, --partition NAME or --pattern LIST")
     for i, path in enumerate(paths):

@@ -53,16 +53,15 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
     cache = TableCache(cache_dir)
     jobs = []  # (path, expected table or None, whether the name must be the cache's)
     if partition is not None:
-        from ..tables.resolve import resolve_patterns
+        from ..tables.operations import cached_files, partition_plan
+        from ..tables.resolve import partition_from_options
 
-        from ..tables.sharing import share_tables
-
-        patterns = resolve_patterns(partition, None, board_dims, goal)
-        for p, via in zip(patterns, share_tables(patterns, blank)):
-            if via is not None and not cache.path_for(p, blank).exists():
-                click.echo(f"pdbtool: {via.describe()} (not built)", err=True)  # build --partition skips it
+        plan = partition_plan(partition_from_options(partition, None, board_dims, goal), blank)
+        for f in cached_files(cache, plan):
+            if f.not_made:
+                click.echo(f"pdbtool: {f.shared.describe()} (not built)", err=True)  # build --partition skips it
                 continue
-            jobs.append((cache.path_for(p, blank), Expected(p, blank), False))
+            jobs.append((f.path, Expected(f.pattern, blank), False))
     elif whole_cache:
         jobs = [(path, None, True) for path in cache.entries()]
         if not jobs:

@@ -109,25 +109,22 @@ class Solver:
             enc_params = {}
         self.encoding, self.blank = encoding, blank
         if heuristic in ("pdb", "max"):
-            patterns, self.partition_name, board = _resolve_partition(partition, board)
+            from ..tables.resolve import resolve_partition
+
+            part = resolve_partition(partition, board)
+            patterns, self.partition_name, board = list(part.patterns), part.name, part.board
             if tables is None:
                 if cache is None:
                     from ..tables.cache import TableCache
 
                     cache = TableCache(cache_dir, notify=notify)
                 # a pattern that a board symmetry maps onto another is looked up in that one's table
-                # (pdbtool.tables.sharing)
-                from ..tables.sharing import share_tables
+                from ..tables.operations import partition_plan, search_tables
 
-                shared = share_tables(patterns, blank)
-                loaded = {}
-                for p, via in zip(patterns, shared):
-                    source = p if via is None else via.source
-                    if source not in loaded:
-                        loaded[source] = cache.get(source, blank, threads=threads, encoding=encoding,
-                                                   params=enc_params)
-                self._keep = list(loaded.values())
-                tables = [loaded[p if via is None else via.source].values for p, via in zip(patterns, shared)]
+                plan = partition_plan(part, blank)
+                shared = list(plan.shared)
+                self._keep = search_tables(cache, plan, encoding, enc_params, threads)
+                tables = [t.values for t in self._keep]
             reflect = bool(reflect) and board.reflection_valid()
         elif board is None:
             raise SolverError("a board is needed")
@@ -415,46 +412,6 @@ def replay(board: Board, state: Sequence[int], solution: Sequence[int]) -> tuple
         tiles[blank], tiles[q] = t, 0
         blank = q
     return tuple(tiles)
-
-
-def _resolve_partition(partition, board: Board | None):
-    """(patterns, name, board) of a partition given by name/path, Partition or list of patterns."""
-    from ..tables.ranking import TilePattern
-
-    if partition is None:
-        if board is None:
-            raise SolverError("a board is needed")
-        from ..tables.partitions import default_partition_name
-
-        name = default_partition_name(board)
-        if name is None:
-            raise SolverError(f"no default partition for {board.dims} goal {board.goal_name}: "
-                              f"give --partition NAME|FILE or --heuristic manhattan")
-        partition = name
-    if isinstance(partition, str):
-        from ..tables.partitions import load_partition
-
-        part = load_partition(partition, board)
-        return list(part.patterns), part.name, part.board
-    if hasattr(partition, "patterns"):
-        part = partition
-        if board is not None and part.board != board:
-            raise SolverError(f"partition {part.name} is for {part.board.dims} goal {part.board.goal_name}, "
-                              f"not {board.dims} goal {board.goal_name}")
-        return list(part.patterns), part.name, part.board
-    patterns = list(partition)
-    if not patterns:
-        raise SolverError("empty partition")
-    if not isinstance(patterns[0], TilePattern):
-        if board is None:
-            raise SolverError("a board is needed for a partition given as tile lists")
-        patterns = [TilePattern(board, tuple(p)) for p in patterns]
-    pboard = patterns[0].board
-    if board is not None and pboard != board:
-        raise SolverError(f"patterns for {pboard.dims} goal {pboard.goal_name}, "
-                          f"not {board.dims} goal {board.goal_name}")
-    name = "-".join([str(pboard.n - 1)] + [str(p.k) for p in patterns])
-    return patterns, name, pboard
 
 
 __all__ = ["Solver", "SolveResult", "SolverError", "SolveOptions", "SolverPool", "solve_batch", "replay",

@@ -129,7 +129,7 @@ def _same_file(fd: int, path: Path) -> bool:
         return False
 
 
-def _table_loader(pattern: TilePattern, blank: str, encoding: str = "byte",
+def table_loader(pattern: TilePattern, blank: str, encoding: str = "byte",
                   params: dict | None = None) -> Callable[[Path], PatternTable]:
     """A loader for :meth:`TableCache.get_or_build`: the table at a path, refused unless it is the one asked for."""
     def load(path: Path) -> PatternTable:
@@ -196,7 +196,7 @@ class TableCache:
                    params: dict | None = None) -> PatternTable | None:
         """The cached table if present and sound; a damaged one is moved aside and reported."""
         return self.load_sound(self.path_for(pattern, blank, encoding, params),
-                               _table_loader(pattern, blank, encoding, params))
+                               table_loader(pattern, blank, encoding, params))
 
     def quarantine(self, path: Path, reason: str) -> Path | None:
         stem = f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
@@ -354,7 +354,7 @@ class TableCache:
                     on_convert(table, extra["conversion"])
 
         return self.get_or_build(self.path_for(pattern, blank, encoding, params),
-                                 _table_loader(pattern, blank, encoding, params), write, force=force)
+                                 table_loader(pattern, blank, encoding, params), write, force=force)
 
     def get_partition(self, partition, blank: str = "minimized", threads: int | None = None,
                       force: bool = False, progress=None, encoding: str = "byte",

@@ -19,9 +19,13 @@ cell ``g(cell of t)``.  The heuristic is therefore exactly as strong; only one o
 stored and kept in memory.  The search does the lookup through a per-pattern cell map and tile order, as
 it already does for the diagonal reflection (:func:`pdbtool.heuristics.kernels.ida_pdb`).
 
-On the 24-puzzle, 6-6-6-6 pattern {3,4,8,9,13,14} is the image of {10,11,15,16,20,21} under the 180-degree
-rotation (which moves the goal blank from cell 0 to cell 24, but the goal's free cells form one region in
-both), so ``build --partition 24-6-6-6-6`` builds three tables.
+On the 24-puzzle, 6-6-6-6 patterns {10,11,15,16,20,21} and {17,18,19,22,23,24} are images of
+{3,4,8,9,13,14} under the 180-degree rotation and the anticlockwise quarter turn (which move the goal blank
+away from cell 0, but the goal's free cells form one region in each), so ``build --partition 24-6-6-6-6``
+builds two tables.
+
+:func:`plan_tables` is the one place that applies this rule to a partition: the solver and every command
+follow its plan, whatever the encoding.
 """
 
 from __future__ import annotations
@@ -151,6 +155,38 @@ def find_symmetry(a: TilePattern, b: TilePattern, blank: str) -> Symmetry | None
     return None
 
 
+@dataclass(frozen=True)
+class TablePlan:
+    """Which stored table each pattern of a partition is looked up in (made by :func:`plan_tables`).
+
+    ``shared[i]`` is None when pattern i has a table of its own, else how it is read from an earlier
+    pattern's table through a board symmetry.  The solver and every command (build, convert, inspect,
+    verify) follow the same plan for every encoding, so a command never asks for a table that ``build``
+    does not make."""
+
+    blank: str
+    patterns: tuple[TilePattern, ...]
+    shared: tuple[SharedTable | None, ...]
+
+    def __iter__(self):
+        return iter(zip(self.patterns, self.shared))
+
+    @property
+    def stored(self) -> list[TilePattern]:
+        """The patterns that have a table of their own, in partition order."""
+        return [p for p, via in self if via is None]
+
+    def source(self, pattern: TilePattern) -> TilePattern:
+        """The pattern whose table ``pattern`` is looked up in (itself when not shared)."""
+        via = self.shared[self.patterns.index(pattern)]
+        return pattern if via is None else via.source
+
+
+def plan_tables(patterns: Sequence[TilePattern], blank: str) -> TablePlan:
+    """The one decision of which patterns of a partition share a table (see the module docstring)."""
+    return TablePlan(blank, tuple(patterns), tuple(share_tables(patterns, blank)))
+
+
 def share_tables(patterns: Sequence[TilePattern], blank: str) -> list[SharedTable | None]:
     """Per pattern: None if its table is to be built, else how it is looked up in an earlier pattern's
     table (one that is itself built)."""
@@ -167,4 +203,5 @@ def share_tables(patterns: Sequence[TilePattern], blank: str) -> list[SharedTabl
     return plan
 
 
-__all__ = ["Symmetry", "SharedTable", "board_symmetries", "maps_onto", "find_symmetry", "share_tables", "materialize"]
+__all__ = ["Symmetry", "SharedTable", "TablePlan", "board_symmetries", "maps_onto", "find_symmetry", "share_tables",
+           "plan_tables", "materialize"]
