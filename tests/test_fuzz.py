@@ -11,7 +11,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pytest
 import xxhash
 from click.testing import CliRunner

@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from pdbtool.search import solver as solver_mod

@@ -58,8 +58,8 @@ def test_a_damaged_file_of_each_kind_is_moved_aside_and_rebuilt(tmp_path, kind):
 
 
 def test_every_kind_syncs_the_file_and_then_the_directory(tmp_path, monkeypatch):
-    """fileformat.save syncs the temporary; after the rename the cache syncs the directory (which the
-    dynamic tables once skipped)."""
+    """fileformat.save syncs the temporary; after the rename the cache syncs the directory, for the dynamic
+    tables as for the pattern tables."""
     real = os.fsync
     synced = []
 
@@ -215,7 +215,7 @@ def test_the_24_puzzle_plan_is_the_same_for_every_command():
 
 def test_convert_after_build_of_a_symmetric_partition(tmp_path):
     """build shares {8,9,12,13}'s table and never writes it; convert, inspect, verify and solve of the same
-    partition in a compact encoding follow the same plan (convert once asked for the missing byte table)."""
+    partition in a compact encoding follow the same plan, so none of them asks for that table."""
     path = tmp_path / "sym.txt"
     path.write_text(SYMMETRIC)
     cache_dir = tmp_path / "c"

@@ -17,7 +17,6 @@ MAX_CELLS = 32
 
 # Move order used everywhere (BFS children, IDA* children): the blank goes up, left, right, down.
 UP, LEFT, RIGHT, DOWN = 0, 1, 2, 3
-MOVE_NAMES = ("up", "left", "right", "down")
 
 
 class BoardError(PdbtoolError, ValueError):
@@ -66,10 +65,6 @@ class Board:
         width, height = parse_dims(dims)
         return cls(width, height, goal_from_spec(goal, width * height))
 
-    @classmethod
-    def square(cls, side: int) -> "Board":
-        return cls(side, side)
-
     # --- basic facts ----------------------------------------------------------------------------------
     @property
     def n(self) -> int:
@@ -95,9 +90,6 @@ class Board:
         for t, c in enumerate(self.goal):
             tiles[c] = t
         return tuple(tiles)
-
-    def goal_array(self) -> np.ndarray:
-        return np.array(self.goal, dtype=np.int64)
 
     def neighbours(self) -> np.ndarray:
         """``nb[c, m]`` = the cell reached from c by move m (up, left, right, down), or -1 off the board."""
@@ -167,13 +159,6 @@ class Board:
         br, bc = divmod(blank, self.width)
         gr, gc = divmod(self.goal[0], self.width)
         return (transpositions % 2) == ((abs(br - gr) + abs(bc - gc)) % 2)
-
-    def format_state(self, tiles: Sequence[int]) -> str:
-        width = len(str(self.n - 1))
-        rows = []
-        for r in range(self.height):
-            rows.append(" ".join(str(t).rjust(width) for t in tiles[r * self.width:(r + 1) * self.width]))
-        return "\n".join(rows)
 
     # --- the reflection about the main diagonal ---------------------------------------------------------
     def reflection_valid(self) -> bool:

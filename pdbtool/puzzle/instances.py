@@ -13,7 +13,6 @@ an object with ``"summary": true``) or CSV (the same columns; the summary goes t
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 import re
@@ -306,11 +305,3 @@ class ResultWriter:
         else:
             self.out.write(text_summary(summary) + "\n")
         self.out.flush()
-
-
-def csv_text(results: Iterable) -> str:
-    buf = io.StringIO()
-    writer = ResultWriter(buf, "csv")
-    for r in results:
-        writer.write(r)
-    return buf.getvalue()

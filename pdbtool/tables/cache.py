@@ -356,12 +356,6 @@ class TableCache:
         return self.get_or_build(self.path_for(pattern, blank, encoding, params),
                                  table_loader(pattern, blank, encoding, params), write, force=force)
 
-    def get_partition(self, partition, blank: str = "minimized", threads: int | None = None,
-                      force: bool = False, progress=None, encoding: str = "byte",
-                      params: dict | None = None) -> list[PatternTable]:
-        return [self.get(p, blank, threads=threads, force=force, progress=progress, encoding=encoding,
-                         params=params) for p in partition.patterns]
-
     def entries(self) -> list[Path]:
         """The table files in the cache."""
         if not self.dir.exists():

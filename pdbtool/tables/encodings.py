@@ -60,7 +60,6 @@ from .ranking import TilePattern, rank_cells, unrank_cells
 ENCODINGS = ("byte", "nibble", "mod3", "parity", "min-nibble", "sparse")
 BYTE, NIBBLE, MOD3, PARITY, MIN_NIBBLE, SPARSE = range(6)
 CODES = {name: code for code, name in enumerate(ENCODINGS)}
-LOSSLESS = ("byte", "mod3", "parity")         # nibble and sparse too while nothing saturates
 NEEDS_CONSISTENT = ("mod3", "parity")
 UNREACHABLE = 255
 NIBBLE_CAP = 15

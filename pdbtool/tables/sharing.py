@@ -110,13 +110,6 @@ class SharedTable:
         rename = self.symmetry.rename(self.pattern.board)
         return {t: self.source.tiles.index(rename[t]) for t in self.pattern.tiles}
 
-    def source_placement(self, cells: Sequence[int]) -> tuple[int, ...]:
-        """The placement of ``source`` that a placement of ``pattern`` (cells in tile order) maps to."""
-        out = [0] * self.source.k
-        for t, c in zip(self.pattern.tiles, cells):
-            out[self.slots()[t]] = self.symmetry.cell[int(c)]
-        return tuple(out)
-
     def describe(self) -> str:
         return f"{{{self.pattern}}} is looked up in {{{self.source}}}'s table through the {self.symmetry.name}"
 
