@@ -32,6 +32,15 @@ def damage(path):
     path.write_bytes(bytes(data))
 
 
+def together(run, count):
+    """``run(i)`` for i < count, each in its own thread, all at once."""
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 # --- one get-or-build ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind", ["byte", "nibble", "pairs"])
@@ -101,11 +110,7 @@ def test_concurrent_builders_build_once(tmp_path):
     def run(i):
         results[i] = np.array(TableCache(tmp_path).get_or_build(path, load, write))
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    together(run, 2)
     assert len(writes) == 1
     assert np.array_equal(results[0], results[1])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.pdb"]
@@ -118,11 +123,7 @@ def test_concurrent_dynamic_builds_build_once(tmp_path):
     def run(i):
         arrays[i] = np.array(get_set(TableCache(tmp_path), Board(3, 3), 2, jobs=1, on_build=built.append))
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    together(run, 3)
     assert len(built) == 1
     assert all(np.array_equal(arrays[0], a) for a in arrays.values())
 
