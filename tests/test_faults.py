@@ -8,6 +8,7 @@ import errno
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -206,6 +207,10 @@ def test_solve_cli_meets_a_damaged_cached_table(tmp_path):
 
 @pytest.mark.parametrize("signum,word", [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated")])
 def test_interrupted_build_exits_cleanly(tmp_path, signum, word):
+    # the builder's kernels in Numba's cache first, so that the signal lands in the search, not a compilation
+    subprocess.run([sys.executable, "-m", "pdbtool", "build", "--pattern", "1,2", "--board", "3x3", "--cache-dir",
+                    str(tmp_path / "warm")], check=True, capture_output=True, env=env(), cwd=REPO)
+    shutil.rmtree(tmp_path / "warm")
     proc = start_build(tmp_path)
     wait_for(tmp_path / (SLOW_NAME + ".lock"), proc)
     time.sleep(0.2)
@@ -214,6 +219,34 @@ def test_interrupted_build_exits_cleanly(tmp_path, signum, word):
     assert proc.returncode == 128 + signum, (out, err)
     assert err.strip() == f"pdbtool: {word}; no partial table was kept"
     assert list(tmp_path.iterdir()) == []  # no table, no temporary, no lock file
+
+
+def test_a_signal_swallowed_by_a_ctypes_callback_still_sets_the_exit_status():
+    """llvmlite calls back into Python while Numba compiles; an exception raised there is printed and
+    dropped, so the command runs to its end: the entry point still exits as signalled."""
+    script = textwrap.dedent("""
+        import ctypes, os, signal, sys, time, types
+        import click
+        import pdbtool.cli.main
+        entry = sys.modules["pdbtool.cli.main"]  # the package's name main is the function
+
+        @click.command("probe")
+        def probe():
+            def callback():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.2)  # the handler runs here, inside the callback
+            ctypes.CFUNCTYPE(None)(callback)()
+            click.echo("finished")
+
+        sys.modules["pdbtool.cli.probe"] = types.SimpleNamespace(command=probe)
+        entry.COMMANDS["probe"] = ("probe", "")
+        entry.main(["probe"])
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], env=env(), cwd=REPO, capture_output=True, text=True)
+    assert "Exception ignored" in proc.stderr  # the exception was indeed swallowed
+    assert proc.stdout.strip() == "finished"
+    assert proc.returncode == 128 + signal.SIGINT, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "pdbtool: interrupted"
 
 
 def test_killed_builds_leave_nothing_taken_for_a_table(tmp_path, small):

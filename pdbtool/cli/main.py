@@ -49,7 +49,11 @@ def cli():
     """Additive pattern databases for the sliding-tile puzzles, and optimal IDA* solving."""
 
 
+_received: list[int] = []  # signals handled in this run, even those whose exception was swallowed
+
+
 def _interrupt(signum, frame):
+    _received.append(signum)
     raise Interrupted(signum)
 
 
@@ -57,6 +61,7 @@ def main(argv=None):
     """Entry point of the console script: errors are one line on stderr, never a traceback."""
     import signal
 
+    _received.clear()
     previous = {}
     try:
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -71,6 +76,14 @@ def main(argv=None):
         how = "interrupted" if signum == signal.SIGINT else "terminated"
         click.echo(f"pdbtool: {how}" + (f"; {note}" if note else ""), err=True)
         sys.exit(128 + signum)
+    except SystemExit:
+        # an exception raised in a ctypes callback (llvmlite's, while Numba compiles) is printed and dropped,
+        # so the command ran to its end: still exit as signalled
+        if _received:
+            signum = _received[-1]
+            click.echo(f"pdbtool: {'interrupted' if signum == signal.SIGINT else 'terminated'}", err=True)
+            sys.exit(128 + signum)
+        raise
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
