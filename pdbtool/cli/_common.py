@@ -20,10 +20,17 @@ class Interrupted(BaseException):
     finished (``solve``) clears it."""
 
     note = "no partial table was kept"
+    dropped: list[int] = []  # signals whose exception a callback dropped (llvmlite's, as Numba loads a kernel)
 
     def __init__(self, signum: int):
         super().__init__(signum)
         self.signum = signum
+
+    @classmethod
+    def raise_dropped(cls) -> None:
+        """Raise again, at a safe point (a progress callback), a signal whose exception was dropped."""
+        if cls.dropped:
+            raise cls(cls.dropped.pop())
 
 
 class UserError(click.ClickException):
@@ -81,6 +88,7 @@ def progress_bar(description: str):
     bar = tqdm(desc=description, unit=" layer", file=sys.stderr, disable=None, leave=False)
 
     def update(depth: int, states: int) -> None:
+        Interrupted.raise_dropped()
         bar.set_postfix_str(f"depth {depth}: {states:,} states")
         bar.update(1)
 

@@ -49,19 +49,30 @@ def cli():
     """Additive pattern databases for the sliding-tile puzzles, and optimal IDA* solving."""
 
 
-_received: list[int] = []  # signals handled in this run, even those whose exception was swallowed
-
-
 def _interrupt(signum, frame):
-    _received.append(signum)
     raise Interrupted(signum)
+
+
+def _keep_dropped(default_hook):
+    """An unraisable hook: an Interrupted that a callback could not raise (ctypes callbacks drop their
+    exceptions) is kept for later instead of printed as a traceback."""
+
+    def hook(info):
+        if isinstance(info.exc_value, Interrupted):
+            Interrupted.dropped.append(info.exc_value.signum)
+        else:
+            default_hook(info)
+
+    return hook
 
 
 def main(argv=None):
     """Entry point of the console script: errors are one line on stderr, never a traceback."""
     import signal
 
-    _received.clear()
+    Interrupted.dropped.clear()
+    default_hook = sys.unraisablehook
+    sys.unraisablehook = _keep_dropped(default_hook)
     previous = {}
     try:
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -77,13 +88,13 @@ def main(argv=None):
         click.echo(f"pdbtool: {how}" + (f"; {note}" if note else ""), err=True)
         sys.exit(128 + signum)
     except SystemExit:
-        # an exception raised in a ctypes callback (llvmlite's, while Numba compiles) is printed and dropped,
-        # so the command ran to its end: still exit as signalled
-        if _received:
-            signum = _received[-1]
+        # a dropped signal that no progress callback raised again: the command ran to its end
+        if Interrupted.dropped:
+            signum = Interrupted.dropped.pop()
             click.echo(f"pdbtool: {'interrupted' if signum == signal.SIGINT else 'terminated'}", err=True)
             sys.exit(128 + signum)
         raise
     finally:
+        sys.unraisablehook = default_hook
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -135,6 +135,7 @@ class ProgressLine:
                 f"{elapsed:.0f} s")
 
     def __call__(self, inst, bound, generated, expanded):
+        Interrupted.raise_dropped()
         now = time.perf_counter()
         if inst is not self.inst:
             self.inst, self.start, self.last = inst, now, now
