@@ -105,11 +105,12 @@ def provenance(data: dict) -> str:
     if not meta:
         return "_Metadata not recorded (run through `bench/run.py` to record it)._"
     m = meta.get("machine", {})
-    commit = (meta.get("commit") or "unknown")[:12]
+    commit = (meta.get("commit") or "unknown")
+    commit = commit[:12] + ("` (with uncommitted changes)" if commit.endswith("+dirty") else "`")
     load = meta.get("load_average_before"), meta.get("load_average_after")
     load_text = " to ".join(f"{x[0]:.1f}" for x in load if x) or "not recorded"
     cpu = f", {meta['cpu_seconds']:,.0f} CPU s" if meta.get("cpu_seconds") is not None else ""
-    return (f"_Measured {meta.get('date', '?')} at commit `{commit}` with `{meta.get('command', '?')}`, on "
+    return (f"_Measured {meta.get('date', '?')} at commit `{commit} with `{meta.get('command', '?')}`, on "
             f"{m.get('cores', '?')} cores ({m.get('cpu') or 'CPU unknown'}); 1-minute load average "
             f"{load_text}; {meta.get('wall_seconds', '?')} s wall{cpu}._")
 
@@ -334,7 +335,7 @@ def encodings_section(results: Path, plots: Plots) -> str:
         out.append("\n" + provenance(solve) + "\n\n")
     else:
         out.append("Search time per encoding: " + not_measured("solve_encodings",
-                                                                "python bench/run.py --only solve_encodings"))
+                                                                "python bench/run.py --only solve_encodings") + "\n")
     if sizes:
         rows = []
         for r in sizes.get("rows", []):
@@ -346,9 +347,18 @@ def encodings_section(results: Path, plots: Plots) -> str:
                    "checks, checksum of the whole file and memory map):\n\n")
         out.append(table(["tables", "blank", "encoding", "MB on disk", "bits / entry", "encode s", "load s",
                           "mean h lost"], rows))
+        jumps = sizes.get("minimized_tile_move_changes") or []
+        if jumps:
+            out.append("\nWhy mod3 and parity refuse blank-minimized tables: the share of tile moves that change a\n"
+                       "minimized table's value by 3 or more ([design.md](design.md#how-mod3-and-parity-recover-exact-values)):\n\n")
+            out.append(table(["tables", "pattern", "tile moves", "changed by 3 or more", "by change (1 / 3 / 5 / 7)"],
+                             [[j["partition"], "{" + ",".join(map(str, j["tiles"])) + "}", fmt(j["moves"]),
+                               f"{100 * j['share_3_or_more']:.2f} %",
+                               " / ".join(fmt(j["by_change"].get(str(d), 0)) for d in (1, 3, 5, 7))]
+                              for j in jumps]))
         out.append("\n" + provenance(sizes) + "\n\n")
     else:
-        out.append("Sizes per encoding: " + not_measured("encodings", "python bench/run.py --only encodings"))
+        out.append("Sizes per encoding: " + not_measured("encodings", "python bench/run.py --only encodings") + "\n")
 
     def draw(ax):
         groups = {}

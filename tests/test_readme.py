@@ -72,12 +72,25 @@ def env(tmp_path_factory):
                        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
-def test_readme_is_short_and_its_links_exist():
-    text = README.read_text()
-    assert len(text.encode()) <= MAX_BYTES
-    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
-        if not target.startswith(("http://", "https://")):
-            assert (ROOT / target).exists(), f"README links to a missing {target}"
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_readme_is_short():
+    assert len(README.read_bytes()) <= MAX_BYTES
+
+
+def test_links_of_readme_and_docs_lead_somewhere():
+    for page in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+        for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", page.read_text()):
+            if target.startswith(("http://", "https://")):
+                continue
+            linked = (page.parent / target) if target else page
+            assert linked.exists(), f"{page.name} links to a missing {target}"
+            if anchor:
+                headings = re.findall(r"^#+ (.*)$", linked.read_text(), re.M)
+                assert anchor in {_slug(h) for h in headings}, f"{page.name}: no heading #{anchor} in {linked.name}"
 
 
 def test_readme_has_runnable_blocks():
