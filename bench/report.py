@@ -110,9 +110,14 @@ def provenance(data: dict) -> str:
     load = meta.get("load_average_before"), meta.get("load_average_after")
     load_text = " to ".join(f"{x[0]:.1f}" for x in load if x) or "not recorded"
     cpu = f", {meta['cpu_seconds']:,.0f} CPU s" if meta.get("cpu_seconds") is not None else ""
+    busy = ""
+    loads = [x[0] for x in load if x]
+    if loads and m.get("cores") and max(loads) > m["cores"]:
+        busy = (" The load exceeded the core count, so times are inflated and the share of the cores a run"
+                " got (hence any speed-up from threads) was limited.")
     return (f"_Measured {meta.get('date', '?')} at commit `{commit} with `{meta.get('command', '?')}`, on "
             f"{m.get('cores', '?')} cores ({m.get('cpu') or 'CPU unknown'}); 1-minute load average "
-            f"{load_text}; {meta.get('wall_seconds', '?')} s wall{cpu}._")
+            f"{load_text}; {meta.get('wall_seconds', '?')} s wall{cpu}.{busy}_")
 
 
 def not_measured(name: str, command: str) -> str:
@@ -161,7 +166,7 @@ class Plots:
             return link if (self.folder / f"{name}.png").exists() else _NO_PLOT
         if self.plt is None:
             return _NO_PLOT
-        fig, axes = self.plt.subplots(1, panels, figsize=(4.2 * panels, 3.2), squeeze=False)
+        fig, axes = self.plt.subplots(1, panels, figsize=(max(4.2 * panels, 6.0), 3.4), squeeze=False)
         draw(*axes[0])
         fig.tight_layout()
         fig.savefig(self.folder / f"{name}.png", dpi=DPI, metadata={"Software": None})
@@ -223,7 +228,10 @@ def solve_section(results: Path, plots: Plots) -> str:
             korf = korf_md_mean(e["ids"])
             pub = (None, korf, "Korf 1985, same instances") if korf else pub
         cpu_per = e["total_seconds"] / e["instances"]
-        rows.append([e["config"], e["instances"], fmt(e["mean_h0"]), fmt(round(e["mean_nodes_generated"])),
+        count = e["instances"]
+        if e["config"] in ("manhattan", "linear-conflict") and count < 100:
+            count = f"{count} (the cheapest)"
+        rows.append([e["config"], count, fmt(e["mean_h0"]), fmt(round(e["mean_nodes_generated"])),
                      fmt(e["total_seconds"], 3), fmt((e["nodes_per_second"] or 0) / 1e6, 1),
                      _pub_text(pub)])
         bars.append((e["config"] + ("" if e["instances"] == 100 else f" ({e['instances']})"),
@@ -234,7 +242,8 @@ def solve_section(results: Path, plots: Plots) -> str:
         n = s["solved"]
         pub = published.get(name) if n == 100 else None
         cpu = s.get("cpu_seconds") or s.get("seconds")
-        rows.append([name, n, fmt(s["mean_h0_run"]), fmt(s["mean_nodes"]), fmt(cpu, 3),
+        run = s.get("instances_run") or []
+        rows.append([name, f"{n} ({run[0]}-{run[-1]})" if n < 100 and run else n, fmt(s["mean_h0_run"]), fmt(s["mean_nodes"]), fmt(cpu, 3),
                      fmt((s.get("nodes_per_cpu_second") or 0) / 1e6, 2), _pub_text(pub)])
         bars.append((name + ("" if n == 100 else f" ({n})"), s["mean_nodes"], cpu / n, pub[1] if pub else None))
     out.append("IDA* on one thread, every length checked against the known optimum. \"instances\" is how many\n"
@@ -370,6 +379,12 @@ def encodings_section(results: Path, plots: Plots) -> str:
             for e in es:
                 ax.annotate(e["encoding"], (e["bytes_on_disk"] / 1e6, e["cpu_seconds"] / e["instances"]),
                             fontsize=6, xytext=(3, 2), textcoords="offset points")
+        from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xticks([1, 2, 5, 10, 20, 50, 100, 200, 500])
+        ax.set_xlim(min(e["bytes_on_disk"] for e in points) / 1.4e6, max(e["bytes_on_disk"] for e in points) * 1.6e-6)
         ax.set(xlabel="tables on disk (MB)", ylabel="search CPU seconds per instance",
                title="Table size against search time")
         ax.legend(fontsize=7)
