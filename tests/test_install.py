@@ -89,10 +89,12 @@ def test_wheel_installs_and_solves(dist, tmp_path):
                   "from pdbtool.tables.partitions import builtin_names; print(' '.join(builtin_names()))"],
                  env=env, cwd=tmp_path).stdout.split("\n")
     assert where[0].startswith(str(target))
-    assert "15-7-8" in where[1].split() and "24-6-6-6-6" in where[1].split()
+    assert {"8-4-4", "15-7-8", "24-6-6-6-6"} <= set(where[1].split())
+    # Manhattan distance: one kernel to compile in the fresh install (the pattern kernels take minutes on a
+    # busy machine); the built-in partitions were found above
     solved = _run([str(target / "bin" / "pdbtool"), "solve", str(ROOT / "examples" / "8puzzle.txt"),
-                   "--heuristic", "manhattan"], env=env, cwd=tmp_path).stdout
-    assert "solved 10 of 10" in solved
+                   "--heuristic", "manhattan"], env=env, cwd=tmp_path)
+    assert "solved 10 of 10" in solved.stdout + solved.stderr
 
 
 def test_sdist_installs_with_its_partitions(dist, tmp_path):
