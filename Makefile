@@ -3,9 +3,20 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
-PARTITION ?= 15-7-8
 
-.PHONY: run test bench clean venv install install-test
+# `make run PARTITION=NAME|FILE`: build the partition's tables, then solve the instance file of its board.
+PARTITION ?= 15-7-8
+PARTITION_FILE := $(or $(wildcard $(PARTITION)),partitions/$(PARTITION).txt)
+BOARD := $(shell sed -n 's/^board[[:space:]]*\([0-9]*x[0-9]*\).*/\1/p' $(PARTITION_FILE) 2>/dev/null)
+# Korf's 100 on 4x4; on 5x5 the easiest of Korf & Felner's 24-puzzles (the first ten take hours to days)
+INSTANCES_3x3 := examples/8puzzle.txt
+INSTANCES_4x4 := examples/korf100.txt
+INSTANCES_5x5 := examples/korf24_easy.txt
+INSTANCES_4x5 := examples/19puzzle.txt
+INSTANCES_4x8 := examples/31puzzle.txt
+INSTANCES ?= $(INSTANCES_$(BOARD))
+
+.PHONY: run test bench bench-report clean venv install install-test install-bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,21 +30,32 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e '.[test]'
 	touch $@ $(VENV)/.installed
 
+$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e '.[test,bench]'
+	touch $@ $(VENV)/.installed-test $(VENV)/.installed
+
 venv: $(BIN)/python
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
+install-bench: $(VENV)/.installed-bench
 
-# The main job: build the default tables into the cache (once), then run the job on them.
+# The main job: build the partition's tables into the cache (once), then solve the instances on them.
 run: install
+	@test -n "$(INSTANCES)" || { echo "make run: no instance file for board '$(BOARD)' of $(PARTITION_FILE); set INSTANCES=FILE" >&2; exit 2; }
 	$(BIN)/pdbtool build --partition $(PARTITION)
-	$(BIN)/pdbtool solve examples/korf100.txt --partition $(PARTITION)
+	$(BIN)/pdbtool solve $(INSTANCES) --board $(BOARD) --partition $(PARTITION)
 
 test: install-test
 	$(BIN)/python -m pytest -q
 
+# Benchmarks write bench/results/*.json (committed); bench-report turns them into docs/performance.md.
 bench: install-test
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
+bench-report: install-bench
+	$(BIN)/python bench/report.py
+
+# keeps bench/results/ (measurements are committed) and the table cache
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis bench/results
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,37 +1,82 @@
-"""`make bench`: run every bench/bench_*.py in turn; each writes bench/results/<name>.json.
+"""`make bench`: run the benchmarks in turn; each writes bench/results/<name>.json, to which this adds the
+metadata of the run (machine, cores, date, git commit, command, load average before and after, CPU
+seconds of the benchmark's processes).  The results are committed; `make bench-report` turns them into
+docs/performance.md.
 
-The combined machine-readable report is bench/results/report.json. Pass --quick to skip the
-largest cases (each script decides what that means).
+    python bench/run.py [--quick] [--only build,solve,...] [-- ARGS FOR EACH SCRIPT]
+
+``--quick`` is passed to every script (each decides what it leaves out); arguments after ``--`` too.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _results import RESULTS, load_average, metadata  # noqa: E402
 
 
-def main():
-    extra = sys.argv[1:]
-    results = HERE / "results"
-    results.mkdir(exist_ok=True)
-    combined = {"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "benchmarks": {}}
-    failed = []
-    for script in sorted(HERE.glob("bench_*.py")):
-        print(f"== {script.name}", flush=True)
-        code = subprocess.call([sys.executable, str(script), *extra])
-        if code:
-            failed.append(script.name)
-            continue
-        out = results / (script.stem.removeprefix("bench_") + ".json")
-        if out.exists():
-            combined["benchmarks"][script.stem] = json.loads(out.read_text())
-    (results / "report.json").write_text(json.dumps(combined, indent=2))
-    print(f"report: {results / 'report.json'}")
+def scripts(only: list[str] | None) -> list[Path]:
+    found = sorted(HERE.glob("bench_*.py"))
+    if not only:
+        return found
+    names = {p.stem.removeprefix("bench_"): p for p in found}
+    unknown = [n for n in only if n not in names]
+    if unknown:
+        raise SystemExit(f"unknown benchmark(s) {', '.join(unknown)}: choose from {', '.join(sorted(names))}")
+    return [names[n] for n in only]
+
+
+def output_of(script: Path, args: list[str]) -> Path:
+    if "--out" in args:
+        return Path(args[args.index("--out") + 1])
+    return RESULTS / (script.stem.removeprefix("bench_") + ".json")
+
+
+def run_one(script: Path, args: list[str]) -> bool:
+    out = output_of(script, args)
+    before_mtime = out.stat().st_mtime if out.exists() else None
+    command = ["python", f"bench/{script.name}", *args]
+    print(f"== {' '.join(command)}", flush=True)
+    load_before = load_average()
+    started = time.time()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    code = subprocess.call([sys.executable, str(script), *args], cwd=HERE.parent)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if code:
+        print(f"   {script.name} failed with status {code}", file=sys.stderr)
+        return False
+    if not out.exists() or out.stat().st_mtime == before_mtime:
+        print(f"   {script.name} wrote no {out}", file=sys.stderr)
+        return False
+    data = json.loads(out.read_text())
+    data["meta"] = metadata(command, started, load_before,
+                            cpu_seconds=round(after.ru_utime + after.ru_stime
+                                              - children.ru_utime - children.ru_stime, 1))
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"   written {out}", flush=True)
+    return True
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    own = argv[:argv.index("--")] if "--" in argv else argv
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="pass --quick to every benchmark")
+    ap.add_argument("--only", default=None, help="comma-separated names, e.g. build,solve")
+    args = ap.parse_args(own)
+    RESULTS.mkdir(exist_ok=True)
+    failed = [s.name for s in scripts(args.only.split(",") if args.only else None)
+              if not run_one(s, (["--quick"] if args.quick else []) + extra)]
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         sys.exit(1)

@@ -7,6 +7,7 @@ partitions are such files in ``partitions/``, to copy and edit.
 
 from __future__ import annotations
 
+import importlib.resources
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from ..puzzle.board import Board, BoardError, goal_from_spec, parse_dims
 from ..errors import PdbtoolError
 from .ranking import PatternError, TilePattern, check_disjoint, parse_tiles
 
-PARTITIONS_DIR = Path(__file__).resolve().parent.parent / "partitions"
+# the data package pdbtool.partitions: the top-level partitions/ of the source tree (pyproject.toml)
+PARTITIONS_DIR = Path(importlib.resources.files("pdbtool.partitions"))
 DEFAULTS = {(4, 4): "15-7-8", (5, 5): "24-6-6-6-6"}
 
 

@@ -1,0 +1,1 @@
+"""The built-in partitions (one ``NAME.txt`` each), installed as the data package ``pdbtool.partitions``."""

@@ -1,0 +1,53 @@
+"""bench/report.py: docs/performance.md follows bench/results/*.json, missing results are said to be
+missing, and every published figure it shows is read from docs/literature.md."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("bench_report", ROOT / "bench" / "report.py")
+report = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(report)
+
+
+def test_performance_page_is_generated_from_the_committed_results():
+    page = ROOT / "docs" / "performance.md"
+    expected = report.render(ROOT / "bench" / "results", page, draw=False)
+    assert page.read_text() == expected, "docs/performance.md is stale: run `make bench-report`"
+
+
+def test_every_section_says_not_measured_without_results(tmp_path):
+    text = report.render(tmp_path / "none", tmp_path / "performance.md", draw=False)
+    assert text.count("Not measured yet") == len(report.SECTIONS)
+    assert "| ---" not in text
+
+
+def test_published_figures_come_from_the_literature_page():
+    published = report.published_15()
+    literature = (ROOT / "docs" / "literature.md").read_text()
+    assert published["15-7-8+reflect"][:2] == (45.6, 36_700)
+    assert published["ddb-pairs+triples"][:2] == (42.79, 707_476)
+    for h, nodes, _ in published.values():
+        assert f"{nodes:,.0f}" in literature
+
+
+def test_a_result_file_appears_with_its_metadata(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    rows = [{"threads": 1, "nodes_generated": 100, "wall_seconds": 2.0, "cpu_seconds": 2.0,
+             "nodes_per_wall_second": 50, "speedup": 1.0},
+            {"threads": 2, "nodes_generated": 104, "wall_seconds": 1.0, "cpu_seconds": 2.1,
+             "nodes_per_wall_second": 104, "speedup": 2.0}]
+    meta = {"date": "2026-01-02T03:04:05Z", "commit": "0123456789abcdef", "command": "python bench/bench_threads.py",
+            "machine": {"cores": 8, "cpu": "Test CPU"}, "load_average_before": [0.5, 0, 0],
+            "load_average_after": [1.5, 0, 0], "wall_seconds": 3.0}
+    (results / "threads.json").write_text(json.dumps({"heuristic": "manhattan", "ids": ["4"], "rows": rows,
+                                                      "meta": meta}))
+    text = report.render(results, tmp_path / "performance.md", draw=False)
+    threads = text.split("## Threads")[1].split("\n## ")[0]
+    assert "| 2 | 104 | 1.00 | 2.10 | 0.00 | 2.00 |" in threads
+    assert "commit `0123456789ab`" in threads and "8 cores (Test CPU)" in threads and "0.5 to 1.5" in threads
+    assert "Not measured yet" not in threads
