@@ -17,7 +17,7 @@ from .ranking import PatternError, TilePattern, check_disjoint, parse_tiles
 
 # the data package pdbtool.partitions: the top-level partitions/ of the source tree (pyproject.toml)
 PARTITIONS_DIR = Path(importlib.resources.files("pdbtool.partitions"))
-DEFAULTS = {(4, 4): "15-7-8", (5, 5): "24-6-6-6-6"}
+DEFAULTS = {(3, 3): "8-4-4", (4, 4): "15-7-8", (5, 5): "24-6-6-6-6"}
 
 
 class PartitionError(PdbtoolError):
