@@ -1,6 +1,6 @@
 """Benchmark: Korf & Felner's first ten 24-puzzle instances with 6-6-6-6 and its diagonal reflection.
 
-Each instance of ``examples/korf24.txt`` (copied from ``../shared/data/korf24_first10.txt``) is solved
+Each instance of ``examples/korf24.txt`` (Korf & Felner's first ten, with their optimal lengths) is solved
 optimally with ``Solver(Board(5, 5), partition="24-6-6-6-6", reflect=True)``, searching with ``--threads``
 threads (:mod:`pdbtool.search.parallel`); the two tables that 6-6-6-6 needs (the other two patterns are looked up
 through board symmetries, :mod:`pdbtool.tables.sharing`) are built into the cache on first use.  Every length
@@ -8,8 +8,8 @@ is checked against the known optimum.  Target: all ten in at most 40 minutes on 
 
 Writes ``bench/results/24.json`` and prints a table: per instance the optimal length, h(start), nodes
 generated, wall and CPU seconds, nodes per second; the mean; and the published figures that
-``../shared/data/literature.md`` gives, and per instance the counts of Korf & Felner's table as
-remembered (they are not in the data files; instance 1's serial count reproduces its figure exactly).
+``docs/literature.md`` gives (for instance 1, the node count of Felner's talk, which the serial search
+reproduces exactly).
 
     .venv/bin/python bench/bench_24.py [--limit K] [--ids 1,5] [--time-limit SECONDS] [--threads N]
                                        [--no-reflect] [--quick] [--cache-dir DIR] [--out FILE]
@@ -36,16 +36,13 @@ from pdbtool.search.solver import Solver  # noqa: E402
 
 INSTANCES = ROOT / "examples" / "korf24.txt"
 PUBLISHED = {
-    "source": "../shared/data/literature.md: Korf & Felner (2002), 6-6-6-6 + reflection",
+    "source": "docs/literature.md: Korf & Felner (2002), 6-6-6-6 + reflection",
     "mean_length_of_50": 100.78,
     "mean_nodes_of_50": 3.6e11,
-    "note": "issue 6 quotes about 2e9 nodes per instance on average for the first ten",
 }
-# Korf & Felner (2002), nodes generated per instance with 6-6-6-6 + reflection, quoted from memory of the
-# paper's table (not in ../shared/data): pdbtool's serial count of instance 1 equals its figure exactly
-PUBLISHED_NODES = {"1": 2_031_102_635, "2": 211_884_984_525, "3": 21_148_144_928, "4": 10_991_471_966,
-                   "5": 2_899_007_625, "6": 103_460_814_368, "7": 106_321_592_792, "8": 116_202_273_788,
-                   "9": 1_818_005_616_606, "10": 1_519_052_821_943}
+# docs/literature.md, Felner's talk "Additive pattern databases": 24-puzzle instance 1, static 6-6-6-6 with
+# the reflection; no other per-instance count is in the repository's sources
+PUBLISHED_NODES = {"1": 2_031_102_635}
 TARGET_SECONDS = 40 * 60
 
 
@@ -106,7 +103,7 @@ def main(argv=None) -> int:
                "iterations": r.iterations, "seconds": round(r.seconds, 3), "cpu_seconds": round(r.cpu_seconds, 3),
                "nodes_per_second": round(r.nodes_generated / r.seconds) if r.seconds else None,
                "iteration_nodes": iteration_nodes(ends, r.h0, last_bound, r.nodes_generated),
-               "published_nodes_as_remembered": PUBLISHED_NODES.get(str(inst.id))}
+               "published_nodes": PUBLISHED_NODES.get(str(inst.id))}
         if not r.solved:
             # every iteration below last_bound was exhausted: the optimum is at least last_bound
             row["last_bound"] = last_bound
@@ -124,8 +121,8 @@ def main(argv=None) -> int:
                 note += (f"; projected {pr['nodes_low']:.2g}-{pr['nodes_high']:.2g} nodes, "
                          f"{pr['hours_low']:.1f}-{pr['hours_high']:.1f} h at this rate")
             note += ")"
-        if row["published_nodes_as_remembered"]:
-            note += f"  [Korf & Felner: {row['published_nodes_as_remembered']:,}]"
+        if row["published_nodes"]:
+            note += f"  [published: {row['published_nodes']:,}]"
         print(f"{inst.id:>3} {inst.optimal:>4} {r.h0:>4} {length!s:>6} {r.nodes_generated:>17,} {r.seconds:>8.1f} "
               f"{r.cpu_seconds:>8.1f} {row['nodes_per_second'] / 1e6 if row['nodes_per_second'] else 0:>9.2f}"
               + note, flush=True)
@@ -143,7 +140,7 @@ def main(argv=None) -> int:
         print(f"mean over {len(solved)} solved: {summary['mean_nodes_generated']:,} nodes, "
               f"{summary['mean_seconds']:.1f} s; total {summary['total_seconds']:.1f} s wall")
     print(f"published ({PUBLISHED['source']}): mean length {PUBLISHED['mean_length_of_50']} and about "
-          f"{PUBLISHED['mean_nodes_of_50']:.1e} nodes per instance over all 50; {PUBLISHED['note']}")
+          f"{PUBLISHED['mean_nodes_of_50']:.1e} nodes per instance over all 50")
     report = {
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
