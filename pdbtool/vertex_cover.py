@@ -440,11 +440,13 @@ def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     any_new = False
     nh = 0
     blank = g[POS, t]  # where the blank will be
+    near = n * n * n * n + 1 + (t * n + c) * n  # t in c: its row of the key filter (ConflictGraph)
     for u in range(1, n):
-        if u == t:
+        cu = g[POS, u]
+        if u == t or not tri_start[near + u] >> cu & 1:
             g[NROW, u] = 0
             continue
-        key = ((t * n + c) * n + u) * n + g[POS, u]
+        key = ((t * n + c) * n + u) * n + cu
         w = pair_units_at(pair_units, tri_start, tri_ent, key, blank)
         g[NROW, u] = w
         if w:
@@ -617,15 +619,21 @@ def new_memo() -> np.ndarray:
 class ConflictGraph:
     """The arrays of one state's conflict graph and the work space of its updates: ``pw`` (pair weights,
     n x n), ``g``, ``hl`` and ``cons`` (see the rows above), ``memo`` (covers of components seen before);
-    ``lookups`` are those of :class:`pdbtool.dynamic.DynamicTables` (pair units, triple CSR starts and
-    entries)."""
+    ``lookups`` are those of :class:`pdbtool.dynamic.DynamicTables` (pair units, CSR starts followed by a
+    key filter, rows)."""
 
     def __init__(self, tables, memo: np.ndarray | None = None):
         """``memo``: a memo to use instead of a new one (its entries are exact whatever state they came from, so
         searches may share one, but never two threads at once)."""
         n = tables.board.n
         self.n = n
-        self.lookups = (tables.pair_units, tables.tri_start, tables.tri_ent)
+        # the CSR starts, then the key filter: bit cu of word (t*n + c)*n + u says whether the key
+        # (t, c, u, cu) has a pair value or rows (most have neither, and the filter fits a cache where the
+        # starts do not)
+        keys = np.flatnonzero((tables.pair_units != 0) | (np.diff(tables.tri_start) > 0))
+        near = np.zeros(n ** 3, dtype=np.int64)
+        np.bitwise_or.at(near, keys // n, np.int64(1) << (keys % n))
+        self.lookups = (tables.pair_units, np.concatenate([tables.tri_start, near]), tables.tri_ent)
         triples = tables.triples_stored > 0
         hmax = max(16, comb(n - 1, 3)) if triples else 16
         # a tile is in at most one hyperedge with each pair of other tiles (one row of a triple's placement
