@@ -163,7 +163,8 @@ def main():
         nodes = sum(r["nodes"] for r in solved)
         seconds = sum(r["seconds"] for r in solved)
         cpu = sum(r["cpu_seconds"] for r in solved)
-        summary = {"run": facts, "h0_all": h0, "instances_file": str(path.name), "instances_run": [r["id"] for r in rows],
+        summary = {"run": facts, "h0_all": h0, "instances_file": str(path.name),
+                   "instances_run": [r["id"] for r in rows],
                    "solved": len(solved), "unsolved_ids": [r["id"] for r in rows if not r["solved"]],
                    "time_limit": args.time_limit, "setup_seconds": round(setup, 2),
                    "mean_h0_all": round(sum(h0) / len(h0), 3),

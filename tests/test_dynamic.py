@@ -25,8 +25,8 @@ from pdbtool.vertex_cover import CCOVER, CMASK, ConflictGraph, brute_force_cover
 
 SETS = DYNAMIC_SETS
 # h of one set is at most h of the other on every state (fewer constraints, or smaller values)
-WEAKER = [("pairs", "pairs+triples-fkh"), ("pairs+triples-fkh", "pairs+triples"), ("pairs+triples", "pairs+triples-region"),
-          ("pairs", "pairs-region"), ("pairs-region", "pairs+triples-region")]
+WEAKER = [("pairs", "pairs+triples-fkh"), ("pairs+triples-fkh", "pairs+triples"),
+          ("pairs+triples", "pairs+triples-region"), ("pairs", "pairs-region"), ("pairs-region", "pairs+triples-region")]
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
