@@ -84,6 +84,15 @@ def configs(board: Board):
     }
 
 
+def default_instances(board: Board) -> Path:
+    """Korf's 100 on 4x4, Korf & Felner's first ten 24-puzzles otherwise."""
+    shared = ROOT.parent / "shared" / "data"
+    if board.n == 16:
+        path = ROOT / "examples" / "korf100.txt"
+        return path if path.exists() else shared / "korf100.txt"
+    return shared / "korf24_first10.txt"
+
+
 def run_facts() -> dict:
     """Where and how this run was made: machine, cores, date, git commit, command, load average."""
     try:
@@ -122,15 +131,7 @@ def main():
     ap.add_argument("--h-only", action="store_true", help="mean h(start) over the file, no search")
     args = ap.parse_args()
     board = Board.parse(args.board)
-    shared = ROOT.parent / "shared" / "data"
-    if args.file:
-        path = Path(args.file)
-    elif board.n == 16:
-        path = ROOT / "examples" / "korf100.txt"
-        if not path.exists():
-            path = shared / "korf100.txt"
-    else:
-        path = shared / "korf24_first10.txt"
+    path = Path(args.file) if args.file else default_instances(board)
     instances = read_instances(path, board.n)
     chosen = parse_range("1-10" if args.quick and not args.instances else args.instances, len(instances))
     table = configs(board)

@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from bench_dynamic import parse_range, read_instances, run_facts  # noqa: E402
+from bench_dynamic import default_instances, parse_range, read_instances, run_facts  # noqa: E402
 
 from pdbtool.board import Board  # noqa: E402
 from pdbtool.solver import Solver  # noqa: E402
@@ -54,9 +54,7 @@ def main():
     ap.add_argument("--out", default=str(HERE / "results" / "dynamic_cost.json"))
     args = ap.parse_args()
     board = Board.parse(args.board)
-    root = HERE.parent
-    path = (root / "examples" / "korf100.txt" if board.n == 16
-            else root.parent / "shared" / "data" / "korf24_first10.txt")
+    path = default_instances(board)
     instances = read_instances(path, board.n)
     chosen = [instances[i] for i in parse_range(args.instances, len(instances))]
     specs = [s.strip() for s in args.configs.split(";") if s.strip()]

@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from bench_dynamic import read_instances, run_facts  # noqa: E402
+from bench_dynamic import default_instances, read_instances, run_facts  # noqa: E402
 
 from pdbtool.bfs import build_table  # noqa: E402
 from pdbtool.board import Board  # noqa: E402
@@ -124,9 +124,7 @@ def main():
     ap.add_argument("--out", default=str(HERE / "results" / "dynamic_definitions.json"))
     args = ap.parse_args()
     board = Board.parse(args.board)
-    root = HERE.parent
-    path = (root / "examples" / "korf100.txt" if board.n == 16
-            else root.parent / "shared" / "data" / "korf24_first10.txt")
+    path = default_instances(board)
     states = [s for _, s, _ in read_instances(path, board.n)]
     facts = run_facts()
     cache = TableCache(None)
