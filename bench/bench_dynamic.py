@@ -3,18 +3,25 @@
 For each heuristic: mean h(start) over all instances of the file, then IDA* on the chosen instances
 (single-threaded, one process): solved, mean nodes generated, total seconds of search (wall clock, and the
 process's CPU time, which a machine shared with other jobs disturbs much less), nodes per CPU second.
-Every solved length is checked against the file's optimum.  Writes bench/results/dynamic.json.
+Every solved length is checked against the file's optimum.  Writes bench/results/dynamic.json (each entry
+with the machine, its cores, the date, the git commit, the command and the load average).
 
     python bench/bench_dynamic.py                      # Korf's 100, every heuristic
     python bench/bench_dynamic.py --instances 1-25     # a subset (reported as such)
     python bench/bench_dynamic.py --only "ddb-pairs;ddb-pairs+triples" --time-limit 60
     python bench/bench_dynamic.py --board 5x5 --instances 1-10 --time-limit 600
+    python bench/bench_dynamic.py --only "ddb-pairs+triples-region" --h-only   # mean h(start) only
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import os
+import platform
+import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,7 +34,8 @@ from pdbtool.puzzle.board import Board  # noqa: E402
 from pdbtool.search.solver import Solver  # noqa: E402
 
 PUBLISHED_15 = {  # Felner, Korf & Hanan (2004), Korf's 100, means per instance (../shared/data/literature.md)
-    "ddb-pairs+triples": {"mean_h": 42.8, "mean_nodes": 707_000},
+    "ddb-pairs": {"mean_h": 40.43, "mean_nodes": 9_983_886},  # Felner's talk
+    "ddb-pairs+triples": {"mean_h": 42.79, "mean_nodes": 707_476},  # Felner's talk
     "pdb 15-5-5-5+reflect": {"mean_h": 41.6, "mean_nodes": 3_090_000},
     "pdb 15-6-6-3+reflect": {"mean_h": 42.9, "mean_nodes": 618_000},
 }
@@ -58,6 +66,9 @@ def configs(board: Board):
             "pdb 15-6-6-3+reflect": dict(heuristic="pdb", partition="15-6-6-3"),
             "ddb-pairs": dict(heuristic="ddb", dynamic="pairs"),
             "ddb-pairs+triples": dict(heuristic="ddb", dynamic="pairs+triples"),
+            "ddb-pairs+triples-fkh": dict(heuristic="ddb", dynamic="pairs+triples-fkh"),
+            "ddb-pairs-region": dict(heuristic="ddb", dynamic="pairs-region"),
+            "ddb-pairs+triples-region": dict(heuristic="ddb", dynamic="pairs+triples-region"),
             "max(15-5-5-5+reflect, ddb-pairs+triples)": dict(heuristic="max", dynamic="pairs+triples",
                                                              partition="15-5-5-5"),
             "max(15-6-6-3+reflect, ddb-pairs+triples)": dict(heuristic="max", dynamic="pairs+triples",
@@ -66,9 +77,36 @@ def configs(board: Board):
     return {
         "pdb 24-6-6-6-6+reflect": dict(heuristic="pdb", partition="24-6-6-6-6"),
         "ddb-pairs+triples": dict(heuristic="ddb", dynamic="pairs+triples"),
+        "ddb-pairs+triples-fkh": dict(heuristic="ddb", dynamic="pairs+triples-fkh"),
+        "ddb-pairs+triples-region": dict(heuristic="ddb", dynamic="pairs+triples-region"),
         "max(24-6-6-6-6+reflect, ddb-pairs+triples)": dict(heuristic="max", dynamic="pairs+triples",
                                                            partition="24-6-6-6-6"),
     }
+
+
+def default_instances(board: Board) -> Path:
+    """Korf's 100 on 4x4, Korf & Felner's first ten 24-puzzles otherwise."""
+    shared = ROOT.parent / "shared" / "data"
+    if board.n == 16:
+        path = ROOT / "examples" / "korf100.txt"
+        return path if path.exists() else shared / "korf100.txt"
+    return shared / "korf24_first10.txt"
+
+
+def run_facts() -> dict:
+    """Where and how this run was made: machine, cores, date, git commit, command, load average."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                                check=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                                    capture_output=True, text=True, check=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError):
+        commit, dirty = None, None
+    return {"machine": f"{platform.node()} {platform.machine()} {platform.processor() or ''}".strip(),
+            "cores": os.cpu_count(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "git_commit": commit, "git_dirty": dirty,
+            "command": " ".join(shlex.quote(a) for a in [Path(sys.executable).name, *sys.argv]),
+            "load_average": [round(x, 2) for x in os.getloadavg()]}
 
 
 def parse_range(text: str | None, count: int) -> list[int]:
@@ -90,32 +128,26 @@ def main():
     ap.add_argument("--time-limit", type=float, default=None, help="per instance, seconds of search")
     ap.add_argument("--out", default=str(HERE / "results" / "dynamic.json"))
     ap.add_argument("--quick", action="store_true", help="Korf's instances 1-10 only")
+    ap.add_argument("--h-only", action="store_true", help="mean h(start) over the file, no search")
     args = ap.parse_args()
     board = Board.parse(args.board)
-    shared = ROOT.parent / "shared" / "data"
-    if args.file:
-        path = Path(args.file)
-    elif board.n == 16:
-        path = ROOT / "examples" / "korf100.txt"
-        if not path.exists():
-            path = shared / "korf100.txt"
-    else:
-        path = shared / "korf24_first10.txt"
+    path = Path(args.file) if args.file else default_instances(board)
     instances = read_instances(path, board.n)
     chosen = parse_range("1-10" if args.quick and not args.instances else args.instances, len(instances))
     table = configs(board)
     names = [n.strip() for n in args.only.split(";")] if args.only else list(table)
     out_path = Path(args.out)
     results = json.loads(out_path.read_text()) if out_path.exists() else {}
-    key = f"{board.dims}"
+    key = f"{board.dims}" + (" h(start)" if args.h_only else "")
     results.setdefault(key, {})
     for name in names:
         start = time.perf_counter()
         solver = Solver(board, **table[name])
         setup = time.perf_counter() - start
+        facts = run_facts()
         h0 = [solver.h(s) for _, s, _ in instances]
         rows = []
-        for i in chosen:
+        for i in ([] if args.h_only else chosen):
             ident, state, optimal = instances[i]
             cpu = time.process_time()
             r = solver.solve(state, time_limit=args.time_limit)
@@ -132,7 +164,8 @@ def main():
         nodes = sum(r["nodes"] for r in solved)
         seconds = sum(r["seconds"] for r in solved)
         cpu = sum(r["cpu_seconds"] for r in solved)
-        summary = {"instances_file": str(path.name), "instances_run": [r["id"] for r in rows],
+        summary = {"run": facts, "h0_all": h0, "instances_file": str(path.name),
+                   "instances_run": [r["id"] for r in rows],
                    "solved": len(solved), "unsolved_ids": [r["id"] for r in rows if not r["solved"]],
                    "time_limit": args.time_limit, "setup_seconds": round(setup, 2),
                    "mean_h0_all": round(sum(h0) / len(h0), 3),

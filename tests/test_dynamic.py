@@ -14,15 +14,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oracle import reference_ida, true_distances
-from pdbtool.tables import fileformat
-from pdbtool.puzzle.board import Board
-from pdbtool.tables.cache import TableCache
-from pdbtool.tables.pairs_triples import file_name, get_set, load_dynamic, make_lookups, pair_bound
 from pdbtool.heuristics.dynamic import DynamicHeuristic
-from pdbtool.search.solver import Solver, replay
 from pdbtool.heuristics.vertex_cover import CCOVER, CMASK, ConflictGraph, brute_force_cover, min_cover
+from pdbtool.puzzle.board import Board
+from pdbtool.search.solver import Solver, replay
+from pdbtool.tables import fileformat
+from pdbtool.tables.cache import TableCache
+from pdbtool.tables.pairs_triples import (DYNAMIC_SETS, PAIR_BY_REGION, file_name, get_regions, get_set, groups_of,
+                                          load_dynamic, make_lookups, pair_bound)
 
-SETS = ("pairs", "pairs+triples")
+SETS = DYNAMIC_SETS
+# h of one set is at most h of the other on every state (fewer constraints, or smaller values)
+WEAKER = [("pairs", "pairs+triples-fkh"), ("pairs+triples-fkh", "pairs+triples"),
+          ("pairs+triples", "pairs+triples-region"), ("pairs", "pairs-region"), ("pairs-region", "pairs+triples-region")]
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -48,7 +52,7 @@ def cache_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tables(cache_dir):
-    """Look-ups of both sets on 3x3, 4x3 and 4x4 (one cache for the module)."""
+    """Look-ups of every set on 3x3, 4x3 and 4x4 (one cache for the module)."""
     out = {}
     for dims in ((3, 3), (4, 3), (4, 4)):
         board = Board(*dims)
@@ -97,10 +101,13 @@ def test_admissible_on_every_8puzzle_state(tables):
         assert (h[name] <= truth).all(), f"{name}: inadmissible on {int((h[name] > truth).sum())} states"
         assert (h[name] >= md).all()
         assert ((h[name] - truth) % 2 == 0).all()  # same parity as the true distance
-    assert (h["pairs+triples"] >= h["pairs"]).all()
-    # the heuristics are informative, not just Manhattan
+    for weaker, stronger in WEAKER:
+        assert (h[weaker] <= h[stronger]).all(), (weaker, stronger)
+    # the heuristics are informative, not just Manhattan, and each refinement adds something
     assert h["pairs"].mean() > md.mean() + 1.5
     assert h["pairs+triples"].mean() > h["pairs"].mean() + 2
+    for weaker, stronger in WEAKER:
+        assert (h[weaker] < h[stronger]).sum() > 50, (weaker, stronger)
 
 
 def test_admissible_on_random_3x4_states(tables):
@@ -111,10 +118,13 @@ def test_admissible_on_random_3x4_states(tables):
     arr = np.array(states, dtype=np.int64)
     md = manhattan(board, arr)
     truth = np.array([manhattan_solver.solve(s).length for s in states])
+    h = {}
     for name in SETS:
-        h = md + 2 * ConflictGraph(tables[(4, 3), name]).covers(arr)
-        assert (h <= truth).all()
-        assert (h >= md).all()
+        h[name] = md + 2 * ConflictGraph(tables[(4, 3), name]).covers(arr)
+        assert (h[name] <= truth).all(), name
+        assert (h[name] >= md).all()
+    for weaker, stronger in WEAKER:
+        assert (h[weaker] <= h[stronger]).all(), (weaker, stronger)
 
 
 # --- the vertex cover ------------------------------------------------------------------------------------------
@@ -150,7 +160,9 @@ def test_pair_bound_is_the_least_cover_of_a_triangle():
 
 # --- incremental updates ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("dims,name", [((4, 3), "pairs+triples"), ((4, 4), "pairs"), ((4, 4), "pairs+triples")])
+@pytest.mark.parametrize("dims,name", [((4, 3), "pairs+triples"), ((4, 4), "pairs"), ((4, 4), "pairs+triples"),
+                                       ((3, 3), "pairs+triples-region"), ((4, 3), "pairs+triples-region"),
+                                       ((4, 4), "pairs+triples-region"), ((4, 4), "pairs+triples-fkh")])
 def test_incremental_equals_from_scratch_along_random_walks(tables, dims, name):
     """A walk that, like the search, goes forward (saving what each move changed) or backtracks (restoring
     it): after every step the graph, the components and their covers equal those built from scratch."""
@@ -204,7 +216,7 @@ def test_incremental_equals_from_scratch_along_random_walks(tables, dims, name):
 
 # --- the search ------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", SETS)
+@pytest.mark.parametrize("name", ["pairs", "pairs+triples", "pairs+triples-region"])
 def test_kernel_matches_reference_ida_on_the_8puzzle(tables, cache_dir, name):
     board = Board(3, 3)
     dist = true_distances(3, 3)
@@ -229,11 +241,12 @@ def test_resumes_in_small_chunks(tables, cache_dir):
         (chunked.length, chunked.nodes_generated, chunked.nodes_expanded)
 
 
-@pytest.mark.parametrize("instance", sorted(KORF))
-def test_korf_instances_optimal_with_ddb(tables, cache_dir, instance):
+@pytest.mark.parametrize("instance,name", [(i, name) for i in sorted(KORF) for name in
+                                           ("pairs+triples", "pairs+triples-region")])
+def test_korf_instances_optimal_with_ddb(tables, cache_dir, instance, name):
     state, optimal = KORF[instance]
     board = Board(4, 4)
-    result = Solver(board, heuristic="ddb", dynamic="pairs+triples", cache_dir=cache_dir).solve(state)
+    result = Solver(board, heuristic="ddb", dynamic=name, cache_dir=cache_dir).solve(state)
     assert result.length == optimal
     assert replay(board, state, result.solution) == board.goal_tiles
 
@@ -335,6 +348,71 @@ def test_lookups_match_the_tables(tables):
     assert make_lookups(board, "pairs", np.zeros((55, 132), np.uint8), None).triples_stored == 0
 
 
+def abstract_distances(board, tiles):
+    """{(cells of the tiles, blank cell): least number of moves of the tiles to the goal}, by a plain
+    Dijkstra over the tiles and the blank (a blank step through the other cells is free)."""
+    import heapq
+
+    goal = tuple(board.goal_tiles.index(t) for t in tiles)
+    blank_goal = board.goal_tiles.index(0)
+    nb = board.neighbours()
+    dist = {(goal, blank_goal): 0}
+    heap = [(0, goal, blank_goal)]
+    while heap:
+        d, cells, b = heapq.heappop(heap)
+        if dist[cells, b] < d:
+            continue
+        for q in (int(x) for x in nb[b] if x >= 0):
+            moved = tuple(b if c == q else c for c in cells)
+            nd = d + (moved != cells)
+            if nd < dist.get((moved, q), 1 << 30):
+                dist[moved, q] = nd
+                heapq.heappush(heap, (nd, moved, q))
+    return dist
+
+
+def test_region_values_match_an_exact_search(tables, cache_dir):
+    """On 3x3, for every pair and some triples, every placement and every blank cell: the value by the
+    blank's region (the region rows, else the minimized table) is the exact distance of the tiles and the
+    blank, and the least over the regions is the minimized value."""
+    from pdbtool.tables.pairs_triples import pair_units_at
+    from pdbtool.tables.ranking import TilePattern
+
+    board = Board(3, 3)
+    n = board.n
+    md = board.manhattan_table()
+    cache = TableCache(cache_dir)
+    look = tables[(3, 3), "pairs-region"]
+    rng = random.Random(4)
+    by_region = 0
+    for k in (2, 3):
+        excess = np.asarray(get_set(cache, board, k, jobs=1))
+        rows = np.asarray(get_regions(cache, board, k, jobs=1))
+        groups = groups_of(board, k)
+        picked = range(len(groups)) if k == 2 else rng.sample(range(len(groups)), 6)
+        for gi in picked:
+            tiles = groups[gi]
+            pattern = TilePattern(board, tiles)
+            mine = rows[rows[:, 0] == gi]
+            for (cells, blank), d in abstract_distances(board, tiles).items():
+                exact = d - sum(int(md[t, c]) for t, c in zip(tiles, cells))
+                r = pattern.rank(cells)
+                listed = [int(e) for _, rr, mask, e in mine if rr == r and int(mask) >> blank & 1]
+                assert len(listed) <= 1
+                value = listed[0] if listed else int(excess[gi, r])
+                assert value == exact, (tiles, cells, blank)
+                assert int(excess[gi, r]) <= exact
+                by_region += bool(listed)
+                if k == 2:
+                    (a, b), (ca, cb) = tiles, cells
+                    key = ((a * n + ca) * n + b) * n + cb
+                    assert 2 * pair_units_at(look.pair_units, look.tri_start, look.tri_ent, key, blank) == exact
+            for r in set(int(x) for x in mine[:, 1]):
+                assert min(int(e) for _, rr, _, e in mine if rr == r) == int(excess[gi, r])
+    assert by_region > 100
+    assert (look.pair_units == PAIR_BY_REGION).any()
+
+
 # --- the command line -------------------------------------------------------------------------------------------
 
 def test_cli_build_and_solve(tmp_path):
@@ -359,5 +437,13 @@ def test_cli_build_and_solve(tmp_path):
     assert all(r["heuristic"] == "ddb-pairs" for r in per_instance)
     wrong = runner.invoke(cli, ["solve", str(EXAMPLES / "8puzzle.txt"), "--dynamic", "pairs"])
     assert wrong.exit_code == 2 and "--dynamic applies to" in wrong.output
+    regions = runner.invoke(cli, ["build", "--dynamic", "pairs-region", "--board", "3x3", "--cache-dir",
+                                  str(tmp_path), "--json"])
+    assert regions.exit_code == 0, regions.output
+    records = [json.loads(line) for line in regions.output.splitlines()]
+    assert [r["set"] for r in records] == ["pairs", "pairs-regions"]
+    assert not records[0]["built"] and records[1]["built"] and records[1]["rows"] > 0
+    text = runner.invoke(cli, ["build", "--dynamic", "pairs-region", "--board", "3x3", "--cache-dir", str(tmp_path)])
+    assert text.exit_code == 0 and "region values, cached" in text.output, text.output
     mixed = runner.invoke(cli, ["build", "--dynamic", "pairs", "--partition", "15-7-8"])
     assert mixed.exit_code == 1 and "do not combine" in mixed.output

@@ -163,7 +163,7 @@ def test_the_resolver_takes_every_form(tmp_path):
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: resolve_partition(None, Board(3, 3)), "no default partition for 3x3"),
+    (lambda: resolve_partition(None, Board(3, 4)), "no default partition for 3x4"),
     (lambda: resolve_partition(None), "a board is needed"),
     (lambda: resolve_partition([]), "empty partition"),
     (lambda: resolve_partition([[1, 2]]), "a board is needed for a partition given as tile lists"),

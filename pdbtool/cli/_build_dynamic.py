@@ -37,6 +37,7 @@ def build_dynamic_command(name, board_dims, goal, threads, cache_dir, force, as_
             click.echo(json.dumps(r))
         else:
             how = "built" if r["built"] else "cached"
-            click.echo(f"{r['groups']:,} {r['set']} on {r['board']}: {r['entries']:,} placements, {how} in "
-                       f"{r['seconds']:.2f} s, {r['placements_with_excess']:,} add to Manhattan "
+            what = (f"{r['rows']:,} region values" if "rows" in r else
+                    f"{r['entries']:,} placements, {r['placements_with_excess']:,} add to Manhattan")
+            click.echo(f"{r['groups']:,} {r['set']} on {r['board']}: {what}, {how} in {r['seconds']:.2f} s "
                        f"(at most {r['max_excess']})  {r['file']}")

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from ..tables.dynamic_sets import DYNAMIC_SETS
 from ._common import (blank_option, board_option, cache_dir_option, encoding_option, goal_option,
                       group_option, layer_progress, say, threads_option, user_errors)
 
@@ -22,7 +23,7 @@ from ._common import (blank_option, board_option, cache_dir_option, encoding_opt
 @encoding_option
 @group_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
-@click.option("--dynamic", type=click.Choice(["pairs", "pairs+triples"]), default=None,
+@click.option("--dynamic", type=click.Choice(DYNAMIC_SETS), default=None,
               help="Build the tables of every pair (and triple) of tiles for the ddb heuristic instead "
                    "(board: --board, default 4x4; --threads: worker processes).")
 @user_errors

@@ -7,6 +7,7 @@ import time
 
 import click
 
+from ..tables.dynamic_sets import DYNAMIC_SETS
 from ._common import Interrupted, board_option, cache_dir_option, goal_option, say, user_errors
 
 
@@ -19,7 +20,7 @@ from ._common import Interrupted, board_option, cache_dir_option, goal_option, s
 @click.option("--heuristic", type=click.Choice(["pdb", "manhattan", "linear-conflict", "ddb", "max"]), default="pdb",
               show_default=True, help="Heuristic of the search (ddb: pairs/triples with a vertex cover; "
                                       "max: the larger of pdb and ddb).")
-@click.option("--dynamic", type=click.Choice(["pairs", "pairs+triples"]), default=None,
+@click.option("--dynamic", type=click.Choice(DYNAMIC_SETS), default=None,
               help="Tables of ddb and max (default: pairs+triples).")
 @click.option("--no-reflect", is_flag=True, help="Do not take the max with the diagonal reflection.")
 @click.option("--blank", type=click.Choice(["minimized", "ignored"]), default="minimized", show_default=True,

@@ -4,7 +4,9 @@ Vertices are tiles.  A pair of tiles whose table adds 2w moves over their Manhat
 weight w (w = 1 almost always); a triple that adds 2w moves, more than its three pairs force, is a
 hyperedge of weight w.  A *cover* gives every tile a whole number y_t >= 0 of extra move pairs such that
 every (hyper)edge e is covered: the sum of y_t over its tiles is at least w_e.  The heuristic is Manhattan
-plus twice the least total cover (the README says why it is admissible).
+plus twice the least total cover (the README says why it is admissible).  With a ``-region`` set a group's
+weight also depends on the blank's region among the group's tiles (the blank's cell is ``g[POS, 0]``); only a
+move of one of the group's tiles changes that region, so a move still changes the moved tile's edges only.
 
 The least cover is NP-hard in general, but conflict graphs are small and sparse: it is the sum over the
 connected components, each solved exactly by a branch and bound over its vertices (most constrained first;
@@ -35,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from .._native.intrinsics import trailing_zeros
+from ..tables.pairs_triples import pair_units_at
 
 # The functions of the search are compiled without Numba's reference counting (``_nrt=False``): they
 # allocate nothing, and the atomic increments and decrements of their array arguments (and of row views) at
@@ -355,11 +358,12 @@ def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
         for u in range(n):
             pw[t, u] = 0
     hcount = 0
+    blank = g[POS, 0]
     for t in range(1, n):
         ct = g[POS, t]
         for u in range(t + 1, n):
             key = ((t * n + ct) * n + u) * n + g[POS, u]
-            w = pair_units[key]
+            w = pair_units_at(pair_units, tri_start, tri_ent, key, blank)
             if w:
                 pw[t, u] = w
                 pw[u, t] = w
@@ -368,7 +372,7 @@ def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
             # a triple is stored under each of its tiles; take it once, under its smallest (then u < v)
             for j in range(tri_start[key], tri_start[key + 1]):
                 v = tri_ent[j, 0]
-                if g[POS, v] == tri_ent[j, 1]:
+                if g[POS, v] == tri_ent[j, 1] and tri_ent[j, 3] >> blank & 1:
                     hl[HMASK, hcount] = (np.int64(1) << t) | (np.int64(1) << u) | (np.int64(1) << v)
                     hl[HW, hcount] = tri_ent[j, 2]
                     hcount += 1
@@ -435,18 +439,21 @@ def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     bt = np.int64(1) << t
     any_new = False
     nh = 0
+    blank = g[POS, t]  # where the blank will be
+    near = n * n * n * n + 1 + (t * n + c) * n  # t in c: its row of the key filter (ConflictGraph)
     for u in range(1, n):
-        if u == t:
+        cu = g[POS, u]
+        if u == t or not tri_start[near + u] >> cu & 1:
             g[NROW, u] = 0
             continue
-        key = ((t * n + c) * n + u) * n + g[POS, u]
-        w = pair_units[key]
+        key = ((t * n + c) * n + u) * n + cu
+        w = pair_units_at(pair_units, tri_start, tri_ent, key, blank)
         g[NROW, u] = w
         if w:
             any_new = True
         for j in range(tri_start[key], tri_start[key + 1]):
             v = tri_ent[j, 0]
-            if g[POS, v] == tri_ent[j, 1]:
+            if g[POS, v] == tri_ent[j, 1] and tri_ent[j, 3] >> blank & 1:
                 hl[NHM, nh] = bt | (np.int64(1) << u) | (np.int64(1) << v)
                 hl[NHW, nh] = tri_ent[j, 2]
                 nh += 1
@@ -612,18 +619,26 @@ def new_memo() -> np.ndarray:
 class ConflictGraph:
     """The arrays of one state's conflict graph and the work space of its updates: ``pw`` (pair weights,
     n x n), ``g``, ``hl`` and ``cons`` (see the rows above), ``memo`` (covers of components seen before);
-    ``lookups`` are those of :class:`pdbtool.tables.pairs_triples.DynamicTables` (pair units, triple CSR starts and
-    entries)."""
+    ``lookups`` are those of :class:`pdbtool.tables.pairs_triples.DynamicTables` (pair units, CSR starts
+    followed by a key filter, rows)."""
 
     def __init__(self, tables, memo: np.ndarray | None = None):
         """``memo``: a memo to use instead of a new one (its entries are exact whatever state they came from, so
         searches may share one, but never two threads at once)."""
         n = tables.board.n
         self.n = n
-        self.lookups = (tables.pair_units, tables.tri_start, tables.tri_ent)
-        hmax = max(16, comb(n - 1, 3)) if tables.tri_ent.shape[0] else 16
-        # a tile is in at most one hyperedge with each pair of other tiles
-        self.tmax = comb(n - 2, 2) if tables.tri_ent.shape[0] else 0
+        # the CSR starts, then the key filter: bit cu of word (t*n + c)*n + u says whether the key
+        # (t, c, u, cu) has a pair value or rows (most have neither, and the filter fits a cache where the
+        # starts do not)
+        keys = np.flatnonzero((tables.pair_units != 0) | (np.diff(tables.tri_start) > 0))
+        near = np.zeros(n ** 3, dtype=np.int64)
+        np.bitwise_or.at(near, keys // n, np.int64(1) << (keys % n))
+        self.lookups = (tables.pair_units, np.concatenate([tables.tri_start, near]), tables.tri_ent)
+        triples = tables.triples_stored > 0
+        hmax = max(16, comb(n - 1, 3)) if triples else 16
+        # a tile is in at most one hyperedge with each pair of other tiles (one row of a triple's placement
+        # matches the blank's region)
+        self.tmax = comb(n - 2, 2) if triples else 0
         cmax = n * n + hmax
         self.pw = np.zeros((n, n), dtype=np.int64)
         self.g = np.zeros((G_ROWS, 2 * n + 2), dtype=np.int64)
