@@ -125,6 +125,35 @@ def _unrank_with_weights(r, n, k, inverses, weights, cells, digits, prefix, cell
     return occupied
 
 
+@njit(cache=True, inline="always")
+def _divide(x, d, inverse):
+    """``x // d`` for 0 <= x < 2**52 through a multiplication by ``inverse`` = 1 / d, corrected once."""
+    q = np.int64(x * inverse)
+    rest = x - q * d
+    if rest < 0:
+        q -= 1
+    elif rest >= d:
+        q += 1
+    return q
+
+
+@njit(cache=True, inline="always")
+def _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix, cellw, full):
+    """Unrank ``r`` after ``run_start``'s run: ranks come in runs of n - k + 1 that differ only in the
+    last tile's cell, so inside the run of the last call only that tile moves.  Returns the occupied
+    mask and the start of ``r``'s run."""
+    d = r - run_start
+    if 0 <= d < n - k + 1:
+        cellw[cells[k - 1]] = 0
+        bit = select_bit(d, full & ~prefix[k - 1])
+        cells[k - 1] = trailing_zeros(bit)
+        digits[k - 1] = d
+        cellw[cells[k - 1]] = weights[k - 1]
+        return prefix[k - 1] | bit, run_start
+    occupied = _unrank_with_weights(r, n, k, inverses, weights, cells, digits, prefix, cellw)
+    return occupied, r - digits[k - 1]
+
+
 @njit(parallel=True, cache=True)
 def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses):
     """Expand every placement at ``depth`` (blank ignored); return ``[expanded, discovered]``.
@@ -146,6 +175,7 @@ def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, wid
         move_to = np.empty(_BATCH + 4 * k, dtype=np.int64)
         cellw = np.zeros(n, dtype=np.int64)
         cells[:] = 0
+        run_start = -entries
         r0 = b * block
         r1 = min(entries, r0 + block)
         found = 0
@@ -162,7 +192,8 @@ def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, wid
                 r += 1
                 continue
             found += 1
-            occupied = _unrank_with_weights(r, n, k, inverses, weights, cells, digits, prefix, cellw)
+            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                               cellw, full)
             # children are prefetched as they are made and looked up a batch later: the cache misses of
             # many placements overlap
             start = pending
@@ -223,6 +254,7 @@ def ignored_bottom_up(table, depth, n, k, block, not_first_col, not_last_col, wi
         move_to = np.empty(4 * k, dtype=np.int64)
         cellw = np.zeros(n, dtype=np.int64)
         cells[:] = 0
+        run_start = -entries
         r0 = b * block
         r1 = min(entries, r0 + block)
         found = 0
@@ -239,7 +271,8 @@ def ignored_bottom_up(table, depth, n, k, block, not_first_col, not_last_col, wi
                     found += 1
                 r += 1
                 continue
-            occupied = _unrank_with_weights(r, n, k, inverses, weights, cells, digits, prefix, cellw)
+            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                               cellw, full)
             count = _moves_into(full & ~occupied, r, occupied, cellw, width, not_first_col, not_last_col,
                                 neighbours, move_from, move_to, 0)
             for j in range(count):
@@ -343,11 +376,13 @@ def _mark_minimized_children(bits, count, child_first, child_slot, child_cell, c
 @njit(parallel=True, cache=True)
 def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_col, width,
                        weights, inverses):
-    """Expand every (placement, blank region) state at ``depth``; return ``[expanded, discovered, cells]``.
+    """Expand every (placement, blank region) state at ``depth``; return ``[cells expanded, discovered,
+    cells discovered]``.
 
-    The frontier ("current") states are found by scanning the two-bit words; each region's children are
-    computed incrementally from the parent's digits and prefetched, and looked up a batch of about
-    ``_BATCH`` children later, so that the cache misses of many states overlap.  A new child is flooded and
+    The frontier ("current") states are found by scanning the two-bit words.  A rank's frontier cells are
+    the union of its frontier regions, so the moves into them are the children of all of them (no
+    flood); the children's ranks are the parent's plus precomputed steps (``_moves_into``), prefetched and
+    looked up a batch of about ``_BATCH`` children later, so that the cache misses of many states overlap.  A new child is flooded and
     marked "next" in every cell of its region with an atomic OR; a scanned rank's frontier states turn
     to 11 with an atomic XOR.  ``table`` receives, for each rank, the first depth at which one of
     its regions is expanded.  ``discovered`` counts each new state once (see ``_or_rank_states``).
@@ -357,6 +392,8 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
     cur = numba.uint64(1 + (depth & 1))
     nxt = numba.uint64(2 - (depth & 1))
+    rank_slots = deposit_bits((numba.uint64(1) << numba.uint64(nf)) - numba.uint64(1), _LOW_BITS)
+    inverse_nf = 1.0 / nf
     nblocks = (entries + block - 1) // block
     counts = np.zeros((nblocks, 3), dtype=np.int64)
     for b in prange(nblocks):
@@ -371,11 +408,12 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
         move_to = np.empty(size, dtype=np.int64)
         cellw = np.zeros(n, dtype=np.int64)
         cells[:] = 0
+        run_start = -entries
         r0 = b * block
         r1 = min(entries, r0 + block)
         s1 = r1 * nf
         s = r0 * nf
-        found = 0
+        expanded_cells = 0
         new = 0
         new_cells = 0
         pending = 0
@@ -388,33 +426,31 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
             if match == 0:
                 s = (w + 1) * 32
                 continue
-            r = (w * 32 + (trailing_zeros(match) >> 1)) // nf
+            r = _divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
             first = r * nf
-            frontier = extract_bits(_slots_equal(_rank_states(bits, first, nf), cur), _LOW_BITS)
-            frontier &= (numba.uint64(1) << numba.uint64(nf)) - numba.uint64(1)
-            retire = deposit_bits(frontier, _LOW_BITS) * (numba.uint64(3) - cur)
-            occupied = _unrank_with_weights(r, n, k, inverses, weights, cells, digits, prefix, cellw)
+            frontier = _slots_equal(_rank_states(bits, first, nf), cur) & rank_slots
+            retire = frontier * (numba.uint64(3) - cur)
+            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                               cellw, full)
             if table[r] == UNSEEN:
                 table[r] = depth
-            free = full & ~occupied
-            while frontier:
-                found += 1
-                blank = select_bit(trailing_zeros(frontier), free)
-                region = flood_region(blank, free, not_first_col, not_last_col, width)
-                frontier &= ~extract_bits(region, free)
-                start = pending
-                pending = _moves_into(region, r, occupied, cellw, width, not_first_col, not_last_col,
-                                      child_first, child_cell, move_to, pending)
-                for j in range(start, pending):
-                    # the tile slides from c into q; the child's blank is in c
-                    c = child_cell[j]
-                    q = move_to[j]
-                    cbit = numba.uint64(1) << numba.uint64(c)
-                    slot = c - popcount(occupied & (cbit - numba.uint64(1))) - (q < c)
-                    child_first[j] *= nf
-                    child_slot[j] = slot
-                    child_occ[j] = occupied ^ cbit ^ (numba.uint64(1) << numba.uint64(q))
-                    prefetch(bits, (child_first[j] + slot) >> 5)
+            # every cell of a frontier region carries its state: the union of the frontier regions is
+            # the frontier cells, and the moves into it are the children of all of them
+            union = deposit_bits(extract_bits(frontier, _LOW_BITS), full & ~occupied)
+            expanded_cells += popcount(union)
+            start = pending
+            pending = _moves_into(union, r, occupied, cellw, width, not_first_col, not_last_col,
+                                  child_first, child_cell, move_to, pending)
+            for j in range(start, pending):
+                # the tile slides from c into q; the child's blank is in c
+                c = child_cell[j]
+                q = move_to[j]
+                cbit = numba.uint64(1) << numba.uint64(c)
+                slot = c - popcount(occupied & (cbit - numba.uint64(1))) - (q < c)
+                child_first[j] *= nf
+                child_slot[j] = slot
+                child_occ[j] = occupied ^ cbit ^ (numba.uint64(1) << numba.uint64(q))
+                prefetch(bits, (child_first[j] + slot) >> 5)
             _xor_rank_states(bits, first, nf, retire)
             if pending >= _BATCH:
                 a, c2 = _mark_minimized_children(bits, pending, child_first, child_slot, child_cell, child_occ,
@@ -425,7 +461,7 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
             s = first + nf
         a, c2 = _mark_minimized_children(bits, pending, child_first, child_slot, child_cell, child_occ,
                                          full, nf, nxt, not_first_col, not_last_col, width)
-        counts[b, 0] = found
+        counts[b, 0] = expanded_cells
         counts[b, 1] = new + a
         counts[b, 2] = new_cells + c2
     return counts.sum(axis=0)
@@ -459,6 +495,7 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
     full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
     cur = numba.uint64(1 + (depth & 1))
     nxt = numba.uint64(2 - (depth & 1))
+    inverse_nf = 1.0 / nf
     nblocks = (entries + block - 1) // block
     counts = np.zeros((nblocks, 3), dtype=np.int64)
     for b in prange(nblocks):
@@ -470,6 +507,7 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
         move_to = np.empty(4 * k, dtype=np.int64)
         cellw = np.zeros(n, dtype=np.int64)
         cells[:] = 0
+        run_start = -entries
         rank_slots = deposit_bits((numba.uint64(1) << numba.uint64(nf)) - numba.uint64(1), _LOW_BITS)
         r0 = b * block
         r1 = min(entries, r0 + block)
@@ -489,7 +527,7 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
             if match == 0:
                 s = (w + 1) * 32
                 continue
-            r = (w * 32 + (trailing_zeros(match) >> 1)) // nf
+            r = _divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
             first = r * nf
             states = _rank_states(bits, first, nf)
             # a rank of the current layer gets its depth here when a top-down step marked it
@@ -499,7 +537,8 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
             if unseen == 0:
                 s = first + nf
                 continue
-            occupied = _unrank_with_weights(r, n, k, inverses, weights, cells, digits, prefix, cellw)
+            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                               cellw, full)
             free = full & ~occupied
             marks = numba.uint64(0)
             while unseen:
@@ -705,8 +744,8 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                             stale = 0
                         expanded, discovered, new_cells = (int(x) for x in minimized_top_down(
                             bits, table, depth, n, k, block, *masks, weights, inverses))
-                        if expanded != frontier:
-                            raise AssertionError(f"depth {depth}: {expanded} states expanded, {frontier} "
+                        if expanded != frontier_cells:
+                            raise AssertionError(f"depth {depth}: {expanded} cells expanded, {frontier_cells} "
                                                  "marked: a builder bug")
                     if discovered == 0:
                         break
