@@ -126,6 +126,24 @@ def _unrank_with_weights(r, n, k, inverses, weights, cells, digits, prefix, cell
 
 
 @njit(cache=True, inline="always")
+def _grow(region, free, not_first_col, not_last_col, width):
+    return (region | ((region << numba.uint64(1)) & not_first_col) | ((region >> numba.uint64(1)) & not_last_col)
+            | (region << numba.uint64(width)) | (region >> numba.uint64(width))) & free
+
+
+@njit(cache=True, inline="always")
+def _flood(seed, free, not_first_col, not_last_col, width):
+    """``flood_region`` two steps a round: half the rounds, half the hard-to-predict loop exits."""
+    region = seed & free
+    while True:
+        grown = _grow(_grow(region, free, not_first_col, not_last_col, width), free, not_first_col,
+                      not_last_col, width)
+        if grown == region:
+            return region
+        region = grown
+
+
+@njit(cache=True, inline="always")
 def _divide(x, d, inverse):
     """``x // d`` for 0 <= x < 2**52 through a multiplication by ``inverse`` = 1 / d, corrected once."""
     q = np.int64(x * inverse)
@@ -164,7 +182,7 @@ def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, wid
     entries = table.shape[0]
     full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
     nblocks = (entries + block - 1) // block
-    counts = np.zeros((nblocks, 2), dtype=np.int64)
+    counts = np.zeros((nblocks, 3), dtype=np.int64)
     words = table[: entries - entries % 8].view(np.uint64)
     for b in prange(nblocks):
         cells = np.empty(k, dtype=np.int64)
@@ -180,6 +198,7 @@ def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, wid
         r1 = min(entries, r0 + block)
         found = 0
         new = 0
+        moves = 0
         pending = 0
         r = r0
         while r < r1:
@@ -199,6 +218,7 @@ def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, wid
             start = pending
             pending = _moves_into(full & ~occupied, r, occupied, cellw, width, not_first_col, not_last_col,
                                   children, move_from, move_to, pending)
+            moves += pending - start
             for j in range(start, pending):
                 prefetch(table, children[j])
             if pending >= _BATCH:
@@ -208,6 +228,7 @@ def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, wid
         new += _mark_ignored_children(table, children, pending, depth)
         counts[b, 0] = found
         counts[b, 1] = new
+        counts[b, 2] = moves
     return counts.sum(axis=0)
 
 
@@ -243,7 +264,7 @@ def ignored_bottom_up(table, depth, n, k, block, not_first_col, not_last_col, wi
     entries = table.shape[0]
     full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
     nblocks = (entries + block - 1) // block
-    counts = np.zeros((nblocks, 2), dtype=np.int64)
+    counts = np.zeros((nblocks, 3), dtype=np.int64)
     words = table[: entries - entries % 8].view(np.uint64)
     for b in prange(nblocks):
         cells = np.empty(k, dtype=np.int64)
@@ -259,6 +280,7 @@ def ignored_bottom_up(table, depth, n, k, block, not_first_col, not_last_col, wi
         r1 = min(entries, r0 + block)
         found = 0
         new = 0
+        moves = 0
         r = r0
         while r < r1:
             if r % 8 == 0 and r + 8 <= r1 and r + 8 <= words.shape[0] * 8:
@@ -275,6 +297,7 @@ def ignored_bottom_up(table, depth, n, k, block, not_first_col, not_last_col, wi
                                                cellw, full)
             count = _moves_into(full & ~occupied, r, occupied, cellw, width, not_first_col, not_last_col,
                                 neighbours, move_from, move_to, 0)
+            moves += count
             for j in range(count):
                 prefetch(table, neighbours[j])
             if _first_at(table, neighbours, count, r, depth):
@@ -283,6 +306,7 @@ def ignored_bottom_up(table, depth, n, k, block, not_first_col, not_last_col, wi
             r += 1
         counts[b, 0] = found
         counts[b, 1] = new
+        counts[b, 2] = moves
     return counts.sum(axis=0)
 
 
@@ -363,7 +387,7 @@ def _mark_minimized_children(bits, count, child_first, child_slot, child_cell, c
             continue
         child_free = full & ~child_occ[j]
         cbit = numba.uint64(1) << numba.uint64(child_cell[j])
-        region = flood_region(cbit, child_free, not_first_col, not_last_col, width)
+        region = _flood(cbit, child_free, not_first_col, not_last_col, width)
         slots = deposit_bits(extract_bits(region, child_free), _LOW_BITS)
         # the region's lowest slot decides which of several racing writers made the state new
         probe = first + (trailing_zeros(slots) >> 1)
@@ -395,7 +419,7 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     rank_slots = deposit_bits((numba.uint64(1) << numba.uint64(nf)) - numba.uint64(1), _LOW_BITS)
     inverse_nf = 1.0 / nf
     nblocks = (entries + block - 1) // block
-    counts = np.zeros((nblocks, 3), dtype=np.int64)
+    counts = np.zeros((nblocks, 4), dtype=np.int64)
     for b in prange(nblocks):
         cells = np.empty(k, dtype=np.int64)
         digits = np.empty(k, dtype=np.int64)
@@ -416,6 +440,7 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
         expanded_cells = 0
         new = 0
         new_cells = 0
+        moves = 0
         pending = 0
         while s < s1:
             w = s >> 5
@@ -441,6 +466,7 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
             start = pending
             pending = _moves_into(union, r, occupied, cellw, width, not_first_col, not_last_col,
                                   child_first, child_cell, move_to, pending)
+            moves += pending - start
             for j in range(start, pending):
                 # the tile slides from c into q; the child's blank is in c
                 c = child_cell[j]
@@ -464,6 +490,7 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
         counts[b, 0] = expanded_cells
         counts[b, 1] = new + a
         counts[b, 2] = new_cells + c2
+        counts[b, 3] = moves
     return counts.sum(axis=0)
 
 
@@ -497,7 +524,7 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
     nxt = numba.uint64(2 - (depth & 1))
     inverse_nf = 1.0 / nf
     nblocks = (entries + block - 1) // block
-    counts = np.zeros((nblocks, 3), dtype=np.int64)
+    counts = np.zeros((nblocks, 4), dtype=np.int64)
     for b in prange(nblocks):
         cells = np.empty(k, dtype=np.int64)
         digits = np.empty(k, dtype=np.int64)
@@ -517,6 +544,7 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
             _retire_stale(bits, s >> 5, (s1 + 31) >> 5, stale)
         new = 0
         new_cells = 0
+        moves = 0
         while s < s1:
             w = s >> 5
             y = bits[w]
@@ -543,11 +571,12 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
             marks = numba.uint64(0)
             while unseen:
                 blank = select_bit(trailing_zeros(unseen), free)
-                region = flood_region(blank, free, not_first_col, not_last_col, width)
+                region = _flood(blank, free, not_first_col, not_last_col, width)
                 region_slots = extract_bits(region, free)
                 unseen &= ~region_slots
                 count = _moves_into(region, r, occupied, cellw, width, not_first_col, not_last_col,
                                     neighbours, move_from, move_to, 0)
+                moves += count
                 for j in range(count):
                     c = move_from[j]
                     cbit = numba.uint64(1) << numba.uint64(c)
@@ -565,6 +594,7 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
             s = first + nf
         counts[b, 1] = new
         counts[b, 2] = new_cells
+        counts[b, 3] = moves
     return counts.sum(axis=0)
 
 
@@ -635,6 +665,7 @@ class BuildResult:
     layers: list[int]           # states (placements or placement/region pairs) per depth
     seconds: float
     unreachable: int
+    moves: int = 0              # moves generated (top-down: children looked up; bottom-up: candidates)
 
 
 def _block_size(entries: int, threads: int) -> int:
@@ -666,8 +697,11 @@ def _bottom_up_now(direction: str, unseen: int, frontier: int) -> bool:
 
 
 def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | None = None,
-                progress: Callable[[int, int], None] | None = None, direction: str = "auto") -> BuildResult:
-    """Build the distance table of ``pattern`` under a blank rule; ``progress(depth, states)`` per layer.
+                progress: Callable[[int, int, float], None] | None = None, direction: str = "auto") -> BuildResult:
+    """Build the distance table of ``pattern`` under a blank rule.
+
+    ``progress(depth, states, done)`` is called once per layer with the layer's size and the fraction of
+    the state space reached so far (placements, or (placement, blank cell) pairs for the blank minimized).
 
     ``direction`` chooses the steps: ``"auto"`` (top-down while the frontier is small against the unseen
     states, then bottom-up), or every step ``"top-down"`` or ``"bottom-up"`` (the same table; for tests).
@@ -690,6 +724,7 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
     previous_threads = numba.get_num_threads()
     numba.set_num_threads(threads)
     layers: list[int] = []
+    moves = 0
     try:
         table = np.full(entries, UNSEEN, dtype=np.uint8)
         nfc, nlc = column_masks(board)
@@ -703,11 +738,12 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                         step = ignored_bottom_up
                     else:
                         step = ignored_top_down
-                    expanded, discovered = (int(x) for x in step(table, depth, n, k, block, *masks, weights,
-                                                                  inverses))
+                    expanded, discovered, looked_up = (int(x) for x in step(
+                        table, depth, n, k, block, *masks, weights, inverses))
+                    moves += looked_up
                     layers.append(expanded)
                     if progress:
-                        progress(depth, expanded)
+                        progress(depth, expanded, min(1.0, (seen + discovered) / entries))
                     if discovered == 0:
                         break
                     frontier = discovered  # may count a child twice after a top-down step: a guide only
@@ -733,20 +769,21 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                 while True:
                     layers.append(frontier)
                     if progress:
-                        progress(depth, frontier)
+                        progress(depth, frontier, seen_cells / cells_total)
                     if _bottom_up_now(direction, cells_total - seen_cells, frontier_cells):
-                        expanded, discovered, new_cells = (int(x) for x in minimized_bottom_up(
+                        expanded, discovered, new_cells, looked_up = (int(x) for x in minimized_bottom_up(
                             bits, table, depth, stale, n, k, block, *masks, weights, inverses))
                         stale = 1 + (depth & 1)
                     else:
                         if stale:
                             retire_stale(bits, np.uint64(stale), max(1, block * nfree // 32))
                             stale = 0
-                        expanded, discovered, new_cells = (int(x) for x in minimized_top_down(
+                        expanded, discovered, new_cells, looked_up = (int(x) for x in minimized_top_down(
                             bits, table, depth, n, k, block, *masks, weights, inverses))
                         if expanded != frontier_cells:
                             raise AssertionError(f"depth {depth}: {expanded} cells expanded, {frontier_cells} "
                                                  "marked: a builder bug")
+                    moves += looked_up
                     if discovered == 0:
                         break
                     frontier, frontier_cells = discovered, new_cells
@@ -760,4 +797,4 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
         numba.set_num_threads(previous_threads)
     if bad:
         raise AssertionError(f"{bad} entries violate h >= Manhattan with an even excess: a builder bug")
-    return BuildResult(table, layers, time.perf_counter() - start, int(unreachable))
+    return BuildResult(table, layers, time.perf_counter() - start, int(unreachable), moves)

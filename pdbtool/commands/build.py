@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import resource
 import time
 
 import click
@@ -65,6 +66,7 @@ def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, for
                 click.echo(f"{{{p}}} on {p.board.dims} ({blank}): not built, {via.describe()}")
             continue
         start = time.perf_counter()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
         built, converted = [], []
         bar, update = progress_bar(f"{p.board.dims} {{{p}}} {blank}")
         try:
@@ -75,11 +77,14 @@ def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, for
             bar.close()
         stats = table.stats()
         seconds = built[0] if built else time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime
         record = {"tiles": list(p.tiles), "board": p.board.dims, "blank": blank, "entries": p.entries,
                   "built": bool(built), "seconds": round(seconds, 3), "max": stats["max"],
                   "mean": round(stats["mean"], 4), "file": str(table.path), "encoding": encoding,
                   "encoding_params": params, "converted": bool(converted),
-                  "bits_per_entry": round(stats["bits_per_entry"], 4)}
+                  "bits_per_entry": round(stats["bits_per_entry"], 4), "cpu_seconds": round(cpu, 3),
+                  "peak_rss_bytes": after.ru_maxrss * 1024}  # the process's peak so far (Linux: KiB)
         if "saturated" in stats:
             record["saturated"] = stats["saturated"]
         if as_json:
