@@ -172,6 +172,15 @@ def _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix, c
     return occupied, r - digits[k - 1]
 
 
+@njit(cache=True, inline="always")
+def _block_scratch(n, k, size):
+    """A block's working arrays: the cells, digits and prefix masks of the placement in hand (cells start
+    valid for ``_unrank_next``), three move buffers of ``size`` entries, and the cell weights."""
+    return (np.zeros(k, dtype=np.int64), np.empty(k, dtype=np.int64), np.empty(k, dtype=np.uint64),
+            np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64),
+            np.zeros(n, dtype=np.int64))
+
+
 @njit(parallel=True, cache=True)
 def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses):
     """Expand every placement at ``depth`` (blank ignored); return ``[expanded, discovered]``.
@@ -185,14 +194,7 @@ def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, wid
     counts = np.zeros((nblocks, 3), dtype=np.int64)
     words = table[: entries - entries % 8].view(np.uint64)
     for b in prange(nblocks):
-        cells = np.empty(k, dtype=np.int64)
-        digits = np.empty(k, dtype=np.int64)
-        prefix = np.empty(k, dtype=np.uint64)
-        children = np.empty(_BATCH + 4 * k, dtype=np.int64)
-        move_from = np.empty(_BATCH + 4 * k, dtype=np.int64)
-        move_to = np.empty(_BATCH + 4 * k, dtype=np.int64)
-        cellw = np.zeros(n, dtype=np.int64)
-        cells[:] = 0
+        cells, digits, prefix, children, move_from, move_to, cellw = _block_scratch(n, k, _BATCH + 4 * k)
         run_start = -entries
         r0 = b * block
         r1 = min(entries, r0 + block)
@@ -267,14 +269,7 @@ def ignored_bottom_up(table, depth, n, k, block, not_first_col, not_last_col, wi
     counts = np.zeros((nblocks, 3), dtype=np.int64)
     words = table[: entries - entries % 8].view(np.uint64)
     for b in prange(nblocks):
-        cells = np.empty(k, dtype=np.int64)
-        digits = np.empty(k, dtype=np.int64)
-        prefix = np.empty(k, dtype=np.uint64)
-        neighbours = np.empty(4 * k, dtype=np.int64)
-        move_from = np.empty(4 * k, dtype=np.int64)
-        move_to = np.empty(4 * k, dtype=np.int64)
-        cellw = np.zeros(n, dtype=np.int64)
-        cells[:] = 0
+        cells, digits, prefix, neighbours, move_from, move_to, cellw = _block_scratch(n, k, 4 * k)
         run_start = -entries
         r0 = b * block
         r1 = min(entries, r0 + block)
@@ -421,17 +416,10 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     nblocks = (entries + block - 1) // block
     counts = np.zeros((nblocks, 4), dtype=np.int64)
     for b in prange(nblocks):
-        cells = np.empty(k, dtype=np.int64)
-        digits = np.empty(k, dtype=np.int64)
-        prefix = np.empty(k, dtype=np.uint64)
         size = _BATCH + 4 * k
-        child_first = np.empty(size, dtype=np.int64)
+        cells, digits, prefix, child_first, child_cell, move_to, cellw = _block_scratch(n, k, size)
         child_slot = np.empty(size, dtype=np.int64)
-        child_cell = np.empty(size, dtype=np.int64)
         child_occ = np.empty(size, dtype=np.uint64)
-        move_to = np.empty(size, dtype=np.int64)
-        cellw = np.zeros(n, dtype=np.int64)
-        cells[:] = 0
         run_start = -entries
         r0 = b * block
         r1 = min(entries, r0 + block)
@@ -526,14 +514,7 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
     nblocks = (entries + block - 1) // block
     counts = np.zeros((nblocks, 4), dtype=np.int64)
     for b in prange(nblocks):
-        cells = np.empty(k, dtype=np.int64)
-        digits = np.empty(k, dtype=np.int64)
-        prefix = np.empty(k, dtype=np.uint64)
-        neighbours = np.empty(4 * k, dtype=np.int64)
-        move_from = np.empty(4 * k, dtype=np.int64)
-        move_to = np.empty(4 * k, dtype=np.int64)
-        cellw = np.zeros(n, dtype=np.int64)
-        cells[:] = 0
+        cells, digits, prefix, neighbours, move_from, move_to, cellw = _block_scratch(n, k, 4 * k)
         run_start = -entries
         rank_slots = deposit_bits((numba.uint64(1) << numba.uint64(nf)) - numba.uint64(1), _LOW_BITS)
         r0 = b * block
