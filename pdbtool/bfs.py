@@ -14,7 +14,17 @@
   block is scanned by one thread, which alone writes the byte-table entries of its ranks (the first
   depth at which one of its regions is expanded: the least distance over blank cells).
 
-Both builders run in parallel over blocks of ranks (``prange``, dynamically scheduled chunks).
+Both builders run in parallel over blocks of ranks (``prange``, dynamically scheduled chunks), one
+layer a step, in one of two directions (Beamer, Asanović & Patterson's direction-optimizing BFS):
+
+* **top-down** while the frontier is small against the unseen states: each frontier state's moves are
+  generated (a move's child rank is the parent's plus a step precomputed per tile and direction, see
+  ``_moves_into``), prefetched, and looked up a batch later so that their cache misses overlap;
+* **bottom-up** once the unseen states (cells, for the blank minimized) are at most
+  ``BOTTOM_UP_RATIO`` times the frontier: each unseen state looks for a neighbour in the frontier,
+  the near ones first, and stops at the first; each thread writes only its own blocks, without atomics.
+  The sliding-tile searches are deep (30 and more layers, none above about an eighth of the states),
+  so this pays only in the last layers.
 """
 
 from __future__ import annotations
