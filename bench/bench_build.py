@@ -164,6 +164,11 @@ def main(argv=None):
                       + (f"   target {target[0]:g} s" if target[0] else "")
                       + (f" / {target[1] / 1e9:g} GB" if target[1] else "")
                       + ("" if target[0] is None else ("  ok" if row["meets_target"] else "  MISSED")), flush=True)
+                write_report(rows, rates)  # after every row: a long run stopped early keeps what it measured
+    return write_report(rows, rates)
+
+
+def write_report(rows, rates):
     RESULTS.mkdir(exist_ok=True)
     report = {"benchmark": "build", "machine": platform.processor() or platform.machine(),
               "cpu_model": _cpu_model(), "cpu_count": os.cpu_count(), "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
