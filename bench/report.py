@@ -189,13 +189,20 @@ def build_section(results: Path, plots: Plots) -> str:
     for r in data.get("rows", []):
         cells = 25 if r["partition"].startswith("24") else 16
         sizes = [entries(cells, len(t["tiles"])) for t in r["tables"]]
-        rows.append([r["partition"], r["blank"], fmt(sum(sizes)), fmt(r["build_seconds"]),
+        cpu = r.get("cpu_seconds")
+        rows.append([r["partition"], r["blank"], r.get("builder", "current"), fmt(sum(sizes)),
+                     fmt(r["build_seconds"]), fmt(cpu) if cpu is not None else "",
                      f"{r['peak_rss_bytes'] / 2**30:.2f}", r.get("threads", "")])
+        if r.get("builder", "current") != "current":
+            continue
         for t, size in zip(r["tables"], sizes):
-            points[r["blank"]].append((size, t["seconds"], r["peak_rss_bytes"] / 2**30))
+            points[r["blank"]].append((size, t.get("cpu_seconds", t["seconds"]), r["peak_rss_bytes"] / 2**30))
     out.append("Each partition's tables built in a fresh process on all cores (`bench/bench_build.py`); the\n"
-               "peak resident memory is the process's, and the time is the sum over the tables.\n\n")
-    out.append(table(["tables", "blank", "placements", "build s", "peak RSS GiB", "threads"], rows))
+               "peak resident memory is the process's, and the times are sums over the tables.  Rows marked\n"
+               "`baseline` ran the previous builder in the same session, alternating with the current one;\n"
+               "on a loaded machine compare CPU seconds.\n\n")
+    out.append(table(["tables", "blank", "builder", "placements", "build s", "CPU s", "peak RSS GiB", "threads"],
+                     rows))
     out.append("\n" + provenance(data) + "\n\n")
 
     def draw(ax_time, ax_mem):
@@ -204,7 +211,7 @@ def build_section(results: Path, plots: Plots) -> str:
             if pts:
                 ax_time.loglog([p[0] for p in pts], [p[1] for p in pts], marker, label=f"blank {blank}")
                 ax_mem.semilogx([p[0] for p in pts], [p[2] for p in pts], marker, label=f"blank {blank}")
-        ax_time.set(xlabel="placements in the table", ylabel="build seconds", title="Build time per table")
+        ax_time.set(xlabel="placements in the table", ylabel="CPU seconds", title="Build CPU time per table")
         ax_mem.set(xlabel="placements in the table", ylabel="peak RSS (GiB)", title="Peak memory of the build",
                    ylim=(0, None))
         ax_time.legend(fontsize=8)

@@ -1,5 +1,11 @@
 """The two builders against exact oracles: plain BFS over the real puzzle and over the abstraction."""
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -7,10 +13,6 @@ from oracle import abstract_distances, true_distances
 from pdbtool.puzzle.board import Board
 from pdbtool.tables.build import build_table
 from pdbtool.tables.ranking import TilePattern, manhattan_of_ranks, rank_many
-
-
-def _table(board, tiles, blank, threads=None):
-    return build_table(TilePattern(board, tiles), blank, threads=threads).table
 
 
 @pytest.mark.parametrize("w,h,diameter", [(3, 3, 31), (2, 4, 36)])
@@ -120,13 +122,95 @@ def test_minimized_tables_are_admissible_but_not_always_consistent():
     assert _move_differences(board, pattern, build_table(pattern, "minimized").table) > 1
 
 
-@pytest.mark.parametrize("w,h,tiles", [(4, 4, (1, 2, 4, 5, 8)), (3, 4, (1, 2, 3, 4, 5, 6)), (5, 2, (1, 2, 3, 4, 5, 6))])
+PARALLEL_CHECK = textwrap.dedent("""
+    import json, sys
+    import numba
+    from pdbtool.tables.build import _block_size, build_table
+    from pdbtool.puzzle.board import Board
+    from pdbtool.tables.ranking import TilePattern
+    threads = 4
+    assert numba.config.NUMBA_NUM_THREADS == threads
+    out = []
+    for w, h, tiles in json.loads(sys.argv[1]):
+        pattern = TilePattern(Board(w, h), tuple(tiles))
+        assert pattern.entries // _block_size(pattern.entries, threads) >= 3 * threads  # several blocks each
+        for blank in ("minimized", "ignored"):
+            for direction in ("top-down", "bottom-up", "auto"):
+                one = build_table(pattern, blank, threads=1, direction=direction)
+                many = build_table(pattern, blank, threads=threads, direction=direction)
+                out.append([w, h, blank, direction, one.table.tobytes() == many.table.tobytes(),
+                            one.layers == many.layers])
+    print(json.dumps(out))
+""")
+
+
+def test_parallel_build_equals_single_thread_build():
+    # Four threads even on a one-CPU machine (Numba runs more threads than cores when told to at start),
+    # so that a race in the parallel steps can show up wherever the test runs.
+    boards = [(4, 4, (1, 2, 4, 5, 8)), (3, 4, (1, 2, 3, 4, 5, 6)), (5, 2, (1, 2, 3, 4, 5, 6))]
+    env = dict(os.environ, NUMBA_NUM_THREADS="4")
+    proc = subprocess.run([sys.executable, "-c", PARALLEL_CHECK, json.dumps(boards)], capture_output=True,
+                          text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(results) == len(boards) * 2 * 3
+    for w, h, blank, direction, same_table, same_layers in results:
+        assert same_table and same_layers, (w, h, blank, direction)
+
+
+@pytest.mark.parametrize("w,h,tiles", [(3, 3, tuple(range(1, 9))), (4, 4, (1, 2, 4, 5)), (3, 4, (1, 2, 3, 4, 5)),
+                                       (5, 2, (1, 2, 6, 7)), (4, 3, (5, 6, 7)), (5, 5, (1, 2, 5))])
 @pytest.mark.parametrize("blank", ["minimized", "ignored"])
-def test_parallel_build_equals_single_thread_build(w, h, tiles, blank):
+def test_top_down_and_bottom_up_steps_build_the_same_table(w, h, tiles, blank):
+    pattern = TilePattern(Board(w, h), tiles)
+    results = {d: build_table(pattern, blank, threads=2, direction=d) for d in ("top-down", "bottom-up", "auto")}
+    reference = results["top-down"]
+    for direction, result in results.items():
+        assert result.table.tobytes() == reference.table.tobytes(), direction
+        assert result.layers == reference.layers, direction
+        assert result.unreachable == reference.unreachable, direction
+
+
+def test_auto_direction_goes_bottom_up_at_the_end(monkeypatch):
+    import pdbtool.tables.build as bfs
+
+    steps = []
+    for name in ("minimized_top_down", "minimized_bottom_up"):
+        kernel = getattr(bfs, name)
+        monkeypatch.setattr(bfs, name, lambda *a, _k=kernel, _n=name: steps.append(_n) or _k(*a))
+    build_table(TilePattern(Board(4, 4), (1, 2, 4, 5)), "minimized")
+    assert steps[0] == "minimized_top_down" and steps[-1] == "minimized_bottom_up"
+
+
+def test_unknown_direction_is_refused():
+    with pytest.raises(ValueError, match="direction"):
+        build_table(TilePattern(Board(3, 3), (1, 2)), "minimized", direction="sideways")
+
+
+@pytest.mark.parametrize("w,h,tiles", [(3, 3, (1, 2, 3)), (3, 3, (2, 4, 6, 8)), (4, 3, (5, 6, 7)), (2, 4, (1, 2, 3))])
+def test_minimized_layers_count_every_placement_and_blank_region(w, h, tiles):
+    # every (placement, blank region) pair of these patterns is reachable: the layers count each once
     board = Board(w, h)
-    one = _table(board, tiles, blank, threads=1)
-    many = _table(board, tiles, blank, threads=4)
-    assert one.tobytes() == many.tobytes()
+    pattern = TilePattern(board, tiles)
+    regions = 0
+    for r in range(pattern.entries):
+        cells = pattern.unrank(r)
+        free = [c for c in range(board.n) if c not in cells]
+        regions += len({pattern.blank_region(cells, c) for c in free})
+    for direction in ("top-down", "bottom-up"):
+        assert sum(build_table(pattern, "minimized", direction=direction).layers) == regions
+
+
+def test_progress_reports_each_layer_and_the_fraction_done():
+    calls = []
+    pattern = TilePattern(Board(3, 3), (1, 2, 3))
+    for blank in ("minimized", "ignored"):
+        calls.clear()
+        result = build_table(pattern, blank, progress=lambda *a: calls.append(a))
+        assert [c[1] for c in calls] == result.layers
+        assert [c[0] for c in calls] == list(range(len(result.layers)))
+        done = [c[2] for c in calls]
+        assert done == sorted(done) and 0 < done[0] < done[-1] == 1.0
 
 
 @pytest.mark.parametrize("blank", ["minimized", "ignored"])

@@ -82,14 +82,25 @@ threads_option = click.option("--threads", type=click.IntRange(1, 1024), default
 
 
 def progress_bar(description: str):
-    """A tqdm bar on stderr (shown only on a terminal) fed by a builder's per-layer callback."""
+    """A tqdm bar on stderr (shown only on a terminal) fed by a builder's per-layer callback
+    ``update(depth, states, done)``: the layer, states per second and, from the fraction ``done`` of the
+    state space reached, an estimate of the time left (the work of a layer follows its states)."""
+    import time
+
     from tqdm import tqdm
 
     bar = tqdm(desc=description, unit=" layer", file=sys.stderr, disable=None, leave=False)
+    start = time.perf_counter()
+    total = [0]
 
-    def update(depth: int, states: int) -> None:
+    def update(depth: int, states: int, done: float | None = None) -> None:
         Interrupted.raise_dropped()
-        bar.set_postfix_str(f"depth {depth}: {states:,} states")
+        elapsed = time.perf_counter() - start
+        total[0] += states
+        text = f"depth {depth}: {states:,} states, {total[0] / max(elapsed, 1e-9):,.0f} states/s"
+        if done and elapsed > 0:
+            text += f", ~{elapsed * (1 - done) / done:,.0f} s left"
+        bar.set_postfix_str(text)
         bar.update(1)
 
     return bar, update

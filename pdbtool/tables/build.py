@@ -14,7 +14,17 @@
   block is scanned by one thread, which alone writes the byte-table entries of its ranks (the first
   depth at which one of its regions is expanded: the least distance over blank cells).
 
-Both builders run in parallel over blocks of ranks (``prange``, dynamically scheduled chunks).
+Both builders run in parallel over blocks of ranks (``prange``, dynamically scheduled chunks), one
+layer a step, in one of two directions (Beamer, Asanović & Patterson's direction-optimizing BFS):
+
+* **top-down** while the frontier is small against the unseen states: each frontier state's moves are
+  generated (a move's child rank is the parent's plus a step precomputed per tile and direction, see
+  ``_moves_into``), prefetched, and looked up a batch later so that their cache misses overlap;
+* **bottom-up** once the unseen states (cells, for the blank minimized) are at most
+  ``BOTTOM_UP_RATIO`` times the frontier: each unseen state looks for a neighbour in the frontier,
+  the near ones first, and stops at the first; each thread writes only its own blocks, without atomics.
+  The sliding-tile searches are deep (30 and more layers, none above about an eighth of the states),
+  so this pays only in the last layers.
 """
 
 from __future__ import annotations
@@ -29,13 +39,19 @@ from numba import njit, prange
 
 from .._native.intrinsics import (atomic_or_u64, atomic_xor_u64, deposit_bits, extract_bits, popcount, prefetch,
                           select_bit, trailing_zeros)
-from .ranking import (TilePattern, child_rank, column_masks, flood_region, radix_inverses, rank_weights,
+from .ranking import (TilePattern, column_masks, radix_inverses, rank_weights,
                       unrank_digits)
 
 UNSEEN = 255
 BLANK_RULES = ("minimized", "ignored")
+DIRECTIONS = ("auto", "top-down", "bottom-up")
+# bottom-up steps once the unseen states (cells, for the blank minimized) are at most this many times
+# the frontier
+BOTTOM_UP_RATIO = 1.0
 
 _LOW_BITS = np.uint64(0x5555555555555555)
+_BATCH = 256  # children computed and prefetched before they are looked up
+_NEAR = 4096  # ranks: a neighbour this close is looked up first by a bottom-up step
 
 
 @njit(cache=True, inline="always")
@@ -45,21 +61,157 @@ def _bytes_equal_mask(word, byte_value):
     return (x - numba.uint64(0x0101010101010101)) & ~x & numba.uint64(0x8080808080808080)
 
 
+# --- blank ignored: the byte table is the open list ------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _vertical_step(cellw, lo, hi, wi):
+    """Rank change of a vertical move, as ``(width - earlier) * wi + later``: ``earlier`` counts the tiles
+    ranked before the mover (weight above ``wi``) in the cells strictly between ``lo`` and ``hi``, whose
+    digit the mover's digit skips, and ``later`` sums the weights of the tiles ranked after it there,
+    whose digits change by one."""
+    earlier = 0
+    later = 0
+    for x in range(lo + 1, hi):
+        v = cellw[x]
+        earlier += v > wi
+        later += v if v < wi else 0
+    return (hi - lo - earlier) * wi + later
+
+
+@njit(cache=True, inline="always")
+def _moves_into(region, r, occupied, cellw, width, not_first_col, not_last_col, out_child, out_from, out_to,
+                count):
+    """Append every move of a pattern tile into a cell of ``region`` (the child's rank, the cell the tile
+    leaves, the cell it enters) from ``count`` on; return the new count.
+
+    ``cellw[c]`` is the rank weight of the tile in cell c (0 if free).  The movers of each direction are
+    one mask, and a child's rank is the parent's plus a step computed from the cells between: no
+    unrank, no branch per tile.
+    """
+    one = numba.uint64(1)
+    m = occupied & (region >> one) & not_last_col
+    while m:
+        c = trailing_zeros(m)
+        m &= m - one
+        out_child[count] = r + cellw[c]
+        out_from[count] = c
+        out_to[count] = c + 1
+        count += 1
+    m = occupied & (region << one) & not_first_col
+    while m:
+        c = trailing_zeros(m)
+        m &= m - one
+        out_child[count] = r - cellw[c]
+        out_from[count] = c
+        out_to[count] = c - 1
+        count += 1
+    m = occupied & (region >> numba.uint64(width))
+    while m:
+        c = trailing_zeros(m)
+        m &= m - one
+        out_child[count] = r + _vertical_step(cellw, c, c + width, cellw[c])
+        out_from[count] = c
+        out_to[count] = c + width
+        count += 1
+    m = occupied & (region << numba.uint64(width))
+    while m:
+        c = trailing_zeros(m)
+        m &= m - one
+        out_child[count] = r - _vertical_step(cellw, c - width, c, cellw[c])
+        out_from[count] = c
+        out_to[count] = c - width
+        count += 1
+    return count
+
+
+@njit(cache=True, inline="always")
+def _unrank_with_weights(r, n, k, inverses, weights, cells, digits, prefix, cellw):
+    """``unrank_digits`` that also moves the tiles' weights in ``cellw`` from the last placement to this one."""
+    for i in range(k):
+        cellw[cells[i]] = 0
+    occupied = unrank_digits(r, n, k, inverses, cells, digits, prefix)
+    for i in range(k):
+        cellw[cells[i]] = weights[i]
+    return occupied
+
+
+@njit(cache=True, inline="always")
+def _grow(region, free, not_first_col, not_last_col, width):
+    return (region | ((region << numba.uint64(1)) & not_first_col) | ((region >> numba.uint64(1)) & not_last_col)
+            | (region << numba.uint64(width)) | (region >> numba.uint64(width))) & free
+
+
+@njit(cache=True, inline="always")
+def _flood(seed, free, not_first_col, not_last_col, width):
+    """:func:`~.ranking.flood_region` two steps a round: half the rounds, half the hard-to-predict loop exits."""
+    region = seed & free
+    while True:
+        grown = _grow(_grow(region, free, not_first_col, not_last_col, width), free, not_first_col,
+                      not_last_col, width)
+        if grown == region:
+            return region
+        region = grown
+
+
+@njit(cache=True, inline="always")
+def _divide(x, d, inverse):
+    """``x // d`` for 0 <= x < 2**52 through a multiplication by ``inverse`` = 1 / d, corrected once."""
+    q = np.int64(x * inverse)
+    rest = x - q * d
+    if rest < 0:
+        q -= 1
+    elif rest >= d:
+        q += 1
+    return q
+
+
+@njit(cache=True, inline="always")
+def _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix, cellw, full):
+    """Unrank ``r`` after ``run_start``'s run: ranks come in runs of n - k + 1 that differ only in the
+    last tile's cell, so inside the run of the last call only that tile moves.  Returns the occupied
+    mask and the start of ``r``'s run."""
+    d = r - run_start
+    if 0 <= d < n - k + 1:
+        cellw[cells[k - 1]] = 0
+        bit = select_bit(d, full & ~prefix[k - 1])
+        cells[k - 1] = trailing_zeros(bit)
+        digits[k - 1] = d
+        cellw[cells[k - 1]] = weights[k - 1]
+        return prefix[k - 1] | bit, run_start
+    occupied = _unrank_with_weights(r, n, k, inverses, weights, cells, digits, prefix, cellw)
+    return occupied, r - digits[k - 1]
+
+
+@njit(cache=True, inline="always")
+def _block_scratch(n, k, size):
+    """A block's working arrays: the cells, digits and prefix masks of the placement in hand (cells start
+    valid for ``_unrank_next``), three move buffers of ``size`` entries, and the cell weights."""
+    return (np.zeros(k, dtype=np.int64), np.empty(k, dtype=np.int64), np.empty(k, dtype=np.uint64),
+            np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64),
+            np.zeros(n, dtype=np.int64))
+
+
 @njit(parallel=True, cache=True)
-def ignored_layer(table, depth, n, k, nbmask, block, weights, inverses):
-    """Expand every placement at ``depth`` (blank ignored); return how many there were."""
+def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses):
+    """Expand every placement at ``depth`` (blank ignored); return ``[expanded, discovered]``.
+
+    ``discovered`` may count a child twice when two threads reach it at once (both write depth + 1, a
+    benign race); the driver takes each layer's size from ``expanded``.
+    """
     entries = table.shape[0]
+    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
     nblocks = (entries + block - 1) // block
-    counts = np.zeros(nblocks, dtype=np.int64)
+    counts = np.zeros((nblocks, 3), dtype=np.int64)
     words = table[: entries - entries % 8].view(np.uint64)
     for b in prange(nblocks):
-        cells = np.empty(k, dtype=np.int64)
-        digits = np.empty(k, dtype=np.int64)
-        prefix = np.empty(k, dtype=np.uint64)
-        children = np.empty(4 * k, dtype=np.int64)
+        cells, digits, prefix, children, move_from, move_to, cellw = _block_scratch(n, k, _BATCH + 4 * k)
+        run_start = -entries
         r0 = b * block
         r1 = min(entries, r0 + block)
         found = 0
+        new = 0
+        moves = 0
+        pending = 0
         r = r0
         while r < r1:
             # skip eight entries at a time when none of them is at this depth
@@ -71,25 +223,105 @@ def ignored_layer(table, depth, n, k, nbmask, block, weights, inverses):
                 r += 1
                 continue
             found += 1
-            occupied = unrank_digits(r, n, k, inverses, cells, digits, prefix)
-            # children first, each prefetched, then the look-ups: their cache misses overlap
-            nchildren = 0
-            for i in range(k):
-                c = cells[i]
-                targets = nbmask[c] & ~occupied
-                while targets:
-                    q = trailing_zeros(targets)
-                    targets &= targets - numba.uint64(1)
-                    child = child_rank(r, i, c, q, cells, prefix, weights, k)
-                    prefetch(table, child)
-                    children[nchildren] = child
-                    nchildren += 1
-            for j in range(nchildren):
-                if table[children[j]] == UNSEEN:
-                    table[children[j]] = depth + 1  # benign race: every writer writes depth + 1
+            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                               cellw, full)
+            # children are prefetched as they are made and looked up a batch later: the cache misses of
+            # many placements overlap
+            start = pending
+            pending = _moves_into(full & ~occupied, r, occupied, cellw, width, not_first_col, not_last_col,
+                                  children, move_from, move_to, pending)
+            moves += pending - start
+            for j in range(start, pending):
+                prefetch(table, children[j])
+            if pending >= _BATCH:
+                new += _mark_ignored_children(table, children, pending, depth)
+                pending = 0
             r += 1
-        counts[b] = found
-    return counts.sum()
+        new += _mark_ignored_children(table, children, pending, depth)
+        counts[b, 0] = found
+        counts[b, 1] = new
+        counts[b, 2] = moves
+    return counts.sum(axis=0)
+
+
+@njit(cache=True, inline="always")
+def _mark_ignored_children(table, children, count, depth):
+    new = 0
+    for j in range(count):
+        if table[children[j]] == UNSEEN:
+            table[children[j]] = depth + 1  # benign race: every writer writes depth + 1
+            new += 1
+    return new
+
+
+@njit(cache=True, inline="always")
+def _first_at(table, neighbours, count, r, depth):
+    """Whether a neighbour is at ``depth``: the near ones (often in cache) first; the first hit ends it."""
+    for j in range(count):
+        if abs(neighbours[j] - r) < _NEAR and table[neighbours[j]] == depth:
+            return True
+    for j in range(count):
+        if abs(neighbours[j] - r) >= _NEAR and table[neighbours[j]] == depth:
+            return True
+    return False
+
+
+@njit(parallel=True, cache=True)
+def ignored_bottom_up(table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses):
+    """Give depth + 1 to every unseen placement with a neighbour at ``depth``; return ``[at depth, discovered]``.
+
+    Each thread writes only the entries of its own blocks, and reads look for ``depth`` only, which no
+    write of this step produces: no race.
+    """
+    entries = table.shape[0]
+    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    nblocks = (entries + block - 1) // block
+    counts = np.zeros((nblocks, 3), dtype=np.int64)
+    words = table[: entries - entries % 8].view(np.uint64)
+    for b in prange(nblocks):
+        cells, digits, prefix, neighbours, move_from, move_to, cellw = _block_scratch(n, k, 4 * k)
+        run_start = -entries
+        r0 = b * block
+        r1 = min(entries, r0 + block)
+        found = 0
+        new = 0
+        moves = 0
+        r = r0
+        while r < r1:
+            if r % 8 == 0 and r + 8 <= r1 and r + 8 <= words.shape[0] * 8:
+                word = words[r // 8]
+                if _bytes_equal_mask(word, UNSEEN) == 0 and _bytes_equal_mask(word, depth) == 0:
+                    r += 8
+                    continue
+            if table[r] != UNSEEN:
+                if table[r] == depth:
+                    found += 1
+                r += 1
+                continue
+            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                               cellw, full)
+            count = _moves_into(full & ~occupied, r, occupied, cellw, width, not_first_col, not_last_col,
+                                neighbours, move_from, move_to, 0)
+            moves += count
+            for j in range(count):
+                prefetch(table, neighbours[j])
+            if _first_at(table, neighbours, count, r, depth):
+                table[r] = depth + 1
+                new += 1
+            r += 1
+        counts[b, 0] = found
+        counts[b, 1] = new
+        counts[b, 2] = moves
+    return counts.sum(axis=0)
+
+
+# --- blank minimized: two bits per (placement, blank cell) ----------------------------------------------
+
+@njit(cache=True, inline="always")
+def _slots_equal(word, value):
+    """The low bit of every two-bit slot of ``word`` that holds ``value`` (0..3)."""
+    y = word ^ (numba.uint64(value) * _LOW_BITS)
+    return ~(y | (y >> numba.uint64(1))) & _LOW_BITS
 
 
 @njit(cache=True, inline="always")
@@ -105,14 +337,21 @@ def _rank_states(bits, first, nf):
 
 
 @njit(cache=True, inline="always")
-def _or_rank_states(bits, first, nf, value):
-    """Atomically OR a word of two-bit states into the ``nf`` states of one rank."""
+def _or_rank_states(bits, first, nf, value, probe):
+    """Atomically OR a word of two-bit states into the ``nf`` states of one rank; return the old two bits
+    of state index ``probe`` (one of the rank's), so that exactly one of several racing writers sees 0."""
     pos = first * 2
     w = pos >> 6
     sh = pos & 63
-    atomic_or_u64(bits, w, value << numba.uint64(sh))
+    probe_word = probe >> 5
+    probe_shift = numba.uint64(2 * (probe & 31))
+    old = atomic_or_u64(bits, w, value << numba.uint64(sh))
+    seen = (old >> probe_shift) & numba.uint64(3)
     if sh and sh + 2 * nf > 64:
-        atomic_or_u64(bits, w + 1, value >> numba.uint64(64 - sh))
+        old = atomic_or_u64(bits, w + 1, value >> numba.uint64(64 - sh))
+        if probe_word == w + 1:
+            seen = (old >> probe_shift) & numba.uint64(3)
+    return seen
 
 
 @njit(cache=True, inline="always")
@@ -125,118 +364,287 @@ def _xor_rank_states(bits, first, nf, value):
         atomic_xor_u64(bits, w + 1, value >> numba.uint64(64 - sh))
 
 
-@njit(parallel=True, cache=True)
-def minimized_layer(bits, table, depth, n, k, nbmask, block, not_first_col, not_last_col, width, weights, inverses):
-    """Expand every (placement, blank region) state at ``depth`` (blank minimized); return the count.
+@njit(cache=True, inline="always")
+def _state_of(bits, s):
+    return (bits[s >> 5] >> numba.uint64(2 * (s & 31))) & numba.uint64(3)
 
-    ``bits`` holds two bits per (rank, blank index); every cell of a reached region carries the region's
-    state, so a child is looked up by the cell its tile left, and only a new child needs its region
-    flooded.  ``table`` receives, for each rank, the first depth at which one of its regions is expanded.
+
+@njit(cache=True, inline="always")
+def _retire_stale(bits, w0, w1, stale):
+    """Turn every state of value ``stale`` in words ``w0..w1-1`` to 11 (old); no other thread may write
+    these words meanwhile."""
+    flip = numba.uint64(stale ^ 3)
+    for w in range(w0, w1):
+        m = _slots_equal(bits[w], stale)
+        if m:
+            bits[w] ^= m * flip
+
+
+@njit(cache=True, inline="always")
+def _mark_minimized_children(bits, count, child_first, child_slot, child_cell, child_occ, full, nf, nxt,
+                             not_first_col, not_last_col, width):
+    """Mark "next" every looked-up child still unseen; return (states it made new, their cells)."""
+    new = 0
+    new_cells = 0
+    for j in range(count):
+        first = child_first[j]
+        if _state_of(bits, first + child_slot[j]):
+            continue
+        child_free = full & ~child_occ[j]
+        cbit = numba.uint64(1) << numba.uint64(child_cell[j])
+        region = _flood(cbit, child_free, not_first_col, not_last_col, width)
+        slots = deposit_bits(extract_bits(region, child_free), _LOW_BITS)
+        # the region's lowest slot decides which of several racing writers made the state new
+        probe = first + (trailing_zeros(slots) >> 1)
+        if _or_rank_states(bits, first, nf, slots * nxt, probe) == 0:
+            new += 1
+            new_cells += popcount(region)
+    return new, new_cells
+
+
+@njit(parallel=True, cache=True)
+def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_col, width,
+                       weights, inverses):
+    """Expand every (placement, blank region) state at ``depth``; return ``[cells expanded, discovered,
+    cells discovered]``.
+
+    The frontier ("current") states are found by scanning the two-bit words.  A rank's frontier cells are
+    the union of its frontier regions, so the moves into them are the children of all of them (no
+    flood); the children's ranks are the parent's plus precomputed steps (``_moves_into``), prefetched and
+    looked up a batch of about ``_BATCH`` children later, so that the cache misses of many states overlap.  A new child is flooded and
+    marked "next" in every cell of its region with an atomic OR; a scanned rank's frontier states turn
+    to 11 with an atomic XOR.  ``table`` receives, for each rank, the first depth at which one of
+    its regions is expanded.  ``discovered`` counts each new state once (see ``_or_rank_states``).
     """
     entries = table.shape[0]
     nf = n - k
     full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
     cur = numba.uint64(1 + (depth & 1))
     nxt = numba.uint64(2 - (depth & 1))
-    cur_pattern = cur * _LOW_BITS
+    rank_slots = deposit_bits((numba.uint64(1) << numba.uint64(nf)) - numba.uint64(1), _LOW_BITS)
+    inverse_nf = 1.0 / nf
     nblocks = (entries + block - 1) // block
-    counts = np.zeros(nblocks, dtype=np.int64)
+    counts = np.zeros((nblocks, 4), dtype=np.int64)
     for b in prange(nblocks):
-        cells = np.empty(k, dtype=np.int64)
-        digits = np.empty(k, dtype=np.int64)
-        prefix = np.empty(k, dtype=np.uint64)
-        child_state = np.empty(4 * k, dtype=np.int64)
-        child_cell = np.empty(4 * k, dtype=np.int64)
-        child_occ = np.empty(4 * k, dtype=np.uint64)
+        size = _BATCH + 4 * k
+        cells, digits, prefix, child_first, child_cell, move_to, cellw = _block_scratch(n, k, size)
+        child_slot = np.empty(size, dtype=np.int64)
+        child_occ = np.empty(size, dtype=np.uint64)
+        run_start = -entries
         r0 = b * block
         r1 = min(entries, r0 + block)
         s1 = r1 * nf
         s = r0 * nf
-        found = 0
+        expanded_cells = 0
+        new = 0
+        new_cells = 0
+        moves = 0
+        pending = 0
         while s < s1:
             w = s >> 5
-            y = bits[w] ^ cur_pattern
-            match = ~(y | (y >> numba.uint64(1))) & _LOW_BITS
+            match = _slots_equal(bits[w], cur)
             match &= ~numba.uint64(0) << numba.uint64(2 * (s & 31))
             if s1 < (w + 1) * 32:
                 match &= (numba.uint64(1) << numba.uint64(2 * (s1 - w * 32))) - numba.uint64(1)
             if match == 0:
                 s = (w + 1) * 32
                 continue
-            r = (w * 32 + (trailing_zeros(match) >> 1)) // nf
+            r = _divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
             first = r * nf
-            y = _rank_states(bits, first, nf) ^ cur_pattern
-            frontier = extract_bits(~(y | (y >> numba.uint64(1))), _LOW_BITS)
-            frontier &= (numba.uint64(1) << numba.uint64(nf)) - numba.uint64(1)
-            retire = deposit_bits(frontier, _LOW_BITS) * (numba.uint64(3) - cur)
-            occupied = unrank_digits(r, n, k, inverses, cells, digits, prefix)
+            frontier = _slots_equal(_rank_states(bits, first, nf), cur) & rank_slots
+            retire = frontier * (numba.uint64(3) - cur)
+            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                               cellw, full)
             if table[r] == UNSEEN:
                 table[r] = depth
-            free = full & ~occupied
-            while frontier:
-                found += 1
-                blank = select_bit(trailing_zeros(frontier), free)
-                region = flood_region(blank, free, not_first_col, not_last_col, width)
-                frontier &= ~extract_bits(region, free)
-                # first compute every child's state index and prefetch its word, then look them up:
-                # the random accesses of one region's children overlap instead of queueing
-                nchildren = 0
-                for i in range(k):
-                    c = cells[i]
-                    cbit = numba.uint64(1) << numba.uint64(c)
-                    targets = nbmask[c] & region
-                    while targets:
-                        q = trailing_zeros(targets)
-                        qbit = targets & (~targets + numba.uint64(1))
-                        targets ^= qbit
-                        # tile i slides from c into q; the blank is left in c
-                        child = child_rank(r, i, c, q, cells, prefix, weights, k)
-                        child_occupied = occupied ^ cbit ^ qbit
-                        cs = child * nf + c - popcount(child_occupied & (cbit - numba.uint64(1)))
-                        prefetch(bits, cs >> 5)
-                        child_state[nchildren] = cs
-                        child_cell[nchildren] = c
-                        child_occ[nchildren] = child_occupied
-                        nchildren += 1
-                for j in range(nchildren):
-                    cs = child_state[j]
-                    if (bits[cs >> 5] >> numba.uint64(2 * (cs & 31))) & numba.uint64(3):
-                        continue
-                    child_occupied = child_occ[j]
-                    child_free = full & ~child_occupied
-                    cbit = numba.uint64(1) << numba.uint64(child_cell[j])
-                    child_region = flood_region(cbit, child_free, not_first_col, not_last_col, width)
-                    marks = deposit_bits(extract_bits(child_region, child_free), _LOW_BITS) * nxt
-                    child = cs // nf
-                    _or_rank_states(bits, child * nf, nf, marks)
+            # every cell of a frontier region carries its state: the union of the frontier regions is
+            # the frontier cells, and the moves into it are the children of all of them
+            union = deposit_bits(extract_bits(frontier, _LOW_BITS), full & ~occupied)
+            expanded_cells += popcount(union)
+            start = pending
+            pending = _moves_into(union, r, occupied, cellw, width, not_first_col, not_last_col,
+                                  child_first, child_cell, move_to, pending)
+            moves += pending - start
+            for j in range(start, pending):
+                # the tile slides from c into q; the child's blank is in c
+                c = child_cell[j]
+                q = move_to[j]
+                cbit = numba.uint64(1) << numba.uint64(c)
+                slot = c - popcount(occupied & (cbit - numba.uint64(1))) - (q < c)
+                child_first[j] *= nf
+                child_slot[j] = slot
+                child_occ[j] = occupied ^ cbit ^ (numba.uint64(1) << numba.uint64(q))
+                prefetch(bits, (child_first[j] + slot) >> 5)
             _xor_rank_states(bits, first, nf, retire)
+            if pending >= _BATCH:
+                a, c2 = _mark_minimized_children(bits, pending, child_first, child_slot, child_cell, child_occ,
+                                                 full, nf, nxt, not_first_col, not_last_col, width)
+                new += a
+                new_cells += c2
+                pending = 0
             s = first + nf
-        counts[b] = found
-    return counts.sum()
+        a, c2 = _mark_minimized_children(bits, pending, child_first, child_slot, child_cell, child_occ,
+                                         full, nf, nxt, not_first_col, not_last_col, width)
+        counts[b, 0] = expanded_cells
+        counts[b, 1] = new + a
+        counts[b, 2] = new_cells + c2
+        counts[b, 3] = moves
+    return counts.sum(axis=0)
+
+
+@njit(cache=True, inline="always")
+def _first_current(bits, neighbours, slots, count, r, nf, cur):
+    """Whether a neighbour state (rank, slot) is current: the near ones (often in cache) first."""
+    for j in range(count):
+        if abs(neighbours[j] - r) < _NEAR and _state_of(bits, neighbours[j] * nf + slots[j]) == cur:
+            return True
+    for j in range(count):
+        if abs(neighbours[j] - r) >= _NEAR and _state_of(bits, neighbours[j] * nf + slots[j]) == cur:
+            return True
+    return False
+
+
+@njit(parallel=True, cache=True)
+def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, not_last_col, width,
+                        weights, inverses):
+    """Mark "next" every unseen state with a neighbour at ``depth``; return ``[0, discovered, cells]``.
+
+    Each unseen (placement, blank region) looks for a neighbour in the current layer (the moves of the
+    last tiles first: their neighbours lie close by) and stops at the first.  Each thread writes only
+    the words of its own blocks (plain stores) and reads look only for the "current" value, which no
+    write of this step makes or removes: no atomics are needed.  The current layer stays "current"
+    until the next step retires it (``stale`` there); ``stale`` here does the same for the layer before.
+    """
+    entries = table.shape[0]
+    nf = n - k
+    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    cur = numba.uint64(1 + (depth & 1))
+    nxt = numba.uint64(2 - (depth & 1))
+    inverse_nf = 1.0 / nf
+    nblocks = (entries + block - 1) // block
+    counts = np.zeros((nblocks, 4), dtype=np.int64)
+    for b in prange(nblocks):
+        cells, digits, prefix, neighbours, move_from, move_to, cellw = _block_scratch(n, k, 4 * k)
+        run_start = -entries
+        rank_slots = deposit_bits((numba.uint64(1) << numba.uint64(nf)) - numba.uint64(1), _LOW_BITS)
+        r0 = b * block
+        r1 = min(entries, r0 + block)
+        s1 = r1 * nf
+        s = r0 * nf
+        if stale:
+            _retire_stale(bits, s >> 5, (s1 + 31) >> 5, stale)
+        new = 0
+        new_cells = 0
+        moves = 0
+        while s < s1:
+            w = s >> 5
+            y = bits[w]
+            match = _slots_equal(y, 0) | _slots_equal(y, cur)
+            match &= ~numba.uint64(0) << numba.uint64(2 * (s & 31))
+            if s1 < (w + 1) * 32:
+                match &= (numba.uint64(1) << numba.uint64(2 * (s1 - w * 32))) - numba.uint64(1)
+            if match == 0:
+                s = (w + 1) * 32
+                continue
+            r = _divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
+            first = r * nf
+            states = _rank_states(bits, first, nf)
+            # a rank of the current layer gets its depth here when a top-down step marked it
+            if table[r] == UNSEEN and _slots_equal(states, cur) & rank_slots:
+                table[r] = depth
+            unseen = extract_bits(_slots_equal(states, 0) & rank_slots, _LOW_BITS)
+            if unseen == 0:
+                s = first + nf
+                continue
+            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                               cellw, full)
+            free = full & ~occupied
+            marks = numba.uint64(0)
+            while unseen:
+                blank = select_bit(trailing_zeros(unseen), free)
+                region = _flood(blank, free, not_first_col, not_last_col, width)
+                region_slots = extract_bits(region, free)
+                unseen &= ~region_slots
+                count = _moves_into(region, r, occupied, cellw, width, not_first_col, not_last_col,
+                                    neighbours, move_from, move_to, 0)
+                moves += count
+                for j in range(count):
+                    c = move_from[j]
+                    cbit = numba.uint64(1) << numba.uint64(c)
+                    slot = c - popcount(occupied & (cbit - numba.uint64(1))) - (move_to[j] < c)
+                    prefetch(bits, (neighbours[j] * nf + slot) >> 5)
+                    move_to[j] = slot
+                if _first_current(bits, neighbours, move_to, count, r, nf, cur):
+                    marks |= deposit_bits(region_slots, _LOW_BITS) * nxt
+                    new += 1
+                    new_cells += popcount(region)
+            if marks:
+                _or_own_rank_states(bits, first, nf, marks)
+                if table[r] == UNSEEN:
+                    table[r] = depth + 1
+            s = first + nf
+        counts[b, 1] = new
+        counts[b, 2] = new_cells
+        counts[b, 3] = moves
+    return counts.sum(axis=0)
+
+
+@njit(cache=True, inline="always")
+def _or_own_rank_states(bits, first, nf, value):
+    """OR a word of two-bit states into the states of one rank of a block this thread alone writes."""
+    pos = first * 2
+    w = pos >> 6
+    sh = pos & 63
+    bits[w] |= value << numba.uint64(sh)
+    if sh and sh + 2 * nf > 64:
+        bits[w + 1] |= value >> numba.uint64(64 - sh)
+
+
+@njit(parallel=True, cache=True)
+def retire_stale(bits, stale, block_words):
+    """Turn every state of value ``stale`` to 11 (old): the frontier a bottom-up step left "current",
+    before a top-down step (whose marks could otherwise not be told from it)."""
+    nblocks = (bits.shape[0] + block_words - 1) // block_words
+    for b in prange(nblocks):
+        _retire_stale(bits, b * block_words, min(bits.shape[0], (b + 1) * block_words), stale)
 
 
 @njit(parallel=True, cache=True)
 def excess_violations(table, n, k, md_rows, block, inverses):
-    """Count reachable entries with h < Manhattan or (h - Manhattan) odd, and unreachable entries."""
+    """Count reachable entries with h < Manhattan or (h - Manhattan) odd, and unreachable entries.
+
+    Ranks come in runs of n - k + 1 that share the cells of the first k - 1 tiles, the last tile taking
+    the free cells in ascending order: one unrank per run.
+    """
     entries = table.shape[0]
-    nblocks = (entries + block - 1) // block
+    run = n - k + 1
+    runs = entries // run
+    runs_per_block = max(1, block // run)
+    nblocks = (runs + runs_per_block - 1) // runs_per_block
+    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
     bad = np.zeros(nblocks, dtype=np.int64)
     unreached = np.zeros(nblocks, dtype=np.int64)
     for b in prange(nblocks):
         cells = np.empty(k, dtype=np.int64)
         digits = np.empty(k, dtype=np.int64)
         prefix = np.empty(k, dtype=np.uint64)
-        for r in range(b * block, min(entries, (b + 1) * block)):
-            h = table[r]
-            if h == UNSEEN:
-                unreached[b] += 1
-                continue
+        for g in range(b * runs_per_block, min(runs, (b + 1) * runs_per_block)):
+            r = g * run
             unrank_digits(r, n, k, inverses, cells, digits, prefix)
-            m = 0
-            for i in range(k):
-                m += md_rows[i, cells[i]]
-            if h < m or (h - m) & 1:
-                bad[b] += 1
+            m0 = 0
+            for i in range(k - 1):
+                m0 += md_rows[i, cells[i]]
+            free = full & ~prefix[k - 1]
+            for j in range(run):
+                c = trailing_zeros(free)
+                free &= free - numba.uint64(1)
+                h = table[r + j]
+                if h == UNSEEN:
+                    unreached[b] += 1
+                    continue
+                m = m0 + md_rows[k - 1, c]
+                if h < m or (h - m) & 1:
+                    bad[b] += 1
     return bad.sum(), unreached.sum()
 
 
@@ -248,6 +656,7 @@ class BuildResult:
     layers: list[int]           # states (placements or placement/region pairs) per depth
     seconds: float
     unreachable: int
+    moves: int = 0              # moves generated (top-down: children looked up; bottom-up: candidates)
 
 
 def _block_size(entries: int, threads: int) -> int:
@@ -270,19 +679,34 @@ def estimate_peak_bytes(pattern: TilePattern, blank: str) -> int:
     return peak + (64 << 20)
 
 
+def _bottom_up_now(direction: str, unseen: int, frontier: int) -> bool:
+    """Whether the next step goes bottom-up: forced, or (auto) once the unseen states are few enough that
+    looking for a parent of each costs less than expanding the frontier."""
+    if direction == "auto":
+        return unseen <= BOTTOM_UP_RATIO * frontier
+    return direction == "bottom-up"
+
+
 def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | None = None,
-                progress: Callable[[int, int], None] | None = None) -> BuildResult:
-    """Build the distance table of ``pattern`` under a blank rule; ``progress(depth, states)`` per layer."""
+                progress: Callable[[int, int, float], None] | None = None, direction: str = "auto") -> BuildResult:
+    """Build the distance table of ``pattern`` under a blank rule.
+
+    ``progress(depth, states, done)`` is called once per layer with the layer's size and the fraction of
+    the state space reached so far (placements, or (placement, blank cell) pairs for the blank minimized).
+
+    ``direction`` chooses the steps: ``"auto"`` (top-down while the frontier is small against the unseen
+    states, then bottom-up), or every step ``"top-down"`` or ``"bottom-up"`` (the same table; for tests).
+    """
     import time
 
     if blank not in BLANK_RULES:
         raise ValueError(f"blank rule {blank!r}: choose one of {', '.join(BLANK_RULES)}")
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction {direction!r}: choose one of {', '.join(DIRECTIONS)}")
     threads = threads or os.cpu_count() or 1
     threads = max(1, min(threads, numba.config.NUMBA_NUM_THREADS))
     board = pattern.board
     n, k = pattern.n, pattern.k
-    nb = board.neighbours()
-    nbmask = np.array([sum(1 << int(q) for q in row if q >= 0) for row in nb], dtype=np.uint64)
     entries = pattern.entries
     block = _block_size(entries, threads)
     goal_rank = pattern.goal_rank()
@@ -291,24 +715,34 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
     previous_threads = numba.get_num_threads()
     numba.set_num_threads(threads)
     layers: list[int] = []
+    moves = 0
     try:
         table = np.full(entries, UNSEEN, dtype=np.uint8)
+        nfc, nlc = column_masks(board)
+        masks = (np.uint64(nfc), np.uint64(nlc), board.width)
         with numba.parallel_chunksize(1):
             if blank == "ignored":
                 table[goal_rank] = 0
-                depth = 0
+                depth, frontier, seen = 0, 1, 1
                 while True:
-                    count = int(ignored_layer(table, depth, n, k, nbmask, block, weights, inverses))
-                    if count == 0:
-                        break
-                    layers.append(count)
+                    if _bottom_up_now(direction, entries - seen, frontier):
+                        step = ignored_bottom_up
+                    else:
+                        step = ignored_top_down
+                    expanded, discovered, looked_up = (int(x) for x in step(
+                        table, depth, n, k, block, *masks, weights, inverses))
+                    moves += looked_up
+                    layers.append(expanded)
                     if progress:
-                        progress(depth, count)
+                        progress(depth, expanded, min(1.0, (seen + discovered) / entries))
+                    if discovered == 0:
+                        break
+                    frontier = discovered  # may count a child twice after a top-down step: a guide only
+                    seen += discovered
                     depth += 1
                     if depth >= UNSEEN - 1:
                         raise OverflowError("distances exceed 253: the table would not fit a byte")
             else:
-                nf, nl = column_masks(board)
                 nfree = pattern.free_cells
                 bits = np.zeros(bits_bytes(pattern) // 8, dtype=np.uint64)
                 goal_cells = pattern.goal_cells()
@@ -316,18 +750,35 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                 for c in goal_cells:
                     occupied |= 1 << int(c)
                 # depth 0 (value 01) in every cell of the goal's blank region
-                for cell in pattern.blank_region(goal_cells, board.goal[0]):
+                goal_region = pattern.blank_region(goal_cells, board.goal[0])
+                for cell in goal_region:
                     s = goal_rank * nfree + cell - bin(occupied & ((1 << cell) - 1)).count("1")
                     bits[s >> 5] |= np.uint64(1) << np.uint64(2 * (s & 31))
-                depth = 0
+                cells_total = entries * nfree
+                depth, frontier, frontier_cells, seen_cells = 0, 1, len(goal_region), len(goal_region)
+                stale = 0  # the value a bottom-up step left on its frontier, still to be retired
                 while True:
-                    count = int(minimized_layer(bits, table, depth, n, k, nbmask, block, np.uint64(nf),
-                                                np.uint64(nl), board.width, weights, inverses))
-                    if count == 0:
-                        break
-                    layers.append(count)
+                    layers.append(frontier)
                     if progress:
-                        progress(depth, count)
+                        progress(depth, frontier, seen_cells / cells_total)
+                    if _bottom_up_now(direction, cells_total - seen_cells, frontier_cells):
+                        expanded, discovered, new_cells, looked_up = (int(x) for x in minimized_bottom_up(
+                            bits, table, depth, stale, n, k, block, *masks, weights, inverses))
+                        stale = 1 + (depth & 1)
+                    else:
+                        if stale:
+                            retire_stale(bits, np.uint64(stale), max(1, block * nfree // 32))
+                            stale = 0
+                        expanded, discovered, new_cells, looked_up = (int(x) for x in minimized_top_down(
+                            bits, table, depth, n, k, block, *masks, weights, inverses))
+                        if expanded != frontier_cells:
+                            raise AssertionError(f"depth {depth}: {expanded} cells expanded, {frontier_cells} "
+                                                 "marked: a builder bug")
+                    moves += looked_up
+                    if discovered == 0:
+                        break
+                    frontier, frontier_cells = discovered, new_cells
+                    seen_cells += new_cells
                     depth += 1
                     if depth >= UNSEEN - 1:
                         raise OverflowError("distances exceed 253: the table would not fit a byte")
@@ -337,4 +788,4 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
         numba.set_num_threads(previous_threads)
     if bad:
         raise AssertionError(f"{bad} entries violate h >= Manhattan with an even excess: a builder bug")
-    return BuildResult(table, layers, time.perf_counter() - start, int(unreachable))
+    return BuildResult(table, layers, time.perf_counter() - start, int(unreachable), moves)

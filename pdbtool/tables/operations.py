@@ -7,6 +7,7 @@ on which patterns have a table of their own and which are read through a board s
 
 from __future__ import annotations
 
+import resource
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ def build_tables(cache: TableCache, plan: TablePlan, encoding: str = "byte", par
             yield Outcome(p, via, _shared_record(p, via, blank))
             continue
         start = time.perf_counter()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
         built, converted = [], []
         with (progress(p) if progress else nullcontext()) as update:
             table = cache.get(p, blank, threads=threads, force=force, progress=update,
@@ -64,10 +66,13 @@ def build_tables(cache: TableCache, plan: TablePlan, encoding: str = "byte", par
                               on_convert=lambda t, info: converted.append(info))
         stats = table.stats()
         seconds = built[0] if built else time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime
         record = {"tiles": list(p.tiles), "board": p.board.dims, "blank": blank, "entries": p.entries,
-                  "built": bool(built), "seconds": round(seconds, 3), "max": stats["max"],
-                  "mean": round(stats["mean"], 4), "file": str(table.path), "encoding": encoding,
-                  "encoding_params": params, "converted": bool(converted),
+                  "built": bool(built), "seconds": round(seconds, 3), "cpu_seconds": round(cpu, 3),
+                  "peak_rss_bytes": after.ru_maxrss * 1024,  # the process's peak so far (Linux: KiB)
+                  "max": stats["max"], "mean": round(stats["mean"], 4), "file": str(table.path),
+                  "encoding": encoding, "encoding_params": params, "converted": bool(converted),
                   "bits_per_entry": round(stats["bits_per_entry"], 4)}
         if "saturated" in stats:
             record["saturated"] = stats["saturated"]
