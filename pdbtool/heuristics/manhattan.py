@@ -41,6 +41,12 @@ class Manhattan:
         return h0, ManhattanState(hlev, self.md)
 
 
+@overload(hooks.at_once, inline="always")
+def _at_once(hs):
+    if is_state(hs, ManhattanState):
+        return lambda hs: True
+
+
 @overload(hooks.children, inline="always")
 def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
     if is_state(hs, ManhattanState):
