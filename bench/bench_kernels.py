@@ -33,13 +33,14 @@ CASES = {
     "manhattan": (dict(heuristic="manhattan"), range(1, 5), 40_000_000, False),
     "linear-conflict": (dict(heuristic="linear-conflict"), range(1, 11), 10_000_000, False),
     "pdb 15-7-8+reflect": (dict(heuristic="pdb", partition="15-7-8"), range(1, 101), None, True),
+    "pdb 15-6-6-3+reflect": (dict(heuristic="pdb", partition="15-6-6-3"), range(1, 101), None, True),
     "nibble 15-5-5-5+reflect": (dict(heuristic="pdb", partition="15-5-5-5", encoding="nibble"), range(1, 31),
                                 None, True),
     "ddb pairs+triples": (dict(heuristic="ddb", dynamic="pairs+triples"), range(1, 11), None, False),
     "max(15-5-5-5+reflect, ddb)": (dict(heuristic="max", dynamic="pairs+triples", partition="15-5-5-5"),
                                    range(1, 11), None, True),
 }
-QUICK = {"manhattan", "linear-conflict", "nibble 15-5-5-5+reflect", "ddb pairs+triples"}
+QUICK = {"manhattan", "linear-conflict", "pdb 15-6-6-3+reflect", "nibble 15-5-5-5+reflect", "ddb pairs+triples"}
 
 
 def measure(case: str, cache_dir: str | None) -> dict:

@@ -57,6 +57,22 @@ def is_state(typ, *classes) -> bool:
     return getattr(typ, "instance_class", None) in classes
 
 
+def evaluated_alone(at_once_value: bool, *classes) -> None:
+    """Implement :func:`at_once` (the constant given) and :func:`children` (nothing to prepare) for state
+    ``classes`` whose :func:`child_h` computes each child's h by itself."""
+    from numba.extending import overload
+
+    @overload(at_once, inline="always")
+    def _at_once(hs):
+        if is_state(hs, *classes):
+            return (lambda hs: True) if at_once_value else (lambda hs: False)
+
+    @overload(children, inline="always")
+    def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
+        if is_state(hs, *classes):
+            return lambda hs, d, blank, prev_move, tiles, nb, bound, next_bound: None
+
+
 def as_tiles(state):
     """A state as a contiguous int64 array."""
     import numpy as np
@@ -64,4 +80,5 @@ def as_tiles(state):
     return np.ascontiguousarray(np.asarray(state, dtype=np.int64))
 
 
-__all__ = ["HeuristicError", "at_once", "children", "child_h", "enter", "leave", "is_state", "as_tiles"]
+__all__ = ["HeuristicError", "at_once", "children", "child_h", "enter", "leave", "is_state", "evaluated_alone",
+           "as_tiles"]

@@ -17,8 +17,12 @@ Conventions
 * ``reg`` holds the registers (``R_*``): depth (-1 = start a new iteration), bound, next bound, generated,
   expanded, blank cell, iterations, the move into the root (-1 for the start state; the last move of the
   path to a subtree's root, which is then never undone), one-iteration mode, and the cut depth.  Level
-  ``d`` of the stack is the node at depth d on the current path; ``next_move[d]`` is the next move to try
-  there, ``prev_move[d]`` the move that led to it.
+  ``d`` of the stack is the node at depth d on the current path; ``next_move[d]`` is where its walk over
+  its children stands, ``prev_move[d]`` the move that led to it.
+* Two walks, chosen per state class by the constant hook ``at_once``: all children generated when their
+  parent is expanded, then only those within the bound visited (``walk[d, :nwalk[d]]``; the pattern sums,
+  whose table loads then overlap, and Manhattan and linear conflict), or each child generated as the walk
+  reaches it (ddb/max, whose conflict graph holds one child's edges at a time).  The counts are the same.
 * Statuses: ``RUNNING`` (budget used up; call again), ``FOUND`` (the path is on the stack, depth =
   ``reg[R_DEPTH]``), ``EXHAUSTED`` (nothing left under any bound), ``GROW`` (the next bound needs a deeper
   stack: reallocate and call again; the driver is between iterations), ``ITERATION_DONE`` (only with
