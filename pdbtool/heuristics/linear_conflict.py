@@ -124,26 +124,25 @@ def _move_codes(hs, t, to_cell, from_cell):
     hs.col_code[hs.col_of[to_cell]] += hs.col_contrib[t, to_cell]
 
 
-hooks.evaluated_alone(True, LinearConflictState)
+hooks.evaluated_alone(False, LinearConflictState)
+
+
+@njit(cache=True, inline="always")
+def _conflicts_moved(code, line_of, contrib, lc, t, to_cell, from_cell):
+    """The change of the conflicts of the lines of ``from_cell`` and ``to_cell`` when tile t moves across."""
+    a_old = code[line_of[from_cell]]
+    b_old = code[line_of[to_cell]]
+    return lc[a_old - contrib[t, from_cell]] + lc[b_old + contrib[t, to_cell]] - lc[a_old] - lc[b_old]
 
 
 @overload(hooks.child_h, inline="always")
 def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
     if is_state(hs, LinearConflictState):
         def impl(hs, d, m, t, to_cell, from_cell, bound, next_bound):
+            h = hs.hlev[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
             if m == 0 or m == 3:  # a vertical move: the rows of both cells
-                a_old = hs.row_code[hs.row_of[from_cell]]
-                b_old = hs.row_code[hs.row_of[to_cell]]
-                a_new = a_old - hs.row_contrib[t, from_cell]
-                b_new = b_old + hs.row_contrib[t, to_cell]
-                dlc = hs.row_lc[a_new] + hs.row_lc[b_new] - hs.row_lc[a_old] - hs.row_lc[b_old]
-            else:
-                a_old = hs.col_code[hs.col_of[from_cell]]
-                b_old = hs.col_code[hs.col_of[to_cell]]
-                a_new = a_old - hs.col_contrib[t, from_cell]
-                b_new = b_old + hs.col_contrib[t, to_cell]
-                dlc = hs.col_lc[a_new] + hs.col_lc[b_new] - hs.col_lc[a_old] - hs.col_lc[b_old]
-            return hs.hlev[d] + hs.md[t, to_cell] - hs.md[t, from_cell] + dlc
+                return h + _conflicts_moved(hs.row_code, hs.row_of, hs.row_contrib, hs.row_lc, t, to_cell, from_cell)
+            return h + _conflicts_moved(hs.col_code, hs.col_of, hs.col_contrib, hs.col_lc, t, to_cell, from_cell)
         return impl
 
 

@@ -21,8 +21,9 @@ Conventions
   its children stands, ``prev_move[d]`` the move that led to it.
 * Two walks, chosen per state class by the constant hook ``at_once``: all children generated when their
   parent is expanded, then only those within the bound visited (``walk[d, :nwalk[d]]``; the pattern sums,
-  whose table loads then overlap, and Manhattan and linear conflict), or each child generated as the walk
-  reaches it (ddb/max, whose conflict graph holds one child's edges at a time).  The counts are the same.
+  whose table loads then overlap, and Manhattan), or each child generated as the walk reaches it (linear
+  conflict, measured faster so; ddb/max, whose conflict graph holds one child's edges at a time).  The
+  counts are the same.
 * Statuses: ``RUNNING`` (budget used up; call again), ``FOUND`` (the path is on the stack, depth =
   ``reg[R_DEPTH]``), ``EXHAUSTED`` (nothing left under any bound), ``GROW`` (the next bound needs a deeper
   stack: reallocate and call again; the driver is between iterations), ``ITERATION_DONE`` (only with
