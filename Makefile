@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e '.[test]'
+	$(PIP) install --quiet -e '.[test,ray]'
 	touch $@ $(VENV)/.installed
 
 venv: $(BIN)/python

@@ -35,12 +35,15 @@ from ._common import board_option, cache_dir_option, goal_option, say, user_erro
                    "to build missing tables.")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Give up an instance after this many seconds of search (reported as unsolved).")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+              help="Solve on a Ray cluster (ADDRESS: auto, ray://host:10001); without ADDRESS on a local Ray "
+                   "instance started for the run.  Needs: pip install 'pdbtool[ray]'.")
 @cache_dir_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True,
               help="text: a line per instance and a summary; json: JSON Lines; csv: a row per instance.")
 @user_errors
 def command(instances, board_dims, goal, partition, heuristic, dynamic, no_reflect, jobs, threads, time_limit,
-            cache_dir, fmt, blank, encoding, group):
+            cache_dir, fmt, blank, encoding, group, ray_address):
     """Solve the instances of a file (or - for stdin) optimally with IDA*.
 
     A line holds the tile in each cell, row by row (0 = blank), optionally preceded by an id; '#' starts a
@@ -56,6 +59,7 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
       pdbtool solve examples/korf100.txt --partition 15-6-6-3 --jobs 2 --format csv > out.csv
       pdbtool solve examples/korf100.txt --partition 15-6-6-3 --blank ignored --encoding mod3
       pdbtool solve examples/korf24.txt --threads 2 --time-limit 600
+      pdbtool solve examples/korf100.txt --ray auto
     """
     start = time.perf_counter()
     from ..puzzle.board import Board
@@ -89,10 +93,17 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         from tqdm import tqdm
 
         bar = tqdm(total=len(items), desc="solve", unit=" instance", file=sys.stderr, disable=None, leave=False)
+    stream = None
     try:
         live = bar is not None and not bar.disable
         progress = ProgressLine(bar if live else None)
-        for result in solve_batch(items, options, jobs=jobs, notify=say, progress=progress):
+        if ray_address is None:
+            stream = solve_batch(items, options, jobs=jobs, notify=say, progress=progress)
+        else:
+            from ..search import ray_backend
+
+            stream = ray_backend.solve_batch(items, options, address=ray_address, notify=say)
+        for result in stream:
             results.append(result)
             if result.error is not None:
                 if bar is not None:
@@ -101,9 +112,15 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
             writer.write(result)
             if bar is not None:
                 bar.update(1)
+    except BaseException:
+        if results:  # Ctrl-C, say: what was solved, summarized, before the one-line message
+            writer.write_summary(summarize(results, time.perf_counter() - start), sys.stderr)
+        raise
     finally:
         if bar is not None:
             bar.close()
+        if stream is not None:
+            stream.close()  # stops the work still running (worker processes, Ray tasks)
     writer.write_summary(summarize(results, time.perf_counter() - start), sys.stderr)
     if any(r.error is not None for r in results):
         sys.exit(1)

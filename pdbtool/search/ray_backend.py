@@ -1,0 +1,227 @@
+"""Solving on a Ray cluster: a task per instance for a batch, a task per unit of work for one instance.
+
+Ray is an optional dependency (``pip install 'pdbtool[ray]'``); this module imports it only when a
+session opens (:func:`ray_session`), and without it fails with one line saying how to install it.
+
+* :func:`ray_session` connects to a cluster by address (``auto``, ``ray://host:10001``, ``host:6379``)
+  or starts a local Ray instance for the block and stops it after.
+* The tables reach each node's cache once (:mod:`pdbtool.search.ray_tables`); the workers load them
+  through the cache, which memory-maps them, so the workers of a node share one copy.
+* :func:`solve_batch` yields one ``SolveResult`` per instance, in input order, each as soon as it and the
+  instances before it are done (the same results as :func:`pdbtool.search.solver.solve_batch`).
+
+Tasks are owned by the driver: when the driver's process ends, Ray cancels them and stops the workers
+running them, so a lost driver leaves no work behind.  A task whose worker or node dies is run again
+elsewhere (Ray's task retries); a search is a pure function of its arguments, so a retry gives the same
+result.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from contextlib import contextmanager
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from ..errors import PdbtoolError
+from ..tables.cache import TableCache
+from .ray_tables import StageReport, stage_tables
+from .solver import SolveOptions, SolveResult, Solver, SolverPool
+
+INSTALL_HINT = "pip install 'pdbtool[ray]'"
+LOCAL = "local"        # the address that starts a local Ray instance for the run
+TASK_RETRIES = 3       # runs of a task after the first when its worker or node dies
+WAIT_SECONDS = 0.5     # longest wait for results between looks at signals and progress
+
+
+def _connected() -> bool:
+    """Whether this process already holds a Ray connection (one that :func:`ray_session` leaves open)."""
+    ray = sys.modules.get("ray")
+    return ray is not None and ray.is_initialized()
+
+
+class ClusterError(PdbtoolError):
+    """Ray missing, a cluster that cannot be reached, or work the cluster lost for good."""
+
+
+def import_ray():
+    """The ``ray`` module, or a one-line ``ClusterError`` saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ClusterError(f"--ray needs Ray, which is not installed: {INSTALL_HINT}") from None
+    return ray
+
+
+@contextmanager
+def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iterator:
+    """Ray, connected for the block: to the cluster at ``address``, or (``None`` or ``"local"``) to a local
+    instance started for the block with ``num_cpus`` CPUs (default: all) and stopped after.
+
+    A connection this process already has (``ray.init`` called by the caller) is used as it is and left
+    open."""
+    ray = import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    try:
+        if address in (None, LOCAL):
+            ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level=logging.WARNING)
+        else:
+            ray.init(address=address, logging_level=logging.WARNING)
+    except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+        where = "start a local Ray instance" if address in (None, LOCAL) else f"connect to Ray at {address}"
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ClusterError(f"cannot {where}: {reason}") from None
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+class _RecordingCache(TableCache):
+    """A table cache that notes the files of the tables it hands out (those a solver memory-maps)."""
+
+    def __init__(self, cache_dir=None, notify=None):
+        super().__init__(cache_dir, notify)
+        self.files: list[Path] = []
+        self._depth = 0
+
+    def get(self, *args, **kwargs):
+        self._depth += 1  # an encoded table's get calls get for the byte table: note the outer one only
+        try:
+            table = super().get(*args, **kwargs)
+        finally:
+            self._depth -= 1
+        if self._depth == 0 and table.path is not None:
+            self.files.append(Path(table.path))
+        return table
+
+
+def driver_solver(board, options: SolveOptions, notify: Callable[[str], None] | None = None
+                  ) -> tuple[Solver, list[Path]]:
+    """The solver of ``board`` in this process (building missing tables here) and its table files."""
+    cache = _RecordingCache(options.cache_dir, notify)
+    solver = Solver(board, heuristic=options.heuristic, partition=options.partition, reflect=options.reflect,
+                    cache=cache, cache_dir=options.cache_dir, threads=options.threads, notify=notify,
+                    dynamic=options.dynamic, encoding=options.encoding, group=options.group, blank=options.blank)
+    return solver, cache.files
+
+
+_WORKER_POOLS: dict[tuple, SolverPool] = {}
+
+
+def worker_pool(options: SolveOptions) -> SolverPool:
+    """This worker process's solvers for ``options`` (kept between tasks: tables mapped, kernels loaded)."""
+    key = tuple(sorted(asdict(options).items()))
+    if key not in _WORKER_POOLS:
+        _WORKER_POOLS[key] = SolverPool(options)
+    return _WORKER_POOLS[key]
+
+
+def solve_instance_task(options: SolveOptions, inst) -> SolveResult:
+    """A batch's task: one instance, solved on one worker."""
+    return worker_pool(options).solve(inst)
+
+
+def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | None,
+                  notify: Callable[[str], None] | None = None) -> StageReport:
+    """Build or check the tables of every board of ``instances`` here, then put them on every node."""
+    files: list[Path] = []
+    boards = []
+    for inst in instances:
+        if inst.error is None and inst.board not in boards:
+            boards.append(inst.board)
+    for board in boards:
+        try:
+            files += driver_solver(board, options, notify)[1]
+        except PdbtoolError:
+            pass  # reported per instance by the workers
+    report = stage_tables(ray, files, node_cache_dir)
+    if notify is not None:
+        notify(report.describe())
+    return report
+
+
+_SAME = object()
+
+
+def solve_batch(instances: Iterable, options: SolveOptions | None = None, address: str | None = None,
+                notify: Callable[[str], None] | None = None, node_cache_dir=_SAME, num_cpus: int | None = None,
+                on_stage: Callable[[StageReport], None] | None = None) -> Iterator[SolveResult]:
+    """Yield a ``SolveResult`` per instance, in input order, solving each in its own Ray task.
+
+    ``address`` and ``num_cpus`` as :func:`ray_session` takes them.  The nodes keep their tables in the
+    cache at ``node_cache_dir`` (default: ``options.cache_dir``, a path taken on each node; ``None``: each
+    node's default cache).  An instance the cluster loses for good (its task failed ``TASK_RETRIES`` + 1
+    times) comes back with ``error`` set.  Closing the generator early (or an exception in it, Ctrl-C
+    included) cancels the tasks still running."""
+    options = options or SolveOptions()
+    instances = list(instances)
+    node_dir = options.cache_dir if node_cache_dir is _SAME else node_cache_dir
+    owned = not _connected()
+    with ray_session(address, num_cpus) as ray:
+        report = prepare_nodes(ray, instances, options, node_dir, notify)
+        if on_stage is not None:
+            on_stage(report)
+        worker_options = replace(options, cache_dir=None if node_dir is None else str(node_dir),
+                                 threads=None, search_threads=1)
+        task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(solve_instance_task)
+        local = SolverPool(options)  # lines that could not be read are answered here
+        refs = {i: task.remote(worker_options, inst) for i, inst in enumerate(instances) if inst.error is None}
+        try:
+            yield from _in_input_order(ray, instances, refs, local)
+        finally:
+            if not owned:  # (a session of this call ends with the driver's job: Ray stops its workers)
+                for ref in refs.values():
+                    ray.cancel(ref)  # a KeyboardInterrupt in the task, seen between chunks of nodes
+
+
+def _in_input_order(ray, instances, refs: dict, local: SolverPool) -> Iterator[SolveResult]:
+    """The results of the tasks ``refs`` (index -> reference), each yielded once its predecessors were."""
+    index = {ref: i for i, ref in refs.items()}
+    pending = list(refs.values())
+    done: dict[int, SolveResult] = {}
+    for i, inst in enumerate(instances):
+        if i not in refs:
+            done[i] = local.solve(inst)
+    next_i = 0
+    while next_i < len(instances):
+        while next_i not in done:
+            ready, pending = wait(ray, pending)
+            for ref in ready:
+                i = index[ref]
+                done[i] = _result_of(ray, ref, instances[i])
+                del refs[i]
+        yield done.pop(next_i)
+        next_i += 1
+
+
+def wait(ray, pending: list, num_returns: int = 1) -> tuple[list, list]:
+    """``ray.wait`` for at most ``WAIT_SECONDS``, so that a signal (Ctrl-C) is seen in Python soon.
+
+    Ray reports an exception raised by a signal handler during the wait as a ``SystemError`` caused by
+    it; the handler's own exception is raised instead."""
+    try:
+        return ray.wait(pending, num_returns=min(num_returns, len(pending)), timeout=WAIT_SECONDS)
+    except SystemError as exc:
+        if exc.__cause__ is not None:
+            raise exc.__cause__ from None
+        raise
+
+
+def _result_of(ray, ref, inst) -> SolveResult:
+    """A task's result, or the instance with ``error`` set when the cluster lost it."""
+    from ray.exceptions import RayError
+
+    try:
+        return ray.get(ref)
+    except RayError as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return SolveResult(id=inst.id, optimal=inst.optimal, line=inst.line, source=inst.source,
+                           board=inst.board.dims, error=f"{inst.where}: lost on the cluster: {reason}")
+
+
+__all__ = ["ClusterError", "INSTALL_HINT", "ray_session", "solve_batch", "driver_solver", "prepare_nodes"]
