@@ -50,7 +50,7 @@ def serial_run(solver, state, node_limit):
 
 def threaded_run(solver, state, h0, threads, node_limit, **kw):
     wall, cpu = time.perf_counter(), time.process_time()
-    out = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, h0, threads, node_limit=node_limit,
+    out = parallel_search(solver.heuristic, state, h0, threads, node_limit=node_limit,
                           **kw)
     return {"threads": threads, "generated": out.generated, "expanded": out.expanded, "iterations": out.iterations,
             "solved": out.moves is not None, "length": None if out.moves is None else len(out.moves),

@@ -263,7 +263,7 @@ def test_max_is_at_least_either_and_optimal(tables, cache_dir):
 def test_max_with_shared_tables_searches_exactly_like_direct_tables(tables, cache_dir):
     """max looks up a pattern that a board symmetry maps onto another in that one's table, as pdb does: the
     same h, node counts and solutions as with every table built (and the reflection on top)."""
-    from pdbtool.heuristics.static import PatternSum
+    from pdbtool.heuristics.pattern_sum import PatternSum
 
     board = Board(4, 4)
     partition = [[2, 3, 6, 7], [8, 9, 12, 13], [1, 4, 5], [10, 11, 14, 15]]

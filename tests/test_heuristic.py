@@ -10,7 +10,10 @@ import pytest
 
 from pdbtool.tables.build import build_table
 from pdbtool.puzzle.board import Board
-from pdbtool.heuristics.static import HeuristicError, LinearConflict, Manhattan, PatternSum, _line_conflict_table
+from pdbtool.heuristics import HeuristicError
+from pdbtool.heuristics.linear_conflict import LinearConflict, _line_conflict_table
+from pdbtool.heuristics.manhattan import Manhattan
+from pdbtool.heuristics.pattern_sum import PatternSum
 from pdbtool.tables.ranking import TilePattern
 
 from oracle import true_distances

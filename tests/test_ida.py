@@ -9,10 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pdbtool.search import solver as solver_mod
+from pdbtool.search import driver
 from pdbtool.tables.build import build_table
 from pdbtool.puzzle.board import Board
-from pdbtool.heuristics.static import LinearConflict, Manhattan, PatternSum
+from pdbtool.heuristics.linear_conflict import LinearConflict
+from pdbtool.heuristics.manhattan import Manhattan
+from pdbtool.heuristics.pattern_sum import PatternSum
 from pdbtool.tables.ranking import TilePattern
 from pdbtool.search.solver import Solver, replay
 
@@ -162,7 +164,7 @@ def test_chunks_do_not_change_the_search():
 def test_stack_grows_beyond_its_first_capacity(monkeypatch, eight):
     board, dist = eight
     far = next(s for s in sorted(dist) if dist[s] == 31)
-    monkeypatch.setattr(solver_mod, "DEFAULT_CAPACITY", 4)
+    monkeypatch.setattr(driver, "DEFAULT_CAPACITY", 4)
     result = Solver(board, heuristic="manhattan").solve(far)
     assert result.length == 31
     assert replay(board, far, result.solution) == board.goal_tiles

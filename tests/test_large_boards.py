@@ -18,7 +18,7 @@ from oracle import true_distances  # noqa: E402
 
 from pdbtool.tables.build import build_table  # noqa: E402
 from pdbtool.puzzle.board import Board  # noqa: E402
-from pdbtool.heuristics.static import PatternSum  # noqa: E402
+from pdbtool.heuristics.pattern_sum import PatternSum  # noqa: E402
 from pdbtool.search.parallel import parallel_search  # noqa: E402
 from pdbtool.tables.partitions import load_partition  # noqa: E402
 from pdbtool.tables.ranking import TilePattern  # noqa: E402
@@ -83,7 +83,7 @@ def test_threads_find_the_serial_length_on_15_puzzles(cache, heuristic, ident):
     assert replay(solver.board, state, threaded.solution) == solver.board.goal_tiles
     # the subtree path itself, forced on every iteration with small frontiers
     for frontier in (1, 3):
-        out = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, serial.h0, 2,
+        out = parallel_search(solver.heuristic, state, serial.h0, 2,
                               frontier_per_thread=frontier, serial_below=0)
         assert len(out.moves) == optimal and out.iterations == serial.iterations
         assert max(out.subtrees) > 1
@@ -96,9 +96,9 @@ def test_iterations_before_the_last_count_like_the_serial_search(cache, heuristi
     solver = Solver(Board(4, 4), heuristic=heuristic, partition="15-5-5-5", reflect=True, cache=cache)
     state, optimal = KORF[1]
     h0 = solver.h(state)
-    whole = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, h0, 2,
+    whole = parallel_search(solver.heuristic, state, h0, 2,
                             serial_below=1 << 62)  # every iteration one kernel from the root
-    split = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, h0, 2,
+    split = parallel_search(solver.heuristic, state, h0, 2,
                             frontier_per_thread=16, serial_below=0)
     assert len(whole.moves) == len(split.moves) == optimal
     assert whole.finished == split.finished and len(whole.finished) == whole.iterations - 1
@@ -115,7 +115,7 @@ def test_threads_on_random_3x4_and_2x5_states(heuristic):
         for _ in range(4):
             state = random_state(board, rng)
             serial = solver.solve(state)
-            out = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, serial.h0, 2,
+            out = parallel_search(solver.heuristic, state, serial.h0, 2,
                                   frontier_per_thread=4, serial_below=0)
             assert len(out.moves) == serial.length
             assert replay(board, state, [int(t) for t in _tiles(board, state, out.moves)]) == board.goal_tiles
@@ -129,9 +129,9 @@ def test_ddb_and_max_threads_on_random_3x4_states(cache, heuristic):
     for _ in range(4):
         state = random_state(board, rng)
         serial = solver.solve(state)
-        whole = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, serial.h0, 2,
+        whole = parallel_search(solver.heuristic, state, serial.h0, 2,
                                 serial_below=1 << 62)
-        split = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, serial.h0, 2,
+        split = parallel_search(solver.heuristic, state, serial.h0, 2,
                                 frontier_per_thread=4, serial_below=0)
         assert len(split.moves) == len(whole.moves) == serial.length
         assert whole.finished == split.finished and len(split.finished) == serial.iterations - 1
@@ -151,21 +151,18 @@ def test_kernels_release_the_gil(cache, heuristic, ident, budget):
     import threading
     import time
 
-    from pdbtool.heuristics import kernels as ida
+    from pdbtool.search.driver import Search
 
     board = Board(4, 4)
     solver = Solver(board, heuristic=heuristic, cache=cache)
     solver.warm_up()
     short_solver = Solver(board, heuristic="manhattan")
     short_solver.warm_up()
-    tiles = np.array(KORF[ident][0], dtype=np.int64)
-    h0, levels, params = solver.heuristic.setup(tiles, 256)
-    reg = ida.new_registers(h0, int(np.flatnonzero(tiles == 0)[0]))
-    nm, pm = np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64)
+    search = Search(solver.heuristic, KORF[ident][0])
     done = {}
 
     def long_call():
-        solver.heuristic.kernel(tiles, solver.nb, solver.goal_tiles, reg, budget, nm, pm, *levels, *params)
+        search.step(budget)
         done["long"] = time.perf_counter()
 
     worker = threading.Thread(target=long_call)
@@ -193,7 +190,7 @@ def test_threads_respect_the_node_limit():
     assert not r.solved and r.timed_out and r.length is None
     # subtrees smaller than a chunk: the limit is checked after each subtree too, so at most a chunk a thread over
     chunk = 1 << 16
-    out = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, solver.h(state), 2,
+    out = parallel_search(solver.heuristic, state, solver.h(state), 2,
                           node_limit=1_000_000, chunk=chunk, serial_below=0)
     assert out.timed_out and out.moves is None
     assert 1_000_000 <= out.generated <= 1_000_000 + 2 * chunk

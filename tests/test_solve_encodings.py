@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from pdbtool.heuristics import kernels as ida
+from pdbtool.search.driver import FOUND, Search
 from pdbtool.puzzle.board import Board
 from pdbtool.tables.cache import TableCache
 from pdbtool.cli.main import cli
 from pdbtool.tables.encodings import ENCODINGS
 from pdbtool.errors import PdbtoolError
-from pdbtool.heuristics.static import PatternSum
+from pdbtool.heuristics.pattern_sum import PatternSum
 from pdbtool.heuristics.encoded import EncodedPatternSum
 from pdbtool.tables.partitions import load_partition
 from pdbtool.search.solver import Solver, replay
@@ -72,18 +72,10 @@ def test_reflection_changes_the_search_so_its_lookups_are_exercised(cache):
 
 
 def _run_kernel(heuristic, state):
-    """Run ``heuristic``'s kernel to the goal; return (moves, the per-level table values hv)."""
-    tiles = np.array(state, dtype=np.int64)
-    capacity = 128
-    h0, levels, params = heuristic.setup(tiles, capacity)
-    reg = ida.new_registers(h0, int(np.flatnonzero(tiles == 0)[0]))
-    next_move = np.zeros(capacity, dtype=np.int64)
-    prev_move = np.zeros(capacity, dtype=np.int64)
-    status = heuristic.kernel(tiles, BOARD.neighbours(), np.array(BOARD.goal_tiles, dtype=np.int64), reg,
-                              1 << 40, next_move, prev_move, *levels, *params)
-    assert status == ida.FOUND
-    depth = int(reg[ida.R_DEPTH])
-    return [int(m) for m in prev_move[1:depth + 1]], levels[0]
+    """Search with ``heuristic`` to the goal; return (moves, the per-level table values hv)."""
+    search = Search(heuristic, state, capacity=128)
+    assert search.step(1 << 40) == FOUND
+    return search.moves(), search.state.hv
 
 
 @pytest.mark.parametrize("encoding", ["mod3", "parity", "nibble", "sparse"])
@@ -180,7 +172,7 @@ def test_threads_search_encoded_tables(cache):
     for encoding in ("mod3", "parity"):
         solver = Solver(BOARD, partition="15-5-5-5", cache=cache, blank="ignored", encoding=encoding)
         serial = solver.solve(state)
-        out = parallel_search(solver.heuristic, solver.nb, solver.goal_tiles, state, serial.h0, 2,
+        out = parallel_search(solver.heuristic, state, serial.h0, 2,
                               frontier_per_thread=3, serial_below=0)
         assert len(out.moves) == optimal and out.iterations == serial.iterations
         assert max(out.subtrees) > 1

@@ -1,7 +1,7 @@
 """The Python API of the solver: ``Solver(board, heuristic=..., partition=...).solve(state)``.
 
-The search runs in a Numba kernel (:mod:`pdbtool.heuristics.kernels`) in chunks of nodes; between chunks Python checks the
-time limit and reports progress.  ``solve_batch`` solves many instances, in parallel processes if asked,
+The search runs in the IDA* driver (:mod:`pdbtool.search.driver`) in chunks of nodes; between chunks Python
+checks the limits and reports progress.  ``solve_batch`` solves many instances, in parallel processes if asked,
 which share the memory-mapped tables through the page cache.
 
 Example::
@@ -24,9 +24,9 @@ import numpy as np
 
 from ..puzzle.board import Board
 from ..errors import PdbtoolError
-from ..heuristics.static import HEURISTICS, HeuristicError, make_heuristic
+from ..heuristics import HEURISTICS, HeuristicError, make_heuristic
+from .driver import FOUND, STOPPED, Search, Tally, run_chunks
 
-DEFAULT_CAPACITY = 256
 CHUNK_NODES = 1 << 21
 
 
@@ -188,64 +188,40 @@ class Solver:
         ``threads`` > 1 (default: the solver's ``search_threads``), each iteration's subtrees are searched
         by that many threads (:mod:`pdbtool.search.parallel`); ``cpu_seconds`` is then the CPU time of the whole
         process during the search."""
-        from ..heuristics import kernels as ida
-
         state = self.board.check_state(state)
         if not self._warm:
             self.warm_up()
-        tiles = np.array(state, dtype=np.int64)
         start = time.perf_counter()
         cpu_start = time.thread_time()
-        capacity = DEFAULT_CAPACITY
-        h0, levels, params = self.heuristic.setup(tiles, capacity)
-        result = SolveResult(board=self.board.dims, heuristic=self.label, h0=int(h0))
-        if h0 == 0 and tuple(state) == tuple(self.goal_tiles):
+        search = Search(self.heuristic, state)
+        result = SolveResult(board=self.board.dims, heuristic=self.label, h0=search.h0)
+        if search.h0 == 0 and tuple(state) == tuple(self.goal_tiles):
             result.length, result.solved = 0, True
             result.seconds = time.perf_counter() - start
             result.cpu_seconds = time.thread_time() - cpu_start
             return result
         threads = _check_search_threads(self.search_threads if threads is None else threads)
         if threads > 1:
-            return self._solve_parallel(state, int(h0), result, threads, start, time_limit, node_limit, progress,
+            return self._solve_parallel(state, search.h0, result, threads, start, time_limit, node_limit, progress,
                                         chunk)
-        blank = int(np.flatnonzero(tiles == 0)[0])
-        reg = ida.new_registers(int(h0), blank)
-        next_move = np.zeros(capacity, dtype=np.int64)
-        prev_move = np.zeros(capacity, dtype=np.int64)
-        kernel = self.heuristic.kernel
-        deadline = None if time_limit is None else start + time_limit
-        while True:
-            budget = chunk
-            if node_limit is not None:
-                budget = min(budget, node_limit - int(reg[ida.R_GEN]))
-                if budget <= 0:
-                    result.timed_out = True
-                    break
-            status = kernel(tiles, self.nb, self.goal_tiles, reg, budget, next_move, prev_move, *levels, *params)
-            if status == ida.FOUND:
-                depth = int(reg[ida.R_DEPTH])
-                moves = [int(m) for m in prev_move[1:depth + 1]]
-                result.solution = _tiles_moved(state, moves, self.nb)
-                result.length = depth
-                result.solved = True
-                break
-            if status == ida.EXHAUSTED:
-                raise SolverError("the search space was exhausted without reaching the goal (a bug)")
-            if status == ida.GROW:
-                capacity *= 2
-                _, levels, params = self.heuristic.setup(tiles, capacity)
-                next_move = np.zeros(capacity, dtype=np.int64)
-                prev_move = np.zeros(capacity, dtype=np.int64)
-                continue
-            if progress is not None:
-                progress(int(reg[ida.R_NEXT] if reg[ida.R_DEPTH] < 0 else reg[ida.R_BOUND]), int(reg[ida.R_GEN]),
-                         int(reg[ida.R_EXP]))
-            if deadline is not None and time.perf_counter() >= deadline:
-                result.timed_out = True
-                break
-        result.nodes_generated = int(reg[ida.R_GEN])
-        result.nodes_expanded = int(reg[ida.R_EXP])
-        result.iterations = int(reg[ida.R_ITER])
+        tally = Tally(node_limit, None if time_limit is None else start + time_limit)
+        report = None
+        if progress is not None:
+            def report():
+                progress(search.bound, search.generated, search.expanded)
+        status = run_chunks(search, chunk, tally, report)
+        if status == FOUND:
+            moves = search.moves()
+            result.solution = _tiles_moved(state, moves, self.nb)
+            result.length = len(moves)
+            result.solved = True
+        elif status == STOPPED:
+            result.timed_out = True
+        else:
+            raise SolverError("the search space was exhausted without reaching the goal (a bug)")
+        result.nodes_generated = search.generated
+        result.nodes_expanded = search.expanded
+        result.iterations = search.iterations
         result.seconds = time.perf_counter() - start
         result.cpu_seconds = time.thread_time() - cpu_start
         return result
@@ -255,7 +231,7 @@ class Solver:
 
         cpu_start = time.process_time()
         deadline = None if time_limit is None else start + time_limit
-        out = parallel_search(self.heuristic, self.nb, self.goal_tiles, state, h0, threads, deadline=deadline,
+        out = parallel_search(self.heuristic, state, h0, threads, deadline=deadline,
                               node_limit=node_limit, progress=progress, chunk=chunk)
         if out.moves is not None:
             result.solution = _tiles_moved(state, out.moves, self.nb)

@@ -17,7 +17,7 @@ of one search to the start state of the other, so the distance of a placement p 
 of g(p) in B's table: ``table_A[rank(p)] == table_B[rank(g(p))]``, where g(p) puts tile ``rename(t)`` in
 cell ``g(cell of t)``.  The heuristic is therefore exactly as strong; only one of the two tables is built,
 stored and kept in memory.  The search does the lookup through a per-pattern cell map and tile order, as
-it already does for the diagonal reflection (:func:`pdbtool.heuristics.kernels.ida_pdb`).
+it already does for the diagonal reflection (:mod:`pdbtool.heuristics.pattern_sum`).
 
 On the 24-puzzle, 6-6-6-6 pattern {3,4,8,9,13,14} is the image of {10,11,15,16,20,21} under the 180-degree
 rotation (which moves the goal blank from cell 0 to cell 24, but the goal's free cells form one region in

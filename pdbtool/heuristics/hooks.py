@@ -1,0 +1,60 @@
+"""The interface between a heuristic and the IDA* driver (:mod:`pdbtool.search.driver`).
+
+A heuristic keeps what its incremental evaluation needs in a *search state*: a namedtuple of arrays (and a
+few scalars) of a class of its own, made by its ``setup(tiles, capacity)``.  The driver owns the stack, the
+moves, the goal test, the bounds and the node counts, and calls the four hooks below on that state.  They
+are plain Python functions here; each heuristic module implements them for its state class with
+``numba.extending.overload(..., inline="always")``, checking the class with :func:`is_state`.  So the one
+cached driver compiles one specialization per state class, with the hooks inlined into it.
+
+Levels are those of the driver's stack: level ``d`` describes the node at depth d on the current path.
+A move slides tile ``t`` from cell ``from_cell`` (the child's blank) into ``to_cell`` (the parent's blank).
+"""
+
+from __future__ import annotations
+
+from ..errors import PdbtoolError
+
+
+class HeuristicError(PdbtoolError):
+    pass
+
+
+def children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
+    """Called once when the node at level ``d`` is expanded, before its children are generated: a
+    heuristic that evaluates all children at once (so that their table loads overlap) does it here.
+    ``prev_move`` is the move that led to the node (its inverse is not generated)."""
+    raise NotImplementedError("a driver hook: runs only inside the compiled driver")
+
+
+def child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
+    """h of the child of level ``d`` reached by move ``m``.  Exact when ``d + 1 + h <= bound``; otherwise
+    any value that keeps f above ``bound`` and is exact whenever the exact f is below ``next_bound`` (so
+    the driver's next bound is unchanged).  A child above the bound must leave no trace in the state."""
+    raise NotImplementedError("a driver hook: runs only inside the compiled driver")
+
+
+def enter(hs, d, m, t, to_cell, from_cell, h):
+    """The child of level ``d`` by move ``m`` (its h from :func:`child_h`, the last one evaluated) is
+    entered: make level ``d + 1`` describe it."""
+    raise NotImplementedError("a driver hook: runs only inside the compiled driver")
+
+
+def leave(hs, d, t, to_cell, from_cell):
+    """The node at level ``d`` is left: tile ``t`` slides back from ``from_cell`` into ``to_cell``."""
+    raise NotImplementedError("a driver hook: runs only inside the compiled driver")
+
+
+def is_state(typ, *classes) -> bool:
+    """Whether the Numba type ``typ`` is a namedtuple of one of ``classes`` (for an overload's dispatch)."""
+    return getattr(typ, "instance_class", None) in classes
+
+
+def as_tiles(state):
+    """A state as a contiguous int64 array."""
+    import numpy as np
+
+    return np.ascontiguousarray(np.asarray(state, dtype=np.int64))
+
+
+__all__ = ["HeuristicError", "children", "child_h", "enter", "leave", "is_state", "as_tiles"]

@@ -1,0 +1,275 @@
+"""The IDA* driver: one explicit-stack kernel that searches with any heuristic, resumable in chunks.
+
+:func:`ida` owns the stack, move generation and undo, the goal test, the bound and next-bound bookkeeping
+and the node counts; a heuristic plugs in through the hooks of :mod:`pdbtool.heuristics.hooks`, implemented
+for the class of its search state (``heuristic.setup(tiles, capacity) -> (h0, state)``).  The driver is
+compiled once per state class and cached on disk.
+
+Conventions
+-----------
+* Moves of the blank in the order up, left, right, down (``m`` = 0..3); the inverse of ``m`` is ``3 - m``,
+  and the move that undoes the previous one is never generated.
+* A node is *generated* when it is created as the child of a node being expanded (the start node is not
+  counted); a node is *expanded* when its children are generated (the start node counts once per
+  iteration).  A child whose f = g + h exceeds the bound is generated but not expanded.  The search stops
+  at the first generated child that is the goal within the bound (its later siblings are not generated).
+  Korf's 1985 counts, which include the start node, equal ``generated + 1`` under these rules.
+* ``reg`` holds the registers (``R_*``): depth (-1 = start a new iteration), bound, next bound, generated,
+  expanded, blank cell, iterations, the move into the root (-1 for the start state; the last move of the
+  path to a subtree's root, which is then never undone), one-iteration mode, and the cut depth.  Level
+  ``d`` of the stack is the node at depth d on the current path; ``next_move[d]`` is the next move to try
+  there, ``prev_move[d]`` the move that led to it.
+* Statuses: ``RUNNING`` (budget used up; call again), ``FOUND`` (the path is on the stack, depth =
+  ``reg[R_DEPTH]``), ``EXHAUSTED`` (nothing left under any bound), ``GROW`` (the next bound needs a deeper
+  stack: reallocate and call again; the driver is between iterations), ``ITERATION_DONE`` (only with
+  ``reg[R_ONE_ITERATION]``: the iteration of bound ``reg[R_BOUND]`` is over, its next bound in
+  ``reg[R_NEXT]``), ``CUT`` (only with ``reg[R_CUT]`` > 0: a node within the bound at the cut depth was
+  generated; it is on the stack and is not expanded, and the next call goes on past it).
+* The driver releases the GIL, so threads can search subtrees of one iteration at once
+  (:mod:`pdbtool.search.units`).
+
+:class:`Search` holds one search's arrays and steps the driver; :func:`run_chunks` is the one loop that
+runs a search in chunks of nodes between limit checks, for :class:`pdbtool.search.solver.Solver` and for a
+unit of work.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+import numpy as np
+from numba import njit
+
+from ..heuristics import hooks
+
+R_DEPTH, R_BOUND, R_NEXT, R_GEN, R_EXP, R_BLANK, R_ITER, R_ROOT_PREV, R_ONE_ITERATION, R_CUT = range(10)
+N_REGS = 10
+
+RUNNING, FOUND, EXHAUSTED, GROW, ITERATION_DONE, CUT = range(6)
+STOPPED = -1  # run_chunks only: a limit or the stop flag ended the run
+
+INF = 1 << 40
+DEFAULT_CAPACITY = 256
+
+
+@njit(cache=True, inline="always")
+def _is_goal(tiles, goal_tiles):
+    for c in range(tiles.shape[0]):
+        if tiles[c] != goal_tiles[c]:
+            return False
+    return True
+
+
+# no reference counting: the hooks are inlined and allocate nothing (the vertex cover's kernels need it so)
+@njit(cache=True, nogil=True, _nrt=False)
+def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move):
+    """Search from ``tiles`` with the heuristic whose state is ``hs`` for about ``budget`` generated nodes;
+    returns a status (see the module docstring).  All progress is kept in the arguments."""
+    depth = reg[R_DEPTH]
+    bound = reg[R_BOUND]
+    next_bound = reg[R_NEXT]
+    generated = reg[R_GEN]
+    expanded = reg[R_EXP]
+    blank = reg[R_BLANK]
+    cut = reg[R_CUT]
+    stop = generated + budget
+    capacity = next_move.shape[0]
+    status = RUNNING
+    while True:
+        if depth < 0:
+            if next_bound >= INF:
+                status = EXHAUSTED
+                break
+            if next_bound + 2 > capacity:
+                status = GROW
+                break
+            bound = next_bound
+            next_bound = INF
+            reg[R_ITER] += 1
+            depth = 0
+            next_move[0] = 0
+            prev_move[0] = reg[R_ROOT_PREV]
+            expanded += 1
+            hooks.children(hs, 0, blank, prev_move[0], tiles, nb, bound, next_bound)
+            continue
+        m = next_move[depth]
+        if m == 4:
+            if depth == 0:
+                depth = -1
+                if reg[R_ONE_ITERATION]:
+                    status = ITERATION_DONE
+                    break
+                continue
+            # undo the move that led here: the tile that moved sits in the parent's blank cell
+            pb = nb[blank, 3 - prev_move[depth]]
+            t = tiles[pb]
+            hooks.leave(hs, depth, t, blank, pb)
+            tiles[blank] = t
+            tiles[pb] = 0
+            blank = pb
+            depth -= 1
+            continue
+        next_move[depth] = m + 1
+        q = nb[blank, m]
+        if q < 0 or m + prev_move[depth] == 3:
+            continue
+        generated += 1
+        t = tiles[q]  # tile t slides from q into the blank's cell
+        h = hooks.child_h(hs, depth, m, t, blank, q, bound, next_bound)
+        f = depth + 1 + h
+        if f > bound:
+            if f < next_bound:
+                next_bound = f
+            continue
+        hooks.enter(hs, depth, m, t, blank, q, h)
+        tiles[blank] = t
+        tiles[q] = 0
+        blank = q
+        depth += 1
+        next_move[depth] = 0
+        prev_move[depth] = m
+        if h == 0 and _is_goal(tiles, goal_tiles):
+            status = FOUND
+            break
+        if depth == cut:
+            next_move[depth] = 4  # a leaf here: the next call leaves it
+            status = CUT
+            break
+        expanded += 1
+        hooks.children(hs, depth, blank, m, tiles, nb, bound, next_bound)
+        if generated >= stop:
+            break
+    reg[R_DEPTH] = depth
+    reg[R_BOUND] = bound
+    reg[R_NEXT] = next_bound
+    reg[R_GEN] = generated
+    reg[R_EXP] = expanded
+    reg[R_BLANK] = blank
+    return status
+
+
+def new_registers(first_bound: int, blank: int, root_prev: int = -1, one_iteration: bool = False,
+                  cut: int = 0) -> np.ndarray:
+    """Registers for a fresh search whose first bound is ``first_bound``."""
+    reg = np.zeros(N_REGS, dtype=np.int64)
+    reg[R_DEPTH] = -1
+    reg[R_NEXT] = first_bound
+    reg[R_BLANK] = blank
+    reg[R_ROOT_PREV] = root_prev
+    reg[R_ONE_ITERATION] = int(one_iteration)
+    reg[R_CUT] = cut
+    return reg
+
+
+class Search:
+    """One IDA* search from ``tiles`` with ``heuristic``: its state, the registers and the stack.
+
+    ``bound``: the first bound (default h of the start); ``root_prev``: the move into the start (never
+    undone); ``one_iteration`` and ``cut`` as the registers of the same names; ``capacity``: the first
+    stack depth (default ``DEFAULT_CAPACITY``).  :meth:`step` runs the driver."""
+
+    def __init__(self, heuristic, tiles, bound: int | None = None, root_prev: int = -1,
+                 one_iteration: bool = False, cut: int = 0, capacity: int | None = None):
+        board = heuristic.board
+        self.heuristic = heuristic
+        self.nb = board.neighbours()
+        self.goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
+        self.tiles = np.array(tiles, dtype=np.int64)
+        self._allocate(DEFAULT_CAPACITY if capacity is None else capacity)
+        blank = int(np.flatnonzero(self.tiles == 0)[0])
+        self.reg = new_registers(self.h0 if bound is None else bound, blank, root_prev, one_iteration, cut)
+
+    def _allocate(self, capacity: int) -> None:
+        # between iterations the tiles are those of the start, so the state is set up afresh
+        self.h0, self.state = self.heuristic.setup(self.tiles, capacity)
+        self.h0 = int(self.h0)
+        self.next_move = np.zeros(capacity, dtype=np.int64)
+        self.prev_move = np.zeros(capacity, dtype=np.int64)
+
+    def step(self, budget: int) -> int:
+        """Run the driver for about ``budget`` generated nodes; a deeper stack is allocated as needed."""
+        while True:
+            status = ida(self.state, self.tiles, self.nb, self.goal_tiles, self.reg, budget, self.next_move,
+                         self.prev_move)
+            if status != GROW:
+                return status
+            self._allocate(2 * self.next_move.shape[0])
+
+    @property
+    def generated(self) -> int:
+        return int(self.reg[R_GEN])
+
+    @property
+    def expanded(self) -> int:
+        return int(self.reg[R_EXP])
+
+    @property
+    def iterations(self) -> int:
+        return int(self.reg[R_ITER])
+
+    @property
+    def bound(self) -> int:
+        """The bound being searched (between iterations: the next one)."""
+        return int(self.reg[R_NEXT] if self.reg[R_DEPTH] < 0 else self.reg[R_BOUND])
+
+    @property
+    def next_bound(self) -> int:
+        return int(self.reg[R_NEXT])
+
+    def moves(self) -> list[int]:
+        """The blank's moves from the start to the node on top of the stack."""
+        return [int(m) for m in self.prev_move[1:int(self.reg[R_DEPTH]) + 1]]
+
+
+class Tally:
+    """The nodes of the searches that share a node limit, a deadline and a stop flag (thread-safe)."""
+
+    def __init__(self, node_limit: int | None = None, deadline: float | None = None):
+        self.node_limit = node_limit
+        self.deadline = deadline
+        self.generated = 0
+        self.expanded = 0
+        self.stop = threading.Event()
+        self._lock = threading.Lock()
+
+    def add(self, generated: int, expanded: int) -> None:
+        with self._lock:
+            self.generated += generated
+            self.expanded += expanded
+
+    def budget(self, chunk: int) -> int:
+        """Nodes the next chunk may generate (at most ``chunk``; 0 once the node limit is reached)."""
+        if self.node_limit is None:
+            return chunk
+        return max(0, min(chunk, self.node_limit - self.generated))
+
+    def expired(self) -> bool:
+        """Whether the stop flag is set or the deadline has passed."""
+        return self.stop.is_set() or (self.deadline is not None and time.perf_counter() >= self.deadline)
+
+
+def run_chunks(search: Search, chunk: int, tally: Tally, progress: Callable[[], None] | None = None) -> int:
+    """Step ``search`` a chunk of nodes at a time until it returns a status other than RUNNING, or until
+    ``tally`` says to stop (node limit reached, deadline passed, stop flag set): then STOPPED, and the stop
+    flag is set.  The nodes go into ``tally`` chunk by chunk; ``progress()`` is called between chunks."""
+    while True:
+        budget = tally.budget(chunk)
+        if budget <= 0:
+            tally.stop.set()
+            return STOPPED
+        generated, expanded = search.generated, search.expanded
+        status = search.step(budget)
+        tally.add(search.generated - generated, search.expanded - expanded)
+        if status != RUNNING:
+            return status
+        if progress is not None:
+            progress()
+        if tally.expired():
+            tally.stop.set()
+            return STOPPED
+
+
+__all__ = ["ida", "Search", "Tally", "run_chunks", "new_registers", "RUNNING", "FOUND", "EXHAUSTED", "GROW",
+           "ITERATION_DONE", "CUT", "STOPPED", "INF"]
