@@ -4,8 +4,13 @@ directory) started once for the module; its results compared with the serial sea
 from __future__ import annotations
 
 import json
+import os
+import random
 import re
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +19,7 @@ from click.testing import CliRunner
 from pdbtool.cli.main import cli
 from pdbtool.puzzle.board import Board
 from pdbtool.puzzle.instances import load_instances
-from pdbtool.search.solver import SolveOptions, solve_batch
+from pdbtool.search.solver import SolveOptions, replay, solve_batch
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 KORF100 = EXAMPLES / "korf100.txt"
@@ -122,10 +127,10 @@ def test_batch_reports_bad_lines_in_place(cluster, cache_dir, tmp_path):
 def test_tables_are_shipped_once_and_checked(cluster, cache_dir, tmp_path):
     """A node whose cache lacks the tables gets them through the object store; a sound copy is kept;
     a damaged copy is replaced."""
-    from pdbtool.search.ray_backend import driver_solver
+    from pdbtool.search.ray_backend import RaySolver
     from pdbtool.search.ray_tables import describe, holds, stage_tables
 
-    _, files = driver_solver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)))
+    files = RaySolver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir))).files
     assert len(files) == 3  # 5-5-5 with reflection: three files
     node_dir = tmp_path / "node-cache"
     first = stage_tables(cluster, files, str(node_dir))
@@ -145,3 +150,162 @@ def test_tables_are_shipped_once_and_checked(cluster, cache_dir, tmp_path):
     assert sum(len(v) for v in third.shipped.values()) == 1 and third.bytes_put == files[0].stat().st_size
     assert damaged.read_bytes() == files[0].read_bytes()
     assert not list(node_dir.glob("*.tmp-*")) and not list(node_dir.glob("*.lock"))
+
+
+# --- one instance, its iterations cut into units of work ------------------------------------------------
+
+def korf(ids):
+    out = []
+    for line in KORF100.read_text().splitlines():
+        body, _, comment = line.partition("#")
+        nums = body.split()
+        if len(nums) == 17 and int(nums[0]) in ids:
+            out.append((tuple(int(x) for x in nums[1:]), int(comment.split()[-1])))
+    return out
+
+
+def random_walk(board: Board, steps: int, seed: int) -> tuple[int, ...]:
+    """A state ``steps`` random moves (never undoing the last) from the goal."""
+    rng = random.Random(seed)
+    nb = board.neighbours()
+    tiles = list(board.goal_tiles)
+    blank, prev = tiles.index(0), -1
+    for _ in range(steps):
+        q = rng.choice([int(c) for c in nb[blank] if c >= 0 and c != prev])
+        tiles[blank], tiles[q] = tiles[q], 0
+        prev, blank = blank, q
+    return tuple(tiles)
+
+
+def serial_iterations(heuristic, state, bounds):
+    """(bound, generated, expanded) after each iteration of ``bounds``, counts cumulative: each iteration
+    searched alone from the root by the serial driver."""
+    from pdbtool.search.units import WorkUnit, search_unit
+
+    out, generated, expanded = [], 0, 0
+    for bound in bounds:
+        r = search_unit(heuristic, state, WorkUnit((), bound))
+        generated, expanded = generated + r.generated, expanded + r.expanded
+        out.append((bound, generated, expanded))
+    return out
+
+
+def check_like_serial(solver, state, optimal=None, **solve_kwargs):
+    """Solve on the cluster and compare with the serial search: length, a valid solution, the counts of
+    every iteration but the last."""
+    serial = solver.__class__.__mro__[1].solve(solver, state)  # Solver.solve: the serial search, one thread
+    result = solver.solve(state, **solve_kwargs)
+    assert result.solved and result.length == serial.length
+    if optimal is not None:
+        assert result.length == optimal
+    assert replay(solver.board, state, result.solution) == tuple(solver.board.goal_tiles)
+    finished = solver.outcome.finished
+    assert [b for b, _, _ in finished] == list(range(serial.h0, serial.length, 2))[:len(finished)]
+    assert finished == serial_iterations(solver.heuristic, state, [b for b, _, _ in finished])
+    assert len(finished) == serial.iterations - 1
+    return result
+
+
+def ray_solver(board, options, **kwargs):
+    from pdbtool.search.ray_backend import RaySolver
+
+    # every iteration cut into units, few of them: the unit machinery is exercised even on small searches
+    return RaySolver(board, options, serial_below=0, units_per_worker=4, **kwargs)
+
+
+@needs_ray
+def test_korf_1_to_10_like_serial(cluster, cache_dir):
+    solver = ray_solver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)))
+    cut = 0
+    for state, optimal in korf(range(1, 11)):
+        check_like_serial(solver, state, optimal)
+        cut += sum(solver.outcome.subtrees)
+    assert cut > 100  # the iterations were cut into units
+
+
+@needs_ray
+def test_three_by_four_and_five_by_five_like_serial(cluster, cache_dir):
+    small = ray_solver(Board(4, 3), SolveOptions(heuristic="linear-conflict", cache_dir=str(cache_dir)))
+    for seed in range(4):
+        check_like_serial(small, random_walk(Board(4, 3), 80, seed))
+    large = ray_solver(Board(5, 5), SolveOptions(heuristic="linear-conflict", cache_dir=str(cache_dir)))
+    check_like_serial(large, random_walk(Board(5, 5), 30, 7))
+
+
+@needs_ray
+def test_units_cut_again_at_the_tail_count_like_serial(cluster, cache_dir, monkeypatch):
+    """With every running unit cut again as soon as a worker is idle, counts and length stay serial."""
+    from pdbtool.search import ray_search
+
+    monkeypatch.setattr(ray_search, "RESPLIT_MEAN_FACTOR", 0.0)
+    solver = ray_solver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)),
+                        resplit_after=0.0)
+    resplits = 0
+    for state, optimal in korf([3, 10]):
+        check_like_serial(solver, state, optimal)
+        resplits += solver.outcome.resplits
+    assert resplits > 0
+
+
+@needs_ray
+def test_split_unit_adds_up_to_the_unit(cluster, cache_dir):
+    """A unit's top and sub-units count exactly what the unit counts, with the same next bound."""
+    from pdbtool.search.ray_search import split_unit
+    from pdbtool.search.units import search_unit, split_iteration
+
+    solver = ray_solver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)))
+    (state, optimal), = korf([3])
+    units, _ = split_iteration(solver.heuristic, state, optimal - 2, 16)
+    checked = 0
+    for unit in units[:6]:
+        whole = search_unit(solver.heuristic, state, unit)
+        subs, top = split_unit(solver.heuristic, state, unit, 5)
+        if top.solution is not None:
+            continue
+        parts = [top] + [search_unit(solver.heuristic, state, u) for u in subs]
+        assert (sum(p.generated for p in parts), sum(p.expanded for p in parts),
+                min(p.next_bound for p in parts)) == (whole.generated, whole.expanded, whole.next_bound)
+        assert all(u.path[:len(unit.path)] == unit.path and len(u.path) > len(unit.path) for u in subs)
+        checked += len(subs) > 0
+    assert checked >= 3
+
+
+def unit_workers():
+    """Worker processes running a unit of work now."""
+    import psutil
+
+    out = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info.get("cmdline") or []
+        if cmd and cmd[0].startswith("ray::search_unit_task"):
+            out.append(proc)
+    return out
+
+
+@needs_ray
+def test_a_worker_killed_mid_solve_changes_nothing(cluster, cache_dir):
+    """A worker process killed while it searches a unit: the unit runs again, the result is the serial."""
+    solver = ray_solver(Board(4, 4), SolveOptions(heuristic="manhattan", cache_dir=str(cache_dir)))
+    (state, optimal), = korf([9])
+    killed = []
+    done = threading.Event()
+
+    def killer():
+        while not done.is_set() and not killed:
+            for proc in unit_workers():
+                try:
+                    os.kill(proc.pid, signal.SIGKILL)
+                    killed.append(proc.pid)
+                    break
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    try:
+        check_like_serial(solver, state, optimal)
+    finally:
+        done.set()
+        thread.join()
+    assert killed, "no unit was seen running, so none was killed"

@@ -102,7 +102,7 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         else:
             from ..search import ray_backend
 
-            stream = ray_backend.solve_batch(items, options, address=ray_address, notify=say)
+            stream = ray_backend.solve_batch(items, options, address=ray_address, notify=say, progress=progress)
         for result in stream:
             results.append(result)
             if result.error is not None:
@@ -136,18 +136,18 @@ class ProgressLine:
         self.inst = None
         self.start = self.last = 0.0
 
-    def text(self, inst, bound, generated, elapsed) -> str:
+    def text(self, inst, bound, generated, elapsed, workers=None) -> str:
         rate = generated / elapsed if elapsed > 0 else 0.0
         return (f"{inst.id}: bound {bound}, {generated:,} nodes generated, {rate / 1e6:.1f} M nodes/s, "
-                f"{elapsed:.0f} s")
+                f"{elapsed:.0f} s" + (f", {workers} workers" if workers else ""))
 
-    def __call__(self, inst, bound, generated, expanded):
+    def __call__(self, inst, bound, generated, expanded, workers=None):
         now = time.perf_counter()
         if inst is not self.inst:
             self.inst, self.start, self.last = inst, now, now
         elapsed = now - self.start
         if self.bar is not None:
-            self.bar.set_postfix_str(self.text(inst, bound, generated, elapsed), refresh=True)
+            self.bar.set_postfix_str(self.text(inst, bound, generated, elapsed, workers), refresh=True)
         elif now - self.last >= self.every:
             self.last = now
-            say(self.text(inst, bound, generated, elapsed))
+            say(self.text(inst, bound, generated, elapsed, workers))

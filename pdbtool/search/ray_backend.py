@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from contextlib import contextmanager
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -27,8 +28,12 @@ from typing import Callable, Iterable, Iterator
 
 from ..errors import PdbtoolError
 from ..tables.cache import TableCache
+from .driver import Tally
+from .parallel import SERIAL_BELOW
+from .ray_search import RESPLIT_AFTER, UNITS_PER_WORKER, ray_search
 from .ray_tables import StageReport, stage_tables
-from .solver import SolveOptions, SolveResult, Solver, SolverPool
+from .solver import SolveOptions, SolveResult, Solver, SolverPool, _tiles_moved as tiles_moved
+from .units import search_unit
 
 INSTALL_HINT = "pip install 'pdbtool[ray]'"
 LOCAL = "local"        # the address that starts a local Ray instance for the run
@@ -100,14 +105,87 @@ class _RecordingCache(TableCache):
         return table
 
 
-def driver_solver(board, options: SolveOptions, notify: Callable[[str], None] | None = None
-                  ) -> tuple[Solver, list[Path]]:
-    """The solver of ``board`` in this process (building missing tables here) and its table files."""
-    cache = _RecordingCache(options.cache_dir, notify)
-    solver = Solver(board, heuristic=options.heuristic, partition=options.partition, reflect=options.reflect,
-                    cache=cache, cache_dir=options.cache_dir, threads=options.threads, notify=notify,
-                    dynamic=options.dynamic, encoding=options.encoding, group=options.group, blank=options.blank)
-    return solver, cache.files
+_SAME = object()
+
+
+class RaySolver(Solver):
+    """A :class:`Solver` whose searches run on a Ray cluster: each large IDA* iteration's units of work
+    as Ray tasks (:mod:`pdbtool.search.ray_search`), the tables in each node's cache.
+
+    Built from a :class:`SolveOptions` (a partition by name or file, so that workers can rebuild the
+    heuristic); missing tables are built here.  ``address`` / ``num_cpus`` as :func:`ray_session` takes
+    them (each :meth:`solve` opens a session unless this process already has one); ``node_cache_dir``: the
+    nodes' table cache (default ``options.cache_dir``, a path on each node; None: each node's default).
+
+    Example::
+
+        solver = RaySolver(Board(5, 5), SolveOptions(partition="24-6-6-6-6"), address="auto")
+        result = solver.solve(state)
+    """
+
+    def __init__(self, board=None, options: SolveOptions | None = None, address: str | None = None,
+                 notify: Callable[[str], None] | None = None, node_cache_dir=_SAME, num_cpus: int | None = None,
+                 units_per_worker: int = UNITS_PER_WORKER, serial_below: int = SERIAL_BELOW,
+                 resplit_after: float = RESPLIT_AFTER):
+        options = options or SolveOptions()
+        cache = _RecordingCache(options.cache_dir, notify)
+        super().__init__(board, heuristic=options.heuristic, partition=options.partition, reflect=options.reflect,
+                         cache=cache, cache_dir=options.cache_dir, threads=options.threads, notify=notify,
+                         dynamic=options.dynamic, encoding=options.encoding, group=options.group,
+                         blank=options.blank)
+        self.files = cache.files  # the table files the workers need
+        self.address, self.num_cpus, self.notify = address, num_cpus, notify
+        node_dir = options.cache_dir if node_cache_dir is _SAME else node_cache_dir
+        self.node_cache_dir = None if node_dir is None else str(node_dir)
+        self.worker_options = replace(options, cache_dir=self.node_cache_dir, threads=None, search_threads=1)
+        self.units_per_worker, self.serial_below, self.resplit_after = units_per_worker, serial_below, resplit_after
+        self.workers = 0          # the cluster's CPUs during the last solve
+        self.outcome = None       # the RayOutcome of the last solve
+        self.stage: StageReport | None = None
+
+    def solve(self, state, time_limit: float | None = None, node_limit: int | None = None,
+              progress: Callable[[int, int, int], None] | None = None, chunk: int | None = None,
+              threads: int | None = None) -> SolveResult:
+        """Solve one state optimally on the cluster (``chunk`` and ``threads`` are not used)."""
+        state = self.board.check_state(state)
+        start = time.perf_counter()
+        cpu_start = time.process_time()
+        result = SolveResult(board=self.board.dims, heuristic=self.label, h0=self.h(state))
+        if tuple(state) == tuple(self.board.goal_tiles):
+            result.length, result.solved = 0, True
+            return result
+        with ray_session(self.address, self.num_cpus) as ray:
+            self.stage = stage_tables(ray, self.files, self.node_cache_dir)
+            if self.notify is not None:
+                self.notify(self.stage.describe())
+            task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(search_unit_task)
+            options, board = self.worker_options, self.board
+            state_ref = tuple(state)
+
+            def submit(unit, seconds_left, nodes_left):
+                return task.remote(options, board, state_ref, unit, seconds_left, nodes_left)
+
+            def workers():
+                self.workers = int(ray.cluster_resources().get("CPU", 1))
+                return self.workers
+
+            workers()
+            deadline = None if time_limit is None else start + time_limit
+            out = self.outcome = ray_search(ray, self.heuristic, state, result.h0, submit, workers, wait,
+                                            deadline=deadline, node_limit=node_limit, progress=progress,
+                                            units_per_worker=self.units_per_worker,
+                                            serial_below=self.serial_below, resplit_after=self.resplit_after)
+        if out.moves is not None:
+            result.solution = tiles_moved(state, out.moves, self.nb)
+            result.length = len(out.moves)
+            result.solved = True
+        else:
+            result.timed_out = True
+        result.nodes_generated, result.nodes_expanded = out.generated, out.expanded
+        result.iterations = out.iterations
+        result.seconds = time.perf_counter() - start
+        result.cpu_seconds = time.process_time() - cpu_start  # the driver's: the workers' are not gathered
+        return result
 
 
 _WORKER_POOLS: dict[tuple, SolverPool] = {}
@@ -126,6 +204,14 @@ def solve_instance_task(options: SolveOptions, inst) -> SolveResult:
     return worker_pool(options).solve(inst)
 
 
+def search_unit_task(options: SolveOptions, board, state, unit, seconds_left: float | None,
+                     nodes_left: int | None):
+    """One instance's task: one unit of work (``UnitResult``, or None when a limit stopped it)."""
+    solver = worker_pool(options).get(board)
+    tally = Tally(nodes_left, None if seconds_left is None else time.perf_counter() + seconds_left)
+    return search_unit(solver.heuristic, state, unit, tally=tally)
+
+
 def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | None,
                   notify: Callable[[str], None] | None = None) -> StageReport:
     """Build or check the tables of every board of ``instances`` here, then put them on every node."""
@@ -136,7 +222,7 @@ def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | N
             boards.append(inst.board)
     for board in boards:
         try:
-            files += driver_solver(board, options, notify)[1]
+            files += RaySolver(board, options, notify=notify).files
         except PdbtoolError:
             pass  # reported per instance by the workers
     report = stage_tables(ray, files, node_cache_dir)
@@ -145,13 +231,33 @@ def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | N
     return report
 
 
-_SAME = object()
+class _RaySolverPool(SolverPool):
+    """A :class:`SolverPool` of :class:`RaySolver` (``kwargs``: RaySolver's keyword arguments)."""
+
+    def __init__(self, options: SolveOptions, notify, kwargs: dict):
+        super().__init__(options, notify)
+        self.kwargs = kwargs
+
+    def get(self, board) -> Solver:
+        if board not in self._solvers:
+            try:
+                self._solvers[board] = RaySolver(board, self.options, notify=self.notify, **self.kwargs)
+            except PdbtoolError as exc:
+                self._solvers[board] = exc
+        solver = self._solvers[board]
+        if isinstance(solver, Exception):
+            raise solver
+        return solver
 
 
 def solve_batch(instances: Iterable, options: SolveOptions | None = None, address: str | None = None,
                 notify: Callable[[str], None] | None = None, node_cache_dir=_SAME, num_cpus: int | None = None,
-                on_stage: Callable[[StageReport], None] | None = None) -> Iterator[SolveResult]:
-    """Yield a ``SolveResult`` per instance, in input order, solving each in its own Ray task.
+                on_stage: Callable[[StageReport], None] | None = None, progress=None, split: bool | None = None,
+                split_options: dict | None = None) -> Iterator[SolveResult]:
+    """Yield a ``SolveResult`` per instance, in input order: each instance in its own Ray task, or with
+    ``split`` (default: when there is one instance) each instance's iterations cut into units of work
+    that run as tasks (:class:`RaySolver`; ``split_options``: its tuning keywords, and ``progress(instance,
+    bound, generated, expanded, workers=N)`` is called while it runs).
 
     ``address`` and ``num_cpus`` as :func:`ray_session` takes them.  The nodes keep their tables in the
     cache at ``node_cache_dir`` (default: ``options.cache_dir``, a path taken on each node; ``None``: each
@@ -162,7 +268,22 @@ def solve_batch(instances: Iterable, options: SolveOptions | None = None, addres
     instances = list(instances)
     node_dir = options.cache_dir if node_cache_dir is _SAME else node_cache_dir
     owned = not _connected()
+    if split is None:
+        split = len(instances) == 1
     with ray_session(address, num_cpus) as ray:
+        if split:
+            pool = _RaySolverPool(options, notify, dict(node_cache_dir=node_dir, **(split_options or {})))
+            for inst in instances:
+                report = None
+                if progress is not None:
+                    def report(bound, generated, expanded, inst=inst):
+                        solver = pool.get(inst.board)
+                        progress(inst, bound, generated, expanded, workers=solver.workers)
+                result = pool.solve(inst, report)
+                if on_stage is not None and inst.error is None and result.error is None:
+                    on_stage(pool.get(inst.board).stage)
+                yield result
+            return
         report = prepare_nodes(ray, instances, options, node_dir, notify)
         if on_stage is not None:
             on_stage(report)
@@ -224,4 +345,4 @@ def _result_of(ray, ref, inst) -> SolveResult:
                            board=inst.board.dims, error=f"{inst.where}: lost on the cluster: {reason}")
 
 
-__all__ = ["ClusterError", "INSTALL_HINT", "ray_session", "solve_batch", "driver_solver", "prepare_nodes"]
+__all__ = ["ClusterError", "INSTALL_HINT", "RaySolver", "ray_session", "solve_batch", "prepare_nodes"]
