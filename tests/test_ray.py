@@ -3,12 +3,16 @@ directory) started once for the module; its results compared with the serial sea
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import random
 import re
+import shutil
 import signal
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -309,3 +313,96 @@ def test_a_worker_killed_mid_solve_changes_nothing(cluster, cache_dir):
         done.set()
         thread.join()
     assert killed, "no unit was seen running, so none was killed"
+
+
+# --- the command in a process of its own: Ctrl-C, a lost driver ------------------------------------------
+
+AGENTS = ("ray::DashboardAgent", "ray::RuntimeEnvAgent")  # idle helpers of a local instance
+
+
+def start_solve(lines, *args):
+    """``pdbtool solve FILE --ray ARGS`` in a process of its own (its own local Ray instance), stdout read
+    line by line into a list."""
+    work = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))  # short: Ray's socket paths live below it
+    atexit.register(shutil.rmtree, work, True)
+    src = work / "in.txt"
+    src.write_text("\n".join(lines) + "\n")
+    env = dict(os.environ, RAY_TMPDIR=str(work))
+    proc = subprocess.Popen([sys.executable, "-m", "pdbtool", "solve", str(src), "--ray", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out: list[str] = []
+    threading.Thread(target=lambda: out.extend(iter(proc.stdout.readline, "")), daemon=True).start()
+    return proc, out
+
+
+def wait_for(predicate, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def alive(procs, skip=()):
+    import psutil
+
+    out = []
+    for p in procs:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE and not any(
+                    a in " ".join(p.cmdline()) for a in skip):
+                out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def korf_line(ident):
+    return next(ln.split("#")[0] for ln in KORF100.read_text().splitlines() if ln.split()[:1] == [str(ident)])
+
+
+@needs_ray
+def test_ctrl_c_prints_what_was_solved_and_stops_the_work():
+    import psutil
+
+    # instance 9 takes a moment with Manhattan distance, instance 60 hours
+    proc, out = start_solve([korf_line(9), korf_line(60)], "--heuristic", "manhattan")
+    try:
+        assert wait_for(lambda: out, 120), "instance 9 was not solved"
+        family = psutil.Process(proc.pid).children(recursive=True)
+        assert any("search" in " ".join(p.cmdline()) or "solve_instance" in " ".join(p.cmdline())
+                   for p in alive(family)), [p.cmdline() for p in alive(family)]
+        proc.send_signal(signal.SIGINT)
+        proc.wait(60)
+        stderr = proc.stderr.read()
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGINT, stderr
+    assert out[0].startswith("9 ") and "length  46" in out[0]
+    assert "solved 1 of 1 (unsolved 0, failed 0)" in "".join(out)
+    assert stderr.strip().splitlines()[-1] == "pdbtool: interrupted; no partial table was kept"
+    assert wait_for(lambda: not alive(family), 30), [p.cmdline() for p in alive(family)]
+
+
+@needs_ray
+def test_a_lost_driver_leaves_no_work_running():
+    """The driver killed outright while the units of one instance run: the workers stop with it."""
+    import psutil
+
+    proc, out = start_solve([korf_line(60)], "--heuristic", "manhattan")
+    family = []
+    try:
+        def units_running():
+            family[:] = psutil.Process(proc.pid).children(recursive=True)
+            return any(" ".join(p.cmdline()).startswith("ray::search_unit_task") for p in alive(family))
+
+        assert wait_for(units_running, 120), "no unit of work started"
+        proc.kill()
+        proc.wait(10)
+        assert wait_for(lambda: not alive(family, skip=AGENTS), 30), \
+            [p.cmdline() for p in alive(family, skip=AGENTS)]
+    finally:
+        proc.kill()
+        for p in alive(family):  # Ray's idle agents exit on their own a minute or two later
+            p.kill()
