@@ -197,7 +197,7 @@ def serial_iterations(heuristic, state, bounds):
 def check_like_serial(solver, state, optimal=None, **solve_kwargs):
     """Solve on the cluster and compare with the serial search: length, a valid solution, the counts of
     every iteration but the last."""
-    serial = solver.__class__.__mro__[1].solve(solver, state)  # Solver.solve: the serial search, one thread
+    serial = solver.solve(state, threads=1)  # the serial search, here
     result = solver.solve(state, **solve_kwargs)
     assert result.solved and result.length == serial.length
     if optimal is not None:
@@ -247,7 +247,7 @@ def test_units_cut_again_at_the_tail_count_like_serial(cluster, cache_dir, monke
     resplits = 0
     for state, optimal in korf([3, 10]):
         check_like_serial(solver, state, optimal)
-        resplits += solver.outcome.resplits
+        resplits += solver.executor.resplits
     assert resplits > 0
 
 

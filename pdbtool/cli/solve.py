@@ -75,6 +75,8 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         raise click.UsageError("--encoding and --group apply to --heuristic pdb only")
     if heuristic not in ("pdb", "max") and blank != "minimized":
         raise click.UsageError("--blank applies to --heuristic pdb and max only")
+    if ray_address is not None and jobs > 1:
+        raise click.UsageError("--jobs does not apply with --ray (the cluster's CPUs are the workers)")
     if encoding != "byte" or group is not None:
         from ..heuristics.encoded import check_encoding
 

@@ -29,26 +29,21 @@ from typing import Callable, Iterable, Iterator
 from ..errors import PdbtoolError
 from ..tables.cache import TableCache
 from .driver import Tally
-from .parallel import SERIAL_BELOW
-from .ray_search import RESPLIT_AFTER, UNITS_PER_WORKER, ray_search
+from .parallel import SERIAL_BELOW, parallel_search
+from .ray_search import RESPLIT_AFTER, UNITS_PER_WORKER, WAIT_SECONDS, ClusterError, RayUnits, wait
 from .ray_tables import StageReport, stage_tables
-from .solver import SolveOptions, SolveResult, Solver, SolverPool, _tiles_moved as tiles_moved
+from .solver import CHUNK_NODES, SolveOptions, SolveResult, Solver, SolverPool
 from .units import search_unit
 
 INSTALL_HINT = "pip install 'pdbtool[ray]'"
 LOCAL = "local"        # the address that starts a local Ray instance for the run
 TASK_RETRIES = 3       # runs of a task after the first when its worker or node dies
-WAIT_SECONDS = 0.5     # longest wait for results between looks at signals and progress
 
 
 def _connected() -> bool:
     """Whether this process already holds a Ray connection (one that :func:`ray_session` leaves open)."""
     ray = sys.modules.get("ray")
     return ray is not None and ray.is_initialized()
-
-
-class ClusterError(PdbtoolError):
-    """Ray missing, a cluster that cannot be reached, or work the cluster lost for good."""
 
 
 def import_ray():
@@ -72,10 +67,13 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
         yield ray
         return
     try:
+        # workers' output stays in the cluster's logs: stdout carries the results (JSON Lines, CSV)
         if address in (None, LOCAL):
-            ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level=logging.WARNING)
-        else:
+            ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
+        elif address.startswith("ray://"):
             ray.init(address=address, logging_level=logging.WARNING)
+        else:
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
         where = "start a local Ray instance" if address in (None, LOCAL) else f"connect to Ray at {address}"
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -140,52 +138,40 @@ class RaySolver(Solver):
         self.worker_options = replace(options, cache_dir=self.node_cache_dir, threads=None, search_threads=1)
         self.units_per_worker, self.serial_below, self.resplit_after = units_per_worker, serial_below, resplit_after
         self.workers = 0          # the cluster's CPUs during the last solve
-        self.outcome = None       # the RayOutcome of the last solve
+        self.outcome = None       # the ParallelOutcome of the last solve
+        self.executor = None      # the RayUnits of the last solve
         self.stage: StageReport | None = None
 
     def solve(self, state, time_limit: float | None = None, node_limit: int | None = None,
-              progress: Callable[[int, int, int], None] | None = None, chunk: int | None = None,
+              progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES,
               threads: int | None = None) -> SolveResult:
-        """Solve one state optimally on the cluster (``chunk`` and ``threads`` are not used)."""
+        """Solve one state optimally on the cluster (``threads=1``: here, on one thread, as ``Solver``).
+
+        ``cpu_seconds`` is the driver's CPU time (the workers' is not gathered)."""
+        if threads == 1:
+            return super().solve(state, time_limit, node_limit, progress, chunk, threads=1)
         state = self.board.check_state(state)
-        start = time.perf_counter()
-        cpu_start = time.process_time()
-        result = SolveResult(board=self.board.dims, heuristic=self.label, h0=self.h(state))
-        if tuple(state) == tuple(self.board.goal_tiles):
-            result.length, result.solved = 0, True
-            return result
         with ray_session(self.address, self.num_cpus) as ray:
             self.stage = stage_tables(ray, self.files, self.node_cache_dir)
             if self.notify is not None:
                 self.notify(self.stage.describe())
             task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(search_unit_task)
-            options, board = self.worker_options, self.board
-            state_ref = tuple(state)
+            options, board, start = self.worker_options, self.board, tuple(state)
 
             def submit(unit, seconds_left, nodes_left):
-                return task.remote(options, board, state_ref, unit, seconds_left, nodes_left)
+                return task.remote(options, board, start, unit, seconds_left, nodes_left)
 
-            def workers():
-                self.workers = int(ray.cluster_resources().get("CPU", 1))
-                return self.workers
+            self.executor = RayUnits(ray, submit, self.resplit_after)
+            self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            # any count above one takes Solver.solve's parallel path, which _parallel_outcome runs here
+            return super().solve(state, time_limit, node_limit, progress, chunk, threads=max(2, self.workers))
 
-            workers()
-            deadline = None if time_limit is None else start + time_limit
-            out = self.outcome = ray_search(ray, self.heuristic, state, result.h0, submit, workers, wait,
-                                            deadline=deadline, node_limit=node_limit, progress=progress,
-                                            units_per_worker=self.units_per_worker,
-                                            serial_below=self.serial_below, resplit_after=self.resplit_after)
-        if out.moves is not None:
-            result.solution = tiles_moved(state, out.moves, self.nb)
-            result.length = len(out.moves)
-            result.solved = True
-        else:
-            result.timed_out = True
-        result.nodes_generated, result.nodes_expanded = out.generated, out.expanded
-        result.iterations = out.iterations
-        result.seconds = time.perf_counter() - start
-        result.cpu_seconds = time.process_time() - cpu_start  # the driver's: the workers' are not gathered
-        return result
+    def _parallel_outcome(self, state, h0, threads, deadline, node_limit, progress, chunk):
+        self.outcome = parallel_search(self.heuristic, state, h0, self.workers, deadline=deadline,
+                                       node_limit=node_limit, progress=progress, chunk=chunk,
+                                       frontier_per_thread=self.units_per_worker, serial_below=self.serial_below,
+                                       report_every=WAIT_SECONDS, search_units=self.executor)
+        return self.outcome
 
 
 _WORKER_POOLS: dict[tuple, SolverPool] = {}
@@ -318,19 +304,6 @@ def _in_input_order(ray, instances, refs: dict, local: SolverPool) -> Iterator[S
                 del refs[i]
         yield done.pop(next_i)
         next_i += 1
-
-
-def wait(ray, pending: list, num_returns: int = 1) -> tuple[list, list]:
-    """``ray.wait`` for at most ``WAIT_SECONDS``, so that a signal (Ctrl-C) is seen in Python soon.
-
-    Ray reports an exception raised by a signal handler during the wait as a ``SystemError`` caused by
-    it; the handler's own exception is raised instead."""
-    try:
-        return ray.wait(pending, num_returns=min(num_returns, len(pending)), timeout=WAIT_SECONDS)
-    except SystemError as exc:
-        if exc.__cause__ is not None:
-            raise exc.__cause__ from None
-        raise
 
 
 def _result_of(ray, ref, inst) -> SolveResult:

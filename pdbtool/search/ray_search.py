@@ -1,18 +1,19 @@
-"""One instance's IDA* on a Ray cluster: each iteration's units of work run as Ray tasks.
+"""An executor of IDA* units of work on a Ray cluster, for the one parallel search.
 
-The iteration loop is that of the threaded search (:mod:`pdbtool.search.parallel`) with another executor.
-An iteration after one of fewer than ``SERIAL_BELOW`` nodes runs on the driver as one unit.  A larger one
-is cut by :func:`pdbtool.search.units.split_iteration` into at least ``UNITS_PER_WORKER`` units per
-worker (the cluster's CPUs, read again every iteration, so more workers cut deeper); the driver searches
-the top above the cut, and each unit becomes a task, which a worker searches with
-:func:`pdbtool.search.units.search_unit`.
+:func:`pdbtool.search.parallel.parallel_search` runs the iterations of one instance: an iteration after
+one of fewer than ``SERIAL_BELOW`` nodes as one unit, a larger one cut by
+:func:`pdbtool.search.units.split_iteration` into units (``frontier_per_thread`` per worker), the top above
+the cut searched by the driver.  Its executor of the units is threads by default; :class:`RayUnits` is
+the other one: each unit becomes a Ray task, which a worker searches with
+:func:`pdbtool.search.units.search_unit`, and a single unit from the root is searched here.
 
 The tail of an iteration: once fewer tasks are running than there are workers, the unit that has run
-longest (if it has run ``RESPLIT_AFTER`` seconds and longer than twice the mean finished unit) is cut
-again below its root (:func:`split_unit`, the same cut as ``split_iteration`` with the unit's root as the
-start, never undoing the move into it) and its sub-units are submitted while its own task goes on.
-Whichever finishes first gives the unit's result: the unit's task, or its top and all its sub-units
-(whose counts add up to the unit's exactly); the other is cancelled and its result, if any, ignored.
+longest (if it has run ``RESPLIT_AFTER`` seconds and longer than ``RESPLIT_MEAN_FACTOR`` times the mean
+finished unit) is cut again below its root (:func:`split_unit`, the cut of ``split_iteration`` with the
+unit's root as the start, never undoing the move into it) and its sub-units are submitted while its own
+task goes on.  Whichever finishes first gives the unit's result: the unit's task, or its top and all its
+sub-units (whose counts add up to the unit's exactly); the other is cancelled and its result, if any,
+ignored.  A unit's counts reach the iteration's tally once, when it is resolved.
 
 So the counts of every finished iteration are exactly those of the serial iteration, whatever the tasks
 did, and the length found equals the serial search's (every goal found under bound B has length B).  In
@@ -20,7 +21,7 @@ the last iteration the counts are those of the units that finished (a cancelled 
 not reported), which may be more or fewer than the serial search's.
 
 A task whose worker dies is run again by Ray (``max_retries``); units are pure functions of their
-arguments, so the retry gives the same result.  The task function is given by the caller
+arguments, so the retry gives the same result.  The task itself is given by the caller
 (:mod:`pdbtool.search.ray_backend`), which binds the heuristic's options and the instance to it.
 """
 
@@ -30,14 +31,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from ..errors import PdbtoolError
 from .driver import CUT, FOUND, INF, ITERATION_DONE, Search, Tally
-from .parallel import SERIAL_BELOW, ParallelOutcome
-from .units import UnitResult, WorkUnit, apply_path, search_unit, split_iteration
+from .units import UnitResult, WorkUnit, apply_path, search_unit
 
-UNITS_PER_WORKER = 32   # units an iteration is cut into, per worker of the cluster
-RESPLIT_AFTER = 2.0     # seconds a unit must have run before it is cut again at the tail of an iteration
-RESPLIT_UNITS = 8       # sub-units per idle worker when a unit is cut again
+UNITS_PER_WORKER = 32      # units an iteration is cut into, per worker of the cluster
+RESPLIT_AFTER = 2.0        # seconds a unit must have run before it is cut again at the tail of an iteration
 RESPLIT_MEAN_FACTOR = 2.0  # ... and longer than this many times the mean finished unit
+RESPLIT_UNITS = 8          # sub-units per idle worker when a unit is cut again
+WAIT_SECONDS = 0.5         # longest wait for results between looks at signals, limits and progress
 
 
 def split_unit(heuristic, state: Sequence[int], unit: WorkUnit, target: int) -> tuple[list[WorkUnit], UnitResult]:
@@ -65,10 +67,8 @@ def split_unit(heuristic, state: Sequence[int], unit: WorkUnit, target: int) -> 
         cut += 1
 
 
-@dataclass
-class RayOutcome(ParallelOutcome):
-    resplits: int = 0   # units cut again at the tails of iterations
-    workers: int = 0    # the cluster's CPUs at the last iteration cut into units
+class ClusterError(PdbtoolError):
+    """Ray missing, a cluster that cannot be reached, or work the cluster lost for good."""
 
 
 @dataclass
@@ -87,12 +87,12 @@ class _Item:
 class _Iteration:
     """The units of one iteration on the cluster and what has come back."""
 
-    def __init__(self, ray, submit: Callable, units: list[WorkUnit], top: UnitResult,
+    def __init__(self, ray, submit: Callable, units: list[WorkUnit], tally: Tally,
                  resplit_after: float = RESPLIT_AFTER):
         self.ray = ray
         self.resplit_after = resplit_after
         self.submit = submit
-        self.top = top
+        self.tally = tally
         self.items: list[_Item] = []
         self.running: dict = {}  # task reference -> item index
         self.found: tuple[int, ...] | None = None
@@ -136,34 +136,23 @@ class _Iteration:
             return
         item.result = result
         self._cancel(i)
-        if result.solution is not None:
-            if self.found is None:
-                self.found = result.solution
-            return
         p = item.parent
-        if p is not None:
+        if p is None:  # a unit of the iteration: its nodes count now, once
+            self.tally.add(result.generated, result.expanded)
+            if result.solution is not None and self.found is None:
+                self.found = result.solution
+        elif result.solution is not None:  # a goal below a unit resolves the unit (the last iteration)
+            self._resolve(p, result)
+        else:
             parent = self.items[p]
             if all(self.items[c].result is not None for c in parent.children):
                 parts = [parent.top] + [self.items[c].result for c in parent.children]
                 self._resolve(p, UnitResult(sum(r.generated for r in parts), sum(r.expanded for r in parts),
                                             min(r.next_bound for r in parts), None))
 
-    def counts(self) -> tuple[int, int]:
-        """(generated, expanded) of the top and of the units finished, whole or through their sub-units."""
-        def count(i):
-            item = self.items[i]
-            if item.result is not None:
-                return item.result.generated, item.result.expanded
-            if item.top is None:
-                return 0, 0
-            parts = [count(c) for c in item.children]
-            return item.top.generated + sum(g for g, _ in parts), item.top.expanded + sum(e for _, e in parts)
-
-        parts = [count(i) for i in self.roots]
-        return self.top.generated + sum(g for g, _ in parts), self.top.expanded + sum(e for _, e in parts)
-
-    def next_bound(self) -> int:
-        return min([self.top.next_bound] + [self.items[i].result.next_bound for i in self.roots])
+    def results(self) -> list[tuple[int, UnitResult]]:
+        """(index, result) of the units resolved, in order."""
+        return [(n, self.items[i].result) for n, i in enumerate(self.roots) if self.items[i].result is not None]
 
     def resplit(self, heuristic, state, workers: int) -> None:
         """Cut the longest-running unit again when workers are idle at the tail of the iteration."""
@@ -193,105 +182,68 @@ class _Iteration:
         self.running.clear()
 
 
-def ray_search(ray, heuristic, state: Sequence[int], h0: int, submit: Callable, workers: Callable[[], int],
-               wait: Callable, deadline: float | None = None, node_limit: int | None = None,
-               progress: Callable[[int, int, int], None] | None = None,
-               units_per_worker: int = UNITS_PER_WORKER, serial_below: int = SERIAL_BELOW,
-               resplit_after: float = RESPLIT_AFTER) -> RayOutcome:
-    """IDA* from ``state`` (not the goal), each large iteration's units searched as Ray tasks.
+class RayUnits:
+    """The executor of an iteration's units as Ray tasks (``search_units`` of ``parallel_search``).
 
-    ``submit(unit, seconds_left, nodes_left)`` starts a task searching ``unit`` and returns its reference;
-    ``workers()`` is the number of CPUs of the cluster; ``wait(ray, refs)`` is ``ray.wait`` for a short
-    while.  ``progress(bound, generated, expanded)`` is called while an iteration runs and after it."""
-    from ray.exceptions import RayError
+    ``submit(unit, seconds_left, nodes_left)`` starts a task searching ``unit`` and returns its reference.
+    ``resplits`` counts the units cut again at the tails of iterations."""
 
-    state = tuple(int(t) for t in state)
-    out = RayOutcome()
-    bound = int(h0)
-    last_iteration = 0
-    while True:
-        if deadline is not None and time.perf_counter() >= deadline:
-            out.timed_out = True
-            return out
-        out.iterations += 1
-        out.bound = bound
-        nodes_left = None if node_limit is None else node_limit - out.generated
-        if last_iteration < serial_below:  # small: one unit, here
-            tally = Tally(nodes_left, deadline)
-            report = None
-            if progress is not None:
-                def report():
-                    progress(bound, out.generated + tally.generated, out.expanded + tally.expanded)
-            result = search_unit(heuristic, state, WorkUnit((), bound), tally=tally, progress=report)
-            out.subtrees.append(1)
-            out.generated += tally.generated
-            out.expanded += tally.expanded
-            last_iteration = tally.generated
-            if result is None:
-                out.timed_out = True
-                return out
-            if result.solution is not None:
-                out.moves = list(result.solution)
-                return out
-            next_bound = result.next_bound
-        else:
-            n_workers = out.workers = max(1, workers())
-            units, top = split_iteration(heuristic, state, bound, units_per_worker * n_workers)
-            out.subtrees.append(len(units))
-            if top.solution is not None or not units:
-                out.generated += top.generated
-                out.expanded += top.expanded
-                if top.solution is not None:
-                    out.moves = list(top.solution)
-                    return out
-                next_bound = top.next_bound
-                last_iteration = top.generated
-            else:
-                def start(unit, nodes_left=nodes_left):
-                    seconds = None if deadline is None else max(0.0, deadline - time.perf_counter())
-                    return submit(unit, seconds, nodes_left)
+    def __init__(self, ray, submit: Callable, resplit_after: float = RESPLIT_AFTER):
+        self.ray, self.submit, self.resplit_after = ray, submit, resplit_after
+        self.resplits = 0
 
-                it = _Iteration(ray, start, units, top, resplit_after)
-                try:
-                    while not it.done():
-                        ready, _ = wait(ray, list(it.running))
-                        for ref in ready:
-                            if ref not in it.running:  # cancelled while this batch was handled
-                                continue
-                            try:
-                                result = ray.get(ref)
-                            except RayError as exc:  # failed on every retry
-                                raise RuntimeError(f"a unit of work failed on the cluster: "
-                                                   f"{str(exc).strip().splitlines()[0]}") from None
-                            it.receive(ref, result)
-                        generated, expanded = it.counts()
-                        if (deadline is not None and time.perf_counter() >= deadline) or \
-                                (node_limit is not None and out.generated + generated >= node_limit):
-                            it.stopped = True
-                        if not it.done():
-                            it.resplit(heuristic, state, n_workers)
-                        if progress is not None:
-                            progress(bound, out.generated + generated, out.expanded + expanded)
-                finally:
-                    it.cancel_all()
-                generated, expanded = it.counts()
-                out.resplits += it.resplits
-                out.generated += generated
-                out.expanded += expanded
-                last_iteration = generated
-                if it.found is not None:
-                    out.moves = list(it.found)
-                    return out
-                if it.stopped:
-                    out.timed_out = True
-                    return out
-                next_bound = it.next_bound()
-        if next_bound >= INF:
-            raise RuntimeError("the search space was exhausted without reaching the goal (a bug)")
-        out.finished.append((bound, out.generated, out.expanded))
-        bound = next_bound
-        if progress is not None:
-            progress(bound, out.generated, out.expanded)
+    def __call__(self, heuristic, state, units: list[WorkUnit], workers: int, tally: Tally, chunk: int,
+                 progress: Callable[[], None] | None, report_every: float) -> list[tuple[int, UnitResult]]:
+        """Search ``units`` on the cluster; the (index, result) of each unit finished, as
+        :func:`pdbtool.search.parallel.parallel_search` expects of an executor."""
+        from ray.exceptions import RayError
+
+        if len(units) == 1 and not units[0].path:  # a small iteration, from the root: here
+            result = search_unit(heuristic, state, units[0], chunk, tally, progress)
+            return [] if result is None else [(0, result)]
+
+        def start(unit):
+            seconds = None if tally.deadline is None else max(0.0, tally.deadline - time.perf_counter())
+            nodes = None if tally.node_limit is None else max(0, tally.node_limit - tally.generated)
+            return self.submit(unit, seconds, nodes)
+
+        it = _Iteration(self.ray, start, units, tally, self.resplit_after)
+        try:
+            while not it.done():
+                ready, _ = wait(self.ray, list(it.running))
+                for ref in ready:
+                    if ref not in it.running:  # cancelled while this batch was handled
+                        continue
+                    try:
+                        result = self.ray.get(ref)
+                    except RayError as exc:  # failed on every retry
+                        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                        raise ClusterError(f"a unit of work was lost on the cluster: {reason}") from None
+                    it.receive(ref, result)
+                if tally.expired() or tally.budget(1) <= 0:
+                    tally.stop.set()
+                    it.stopped = True
+                if not it.done():
+                    it.resplit(heuristic, state, workers)
+                if progress is not None:
+                    progress()
+        finally:
+            it.cancel_all()
+            self.resplits += it.resplits
+        return it.results()
 
 
-__all__ = ["ray_search", "split_unit", "RayOutcome", "UNITS_PER_WORKER", "RESPLIT_AFTER"]
+def wait(ray, pending: list, num_returns: int = 1) -> tuple[list, list]:
+    """``ray.wait`` for at most ``WAIT_SECONDS``, so that a signal (Ctrl-C) is seen in Python soon.
+
+    Ray reports an exception raised by a signal handler during the wait as a ``SystemError`` caused by
+    it; the handler's own exception is raised instead."""
+    try:
+        return ray.wait(pending, num_returns=min(num_returns, len(pending)), timeout=WAIT_SECONDS)
+    except SystemError as exc:
+        if exc.__cause__ is not None:
+            raise exc.__cause__ from None
+        raise
+
+
+__all__ = ["ClusterError", "RayUnits", "split_unit", "wait", "UNITS_PER_WORKER", "RESPLIT_AFTER"]

@@ -227,12 +227,9 @@ class Solver:
         return result
 
     def _solve_parallel(self, state, h0, result, threads, start, time_limit, node_limit, progress, chunk):
-        from .parallel import parallel_search
-
         cpu_start = time.process_time()
         deadline = None if time_limit is None else start + time_limit
-        out = parallel_search(self.heuristic, state, h0, threads, deadline=deadline,
-                              node_limit=node_limit, progress=progress, chunk=chunk)
+        out = self._parallel_outcome(state, h0, threads, deadline, node_limit, progress, chunk)
         if out.moves is not None:
             result.solution = _tiles_moved(state, out.moves, self.nb)
             result.length = len(out.moves)
@@ -245,6 +242,14 @@ class Solver:
         result.seconds = time.perf_counter() - start
         result.cpu_seconds = time.process_time() - cpu_start
         return result
+
+    def _parallel_outcome(self, state, h0, threads, deadline, node_limit, progress, chunk):
+        """The parallel search of one instance, on threads here (``RaySolver`` in
+        :mod:`pdbtool.search.ray_backend` overrides this to run it on a Ray cluster)."""
+        from .parallel import parallel_search
+
+        return parallel_search(self.heuristic, state, h0, threads, deadline=deadline, node_limit=node_limit,
+                               progress=progress, chunk=chunk)
 
 
 def _check_search_threads(threads) -> int:
