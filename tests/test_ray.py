@@ -6,7 +6,6 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import random
 import re
 import shutil
 import signal
@@ -24,6 +23,7 @@ from pdbtool.cli.main import cli
 from pdbtool.puzzle.board import Board
 from pdbtool.puzzle.instances import load_instances
 from pdbtool.search.solver import SolveOptions, replay, solve_batch
+from test_large_boards import random_walk
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 KORF100 = EXAMPLES / "korf100.txt"
@@ -166,19 +166,6 @@ def korf(ids):
         if len(nums) == 17 and int(nums[0]) in ids:
             out.append((tuple(int(x) for x in nums[1:]), int(comment.split()[-1])))
     return out
-
-
-def random_walk(board: Board, steps: int, seed: int) -> tuple[int, ...]:
-    """A state ``steps`` random moves (never undoing the last) from the goal."""
-    rng = random.Random(seed)
-    nb = board.neighbours()
-    tiles = list(board.goal_tiles)
-    blank, prev = tiles.index(0), -1
-    for _ in range(steps):
-        q = rng.choice([int(c) for c in nb[blank] if c >= 0 and c != prev])
-        tiles[blank], tiles[q] = tiles[q], 0
-        prev, blank = blank, q
-    return tuple(tiles)
 
 
 def serial_iterations(heuristic, state, bounds):
@@ -406,3 +393,24 @@ def test_a_lost_driver_leaves_no_work_running():
         proc.kill()
         for p in alive(family):  # Ray's idle agents exit on their own a minute or two later
             p.kill()
+
+
+@needs_ray
+def test_one_instance_reports_progress_with_the_workers(cluster, cache_dir):
+    from pdbtool.cli.solve import ProgressLine
+    from pdbtool.search import ray_backend
+
+    (state, optimal), = korf([3])
+    src = Path(tempfile.mkdtemp()) / "one.txt"
+    src.write_text(" ".join(map(str, state)) + "\n")
+    items = load_instances(str(src))
+    calls = []
+    results = list(ray_backend.solve_batch(
+        items, SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)),
+        progress=lambda *args, **kwargs: calls.append((args, kwargs)),
+        split_options=dict(serial_below=0, units_per_worker=4)))
+    assert results[0].length == optimal
+    assert calls and all(kw == {"workers": 2} and args[0] is items[0] for args, kw in calls)
+    generated = [args[2] for args, _ in calls]
+    assert generated == sorted(generated) and generated[-1] <= results[0].nodes_generated
+    assert ProgressLine(None).text(items[0], 57, 1000, 2.0, 2).endswith("0 M nodes/s, 2 s, 2 workers")

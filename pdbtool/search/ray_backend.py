@@ -202,11 +202,7 @@ def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | N
                   notify: Callable[[str], None] | None = None) -> StageReport:
     """Build or check the tables of every board of ``instances`` here, then put them on every node."""
     files: list[Path] = []
-    boards = []
-    for inst in instances:
-        if inst.error is None and inst.board not in boards:
-            boards.append(inst.board)
-    for board in boards:
+    for board in dict.fromkeys(inst.board for inst in instances if inst.error is None):
         try:
             files += RaySolver(board, options, notify=notify).files
         except PdbtoolError:
@@ -224,16 +220,8 @@ class _RaySolverPool(SolverPool):
         super().__init__(options, notify)
         self.kwargs = kwargs
 
-    def get(self, board) -> Solver:
-        if board not in self._solvers:
-            try:
-                self._solvers[board] = RaySolver(board, self.options, notify=self.notify, **self.kwargs)
-            except PdbtoolError as exc:
-                self._solvers[board] = exc
-        solver = self._solvers[board]
-        if isinstance(solver, Exception):
-            raise solver
-        return solver
+    def make(self, board) -> Solver:
+        return RaySolver(board, self.options, notify=self.notify, **self.kwargs)
 
 
 def solve_batch(instances: Iterable, options: SolveOptions | None = None, address: str | None = None,

@@ -287,19 +287,21 @@ class SolverPool:
 
     def get(self, board: Board) -> Solver:
         if board not in self._solvers:
-            o = self.options
             try:
-                self._solvers[board] = Solver(board, heuristic=o.heuristic, partition=o.partition,
-                                              reflect=o.reflect, cache_dir=o.cache_dir, threads=o.threads,
-                                              notify=self.notify, dynamic=o.dynamic,
-                                              search_threads=o.search_threads, encoding=o.encoding,
-                                              group=o.group, blank=o.blank)
+                self._solvers[board] = self.make(board)
             except PdbtoolError as exc:
                 self._solvers[board] = exc
         solver = self._solvers[board]
         if isinstance(solver, Exception):
             raise solver
         return solver
+
+    def make(self, board: Board) -> Solver:
+        """A new solver of ``board`` with the pool's options (``RaySolver``'s pool makes those)."""
+        o = self.options
+        return Solver(board, heuristic=o.heuristic, partition=o.partition, reflect=o.reflect,
+                      cache_dir=o.cache_dir, threads=o.threads, notify=self.notify, dynamic=o.dynamic,
+                      search_threads=o.search_threads, encoding=o.encoding, group=o.group, blank=o.blank)
 
     def solve(self, inst, progress: Callable[[int, int, int], None] | None = None) -> SolveResult:
         """Solve one ``instances.Instance``; input and setup errors come back in ``result.error``."""
