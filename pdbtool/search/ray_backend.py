@@ -19,7 +19,6 @@ result.
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, replace
@@ -30,7 +29,7 @@ from ..errors import PdbtoolError
 from ..tables.cache import TableCache
 from .driver import Tally
 from .parallel import SERIAL_BELOW, parallel_search
-from .ray_search import RESPLIT_AFTER, UNITS_PER_WORKER, WAIT_SECONDS, ClusterError, RayUnits, wait
+from .ray_search import RESPLIT_AFTER, UNITS_PER_WORKER, WAIT_SECONDS, ClusterError, RayUnits, poll_stop, wait
 from .ray_tables import StageReport, stage_tables
 from .solver import CHUNK_NODES, SolveOptions, SolveResult, Solver, SolverPool
 from .units import search_unit
@@ -38,12 +37,6 @@ from .units import search_unit
 INSTALL_HINT = "pip install 'pdbtool[ray]'"
 LOCAL = "local"        # the address that starts a local Ray instance for the run
 TASK_RETRIES = 3       # runs of a task after the first when its worker or node dies
-
-
-def _connected() -> bool:
-    """Whether this process already holds a Ray connection (one that :func:`ray_session` leaves open)."""
-    ray = sys.modules.get("ray")
-    return ray is not None and ray.is_initialized()
 
 
 def import_ray():
@@ -158,8 +151,8 @@ class RaySolver(Solver):
             task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(search_unit_task)
             options, board, start = self.worker_options, self.board, tuple(state)
 
-            def submit(unit, seconds_left, nodes_left):
-                return task.remote(options, board, start, unit, seconds_left, nodes_left)
+            def submit(unit, key, flags, seconds_left, nodes_left):
+                return task.remote(options, board, start, unit, key, flags, seconds_left, nodes_left)
 
             self.executor = RayUnits(ray, submit, self.resplit_after)
             self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -190,12 +183,15 @@ def solve_instance_task(options: SolveOptions, inst) -> SolveResult:
     return worker_pool(options).solve(inst)
 
 
-def search_unit_task(options: SolveOptions, board, state, unit, seconds_left: float | None,
+def search_unit_task(options: SolveOptions, board, state, unit, key: str, flags, seconds_left: float | None,
                      nodes_left: int | None):
-    """One instance's task: one unit of work (``UnitResult``, or None when a limit stopped it)."""
+    """One instance's task: one unit of work (``UnitResult``, or None when a limit or the driver, through
+    ``flags``, stopped it)."""
+    import ray
+
     solver = worker_pool(options).get(board)
     tally = Tally(nodes_left, None if seconds_left is None else time.perf_counter() + seconds_left)
-    return search_unit(solver.heuristic, state, unit, tally=tally)
+    return search_unit(solver.heuristic, state, unit, tally=tally, progress=poll_stop(ray, flags, key, tally))
 
 
 def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | None,
@@ -237,11 +233,12 @@ def solve_batch(instances: Iterable, options: SolveOptions | None = None, addres
     cache at ``node_cache_dir`` (default: ``options.cache_dir``, a path taken on each node; ``None``: each
     node's default cache).  An instance the cluster loses for good (its task failed ``TASK_RETRIES`` + 1
     times) comes back with ``error`` set.  Closing the generator early (or an exception in it, Ctrl-C
-    included) cancels the tasks still running."""
+    included) ends a session this call opened, and with it the tasks still running; in a session the
+    caller opened they run to their end (``ray.cancel`` is not used: in Ray 2.60 it can crash the driver
+    when it meets a task's completion, ray-project/ray#54846)."""
     options = options or SolveOptions()
     instances = list(instances)
     node_dir = options.cache_dir if node_cache_dir is _SAME else node_cache_dir
-    owned = not _connected()
     if split is None:
         split = len(instances) == 1
     with ray_session(address, num_cpus) as ray:
@@ -266,12 +263,7 @@ def solve_batch(instances: Iterable, options: SolveOptions | None = None, addres
         task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(solve_instance_task)
         local = SolverPool(options)  # lines that could not be read are answered here
         refs = {i: task.remote(worker_options, inst) for i, inst in enumerate(instances) if inst.error is None}
-        try:
-            yield from _in_input_order(ray, instances, refs, local)
-        finally:
-            if not owned:  # (a session of this call ends with the driver's job: Ray stops its workers)
-                for ref in refs.values():
-                    ray.cancel(ref)  # a KeyboardInterrupt in the task, seen between chunks of nodes
+        yield from _in_input_order(ray, instances, refs, local)
 
 
 def _in_input_order(ray, instances, refs: dict, local: SolverPool) -> Iterator[SolveResult]:

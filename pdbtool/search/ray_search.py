@@ -12,12 +12,12 @@ longest (if it has run ``RESPLIT_AFTER`` seconds and longer than ``RESPLIT_MEAN_
 finished unit) is cut again below its root (:func:`split_unit`, the cut of ``split_iteration`` with the
 unit's root as the start, never undoing the move into it) and its sub-units are submitted while its own
 task goes on.  Whichever finishes first gives the unit's result: the unit's task, or its top and all its
-sub-units (whose counts add up to the unit's exactly); the other is cancelled and its result, if any,
-ignored.  A unit's counts reach the iteration's tally once, when it is resolved.
+sub-units (whose counts add up to the unit's exactly); the other is stopped (:class:`StopFlags`) and its
+result, if any, ignored.  A unit's counts reach the iteration's tally once, when it is resolved.
 
 So the counts of every finished iteration are exactly those of the serial iteration, whatever the tasks
 did, and the length found equals the serial search's (every goal found under bound B has length B).  In
-the last iteration the counts are those of the units that finished (a cancelled unit's partial count is
+the last iteration the counts are those of the units that finished (a stopped unit's partial count is
 not reported), which may be more or fewer than the serial search's.
 
 A task whose worker dies is run again by Ray (``max_retries``); units are pure functions of their
@@ -40,6 +40,7 @@ RESPLIT_AFTER = 2.0        # seconds a unit must have run before it is cut again
 RESPLIT_MEAN_FACTOR = 2.0  # ... and longer than this many times the mean finished unit
 RESPLIT_UNITS = 8          # sub-units per idle worker when a unit is cut again
 WAIT_SECONDS = 0.5         # longest wait for results between looks at signals, limits and progress
+POLL_SECONDS = 0.25        # how often a task asks whether its unit is still wanted
 
 
 def split_unit(heuristic, state: Sequence[int], unit: WorkUnit, target: int) -> tuple[list[WorkUnit], UnitResult]:
@@ -87,9 +88,10 @@ class _Item:
 class _Iteration:
     """The units of one iteration on the cluster and what has come back."""
 
-    def __init__(self, ray, submit: Callable, units: list[WorkUnit], tally: Tally,
+    def __init__(self, ray, submit: Callable, units: list[WorkUnit], tally: Tally, flags, name: str,
                  resplit_after: float = RESPLIT_AFTER):
         self.ray = ray
+        self.flags, self.name = flags, name
         self.resplit_after = resplit_after
         self.submit = submit
         self.tally = tally
@@ -104,17 +106,27 @@ class _Iteration:
     def _add(self, unit: WorkUnit, parent: int | None) -> int:
         self.items.append(_Item(unit, parent, submitted=time.perf_counter()))
         i = len(self.items) - 1
-        self.items[i].ref = self.submit(unit)
+        self.items[i].ref = self.submit(unit, self._key(i))
         self.running[self.items[i].ref] = i
         return i
 
+    def _key(self, i: int) -> str:
+        return f"{self.name}/{i}"
+
     def _cancel(self, i: int) -> None:
-        """Cancel the task of item ``i`` and of every item below it (their results will be ignored)."""
-        item = self.items[i]
-        if item.ref is not None and self.running.pop(item.ref, None) is not None:
-            self.ray.cancel(item.ref)
-        for c in item.children:
-            self._cancel(c)
+        """Stop the task of item ``i`` and of every item below it (their results will be ignored)."""
+        keys = []
+
+        def collect(j):
+            item = self.items[j]
+            if item.ref is not None and self.running.pop(item.ref, None) is not None:
+                keys.append(self._key(j))
+            for c in item.children:
+                collect(c)
+
+        collect(i)
+        if keys:
+            self.flags.cancel.remote(keys)
 
     def done(self) -> bool:
         return self.found is not None or self.stopped or all(self.items[i].result is not None for i in self.roots)
@@ -177,20 +189,25 @@ class _Iteration:
         self.resplits += 1
 
     def cancel_all(self) -> None:
-        for ref in list(self.running):
-            self.ray.cancel(ref)
+        if self.running:
+            self.flags.cancel.remote([self._key(i) for i in self.running.values()])
         self.running.clear()
 
 
 class RayUnits:
     """The executor of an iteration's units as Ray tasks (``search_units`` of ``parallel_search``).
 
-    ``submit(unit, seconds_left, nodes_left)`` starts a task searching ``unit`` and returns its reference.
+    ``submit(unit, key, flags, seconds_left, nodes_left)`` starts a task searching ``unit`` and returns its
+    reference; the task polls the actor ``flags`` (a :class:`StopFlags`) for its ``key``
+    (:func:`poll_stop`).  Units no longer wanted are stopped that way rather than with ``ray.cancel``,
+    which in Ray 2.60 can crash the driver when it meets a task's completion (ray-project/ray#54846).
     ``resplits`` counts the units cut again at the tails of iterations."""
 
     def __init__(self, ray, submit: Callable, resplit_after: float = RESPLIT_AFTER):
         self.ray, self.submit, self.resplit_after = ray, submit, resplit_after
         self.resplits = 0
+        self.iterations = 0
+        self.flags = ray.remote(num_cpus=0)(StopFlags).remote()
 
     def __call__(self, heuristic, state, units: list[WorkUnit], workers: int, tally: Tally, chunk: int,
                  progress: Callable[[], None] | None, report_every: float) -> list[tuple[int, UnitResult]]:
@@ -202,12 +219,13 @@ class RayUnits:
             result = search_unit(heuristic, state, units[0], chunk, tally, progress)
             return [] if result is None else [(0, result)]
 
-        def start(unit):
+        def start(unit, key):
             seconds = None if tally.deadline is None else max(0.0, tally.deadline - time.perf_counter())
             nodes = None if tally.node_limit is None else max(0, tally.node_limit - tally.generated)
-            return self.submit(unit, seconds, nodes)
+            return self.submit(unit, key, self.flags, seconds, nodes)
 
-        it = _Iteration(self.ray, start, units, tally, self.resplit_after)
+        self.iterations += 1
+        it = _Iteration(self.ray, start, units, tally, self.flags, str(self.iterations), self.resplit_after)
         try:
             while not it.done():
                 ready, _ = wait(self.ray, list(it.running))
@@ -233,6 +251,34 @@ class RayUnits:
         return it.results()
 
 
+class StopFlags:
+    """The keys of the units whose search is no longer wanted (a Ray actor, one per solve)."""
+
+    def __init__(self):
+        self.keys: set[str] = set()
+
+    def cancel(self, keys: list[str]) -> None:
+        self.keys.update(keys)
+
+    def cancelled(self, key: str) -> bool:
+        return key in self.keys
+
+
+def poll_stop(ray, flags, key: str, tally: Tally, every: float = POLL_SECONDS) -> Callable[[], None]:
+    """A ``progress`` callback for :func:`search_unit` in a task: at most every ``every`` seconds it asks
+    ``flags`` whether the unit ``key`` is still wanted, and stops the search (``tally``) when not."""
+    last = [time.perf_counter()]
+
+    def poll():
+        now = time.perf_counter()
+        if now - last[0] >= every:
+            last[0] = now
+            if ray.get(flags.cancelled.remote(key)):
+                tally.stop.set()
+
+    return poll
+
+
 def wait(ray, pending: list, num_returns: int = 1) -> tuple[list, list]:
     """``ray.wait`` for at most ``WAIT_SECONDS``, so that a signal (Ctrl-C) is seen in Python soon.
 
@@ -246,4 +292,4 @@ def wait(ray, pending: list, num_returns: int = 1) -> tuple[list, list]:
         raise
 
 
-__all__ = ["ClusterError", "RayUnits", "split_unit", "wait", "UNITS_PER_WORKER", "RESPLIT_AFTER"]
+__all__ = ["ClusterError", "RayUnits", "StopFlags", "poll_stop", "split_unit", "wait", "UNITS_PER_WORKER", "RESPLIT_AFTER"]
