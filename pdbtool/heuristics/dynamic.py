@@ -41,10 +41,7 @@ DynamicState = namedtuple("DynamicState", ["hd", "md", "use_static", "sums", "mo
                                            "tri_ent", "pw", "g", "hl", "cons", "memo", "undo"])
 
 
-@overload(hooks.children, inline="always")
-def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
-    if is_state(hs, DynamicState):
-        return lambda hs, d, blank, prev_move, tiles, nb, bound, next_bound: None
+hooks.evaluated_alone(False, DynamicState)
 
 
 @overload(hooks.child_h, inline="always")

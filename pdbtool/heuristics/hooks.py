@@ -2,7 +2,7 @@
 
 A heuristic keeps what its incremental evaluation needs in a *search state*: a namedtuple of arrays (and a
 few scalars) of a class of its own, made by its ``setup(tiles, capacity)``.  The driver owns the stack, the
-moves, the goal test, the bounds and the node counts, and calls the four hooks below on that state.  They
+moves, the goal test, the bounds and the node counts, and calls the hooks below on that state.  They
 are plain Python functions here; each heuristic module implements them for its state class with
 ``numba.extending.overload(..., inline="always")``, checking the class with :func:`is_state`.  So the one
 cached driver compiles one specialization per state class, with the hooks inlined into it.
@@ -18,6 +18,13 @@ from ..errors import PdbtoolError
 
 class HeuristicError(PdbtoolError):
     pass
+
+
+def at_once(hs):
+    """Whether the driver generates all children of a node when it expands it (then :func:`child_h` must
+    have no side effects: it is called for every child before any is entered) or one at a time as its walk
+    reaches them.  A constant per state class, so the driver keeps only one of its two walks."""
+    raise NotImplementedError("a driver hook: runs only inside the compiled driver")
 
 
 def children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
@@ -50,6 +57,22 @@ def is_state(typ, *classes) -> bool:
     return getattr(typ, "instance_class", None) in classes
 
 
+def evaluated_alone(at_once_value: bool, *classes) -> None:
+    """Implement :func:`at_once` (the constant given) and :func:`children` (nothing to prepare) for state
+    ``classes`` whose :func:`child_h` computes each child's h by itself."""
+    from numba.extending import overload
+
+    @overload(at_once, inline="always")
+    def _at_once(hs):
+        if is_state(hs, *classes):
+            return (lambda hs: True) if at_once_value else (lambda hs: False)
+
+    @overload(children, inline="always")
+    def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
+        if is_state(hs, *classes):
+            return lambda hs, d, blank, prev_move, tiles, nb, bound, next_bound: None
+
+
 def as_tiles(state):
     """A state as a contiguous int64 array."""
     import numpy as np
@@ -57,4 +80,5 @@ def as_tiles(state):
     return np.ascontiguousarray(np.asarray(state, dtype=np.int64))
 
 
-__all__ = ["HeuristicError", "children", "child_h", "enter", "leave", "is_state", "as_tiles"]
+__all__ = ["HeuristicError", "at_once", "children", "child_h", "enter", "leave", "is_state", "evaluated_alone",
+           "as_tiles"]

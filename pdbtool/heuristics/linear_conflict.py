@@ -124,10 +124,7 @@ def _move_codes(hs, t, to_cell, from_cell):
     hs.col_code[hs.col_of[to_cell]] += hs.col_contrib[t, to_cell]
 
 
-@overload(hooks.children, inline="always")
-def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
-    if is_state(hs, LinearConflictState):
-        return lambda hs, d, blank, prev_move, tiles, nb, bound, next_bound: None
+hooks.evaluated_alone(True, LinearConflictState)
 
 
 @overload(hooks.child_h, inline="always")

@@ -41,10 +41,7 @@ class Manhattan:
         return h0, ManhattanState(hlev, self.md)
 
 
-@overload(hooks.children, inline="always")
-def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
-    if is_state(hs, ManhattanState):
-        return lambda hs, d, blank, prev_move, tiles, nb, bound, next_bound: None
+hooks.evaluated_alone(True, ManhattanState)
 
 
 @overload(hooks.child_h, inline="always")

@@ -318,6 +318,12 @@ def leave_sums(hs, t, to_cell):
 SUM_STATES: list = [PatternSumState]  # encoded.py adds its state: the hooks below serve both
 
 
+@overload(hooks.at_once, inline="always")
+def _at_once(hs):
+    if is_state(hs, *SUM_STATES):
+        return lambda hs: True
+
+
 @overload(hooks.children, inline="always")
 def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
     if is_state(hs, *SUM_STATES):

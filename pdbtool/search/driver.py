@@ -17,8 +17,12 @@ Conventions
 * ``reg`` holds the registers (``R_*``): depth (-1 = start a new iteration), bound, next bound, generated,
   expanded, blank cell, iterations, the move into the root (-1 for the start state; the last move of the
   path to a subtree's root, which is then never undone), one-iteration mode, and the cut depth.  Level
-  ``d`` of the stack is the node at depth d on the current path; ``next_move[d]`` is the next move to try
-  there, ``prev_move[d]`` the move that led to it.
+  ``d`` of the stack is the node at depth d on the current path; ``next_move[d]`` is where its walk over
+  its children stands, ``prev_move[d]`` the move that led to it.
+* Two walks, chosen per state class by the constant hook ``at_once``: all children generated when their
+  parent is expanded, then only those within the bound visited (``walk[d, :nwalk[d]]``; the pattern sums,
+  whose table loads then overlap, and Manhattan and linear conflict), or each child generated as the walk
+  reaches it (ddb/max, whose conflict graph holds one child's edges at a time).  The counts are the same.
 * Statuses: ``RUNNING`` (budget used up; call again), ``FOUND`` (the path is on the stack, depth =
   ``reg[R_DEPTH]``), ``EXHAUSTED`` (nothing left under any bound), ``GROW`` (the next bound needs a deeper
   stack: reallocate and call again; the driver is between iterations), ``ITERATION_DONE`` (only with
@@ -62,11 +66,55 @@ def _is_goal(tiles, goal_tiles):
     return True
 
 
+@njit(cache=True, inline="always")
+def _later_siblings(nb, prev_move, depth, blank):
+    """The children generated after each node on the path to level ``depth`` (whose blank is ``blank``)."""
+    later = 0
+    b = blank
+    for a in range(depth - 1, -1, -1):
+        m_in = prev_move[a + 1]
+        b = nb[b, 3 - m_in]  # the blank at level a
+        for m in range(m_in + 1, 4):
+            if nb[b, m] >= 0 and m + prev_move[a] != 3:
+                later += 1
+    return later
+
+
+@njit(cache=True, inline="always")
+def _generate(hs, d, blank, prev_move, tiles, nb, bound, next_bound, walk, nwalk):
+    """Generate the children of the node at level ``d`` at once: their h, the moves of those within the
+    bound (``walk[d, :nwalk[d]]``, in move order).  Returns the new next bound and the number generated."""
+    hooks.children(hs, d, blank, prev_move, tiles, nb, bound, next_bound)
+    count = 0
+    kept = 0
+    for m in range(4):
+        q = nb[blank, m]
+        if q < 0 or m + prev_move == 3:
+            continue
+        count += 1
+        f = d + 1 + hooks.child_h(hs, d, m, tiles[q], blank, q, bound, next_bound)
+        if f > bound:
+            if f < next_bound:
+                next_bound = f
+        else:
+            walk[d, kept] = m
+            kept += 1
+    nwalk[d] = kept
+    return next_bound, count
+
+
 # no reference counting: the hooks are inlined and allocate nothing (the vertex cover's kernels need it so)
 @njit(cache=True, nogil=True, _nrt=False)
-def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move):
+def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk):
     """Search from ``tiles`` with the heuristic whose state is ``hs`` for about ``budget`` generated nodes;
-    returns a status (see the module docstring).  All progress is kept in the arguments."""
+    returns a status (see the module docstring).  All progress is kept in the arguments.
+
+    When the heuristic evaluates children at once (``hooks.at_once``), a node's children are all generated
+    (and counted) when it is expanded and the walk visits only those within the bound (``next_move[d]``
+    indexes ``walk[d]``); when the goal is found, the later siblings of each node on the path, which a
+    one-at-a-time generation would not have reached, are taken off the count.  Otherwise the children are
+    generated one at a time as the walk reaches them (``next_move[d]`` is the next move)."""
+    at_once = hooks.at_once(hs)
     depth = reg[R_DEPTH]
     bound = reg[R_BOUND]
     next_bound = reg[R_NEXT]
@@ -92,10 +140,14 @@ def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move):
             next_move[0] = 0
             prev_move[0] = reg[R_ROOT_PREV]
             expanded += 1
-            hooks.children(hs, 0, blank, prev_move[0], tiles, nb, bound, next_bound)
+            if at_once:
+                next_bound, count = _generate(hs, 0, blank, prev_move[0], tiles, nb, bound, next_bound, walk, nwalk)
+                generated += count
+            else:
+                hooks.children(hs, 0, blank, prev_move[0], tiles, nb, bound, next_bound)
             continue
-        m = next_move[depth]
-        if m == 4:
+        i = next_move[depth]
+        if i == (nwalk[depth] if at_once else 4):
             if depth == 0:
                 depth = -1
                 if reg[R_ONE_ITERATION]:
@@ -111,18 +163,25 @@ def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move):
             blank = pb
             depth -= 1
             continue
-        next_move[depth] = m + 1
-        q = nb[blank, m]
-        if q < 0 or m + prev_move[depth] == 3:
-            continue
-        generated += 1
-        t = tiles[q]  # tile t slides from q into the blank's cell
-        h = hooks.child_h(hs, depth, m, t, blank, q, bound, next_bound)
-        f = depth + 1 + h
-        if f > bound:
-            if f < next_bound:
-                next_bound = f
-            continue
+        next_move[depth] = i + 1
+        if at_once:
+            m = walk[depth, i]
+            q = nb[blank, m]
+            t = tiles[q]  # tile t slides from q into the blank's cell
+            h = hooks.child_h(hs, depth, m, t, blank, q, bound, next_bound)
+        else:
+            m = i
+            q = nb[blank, m]
+            if q < 0 or m + prev_move[depth] == 3:
+                continue
+            generated += 1
+            t = tiles[q]
+            h = hooks.child_h(hs, depth, m, t, blank, q, bound, next_bound)
+            f = depth + 1 + h
+            if f > bound:
+                if f < next_bound:
+                    next_bound = f
+                continue
         hooks.enter(hs, depth, m, t, blank, q, h)
         tiles[blank] = t
         tiles[q] = 0
@@ -132,13 +191,24 @@ def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move):
         prev_move[depth] = m
         if h == 0 and _is_goal(tiles, goal_tiles):
             status = FOUND
+            if at_once:
+                generated -= _later_siblings(nb, prev_move, depth, blank)
             break
         if depth == cut:
-            next_move[depth] = 4  # a leaf here: the next call leaves it
+            # a leaf here: the next call leaves it
+            if at_once:
+                nwalk[depth] = 0
+                next_move[depth] = 0
+            else:
+                next_move[depth] = 4
             status = CUT
             break
         expanded += 1
-        hooks.children(hs, depth, blank, m, tiles, nb, bound, next_bound)
+        if at_once:
+            next_bound, count = _generate(hs, depth, blank, m, tiles, nb, bound, next_bound, walk, nwalk)
+            generated += count
+        else:
+            hooks.children(hs, depth, blank, m, tiles, nb, bound, next_bound)
         if generated >= stop:
             break
     reg[R_DEPTH] = depth
@@ -187,12 +257,14 @@ class Search:
         self.h0 = int(self.h0)
         self.next_move = np.zeros(capacity, dtype=np.int64)
         self.prev_move = np.zeros(capacity, dtype=np.int64)
+        self.walk = np.zeros((capacity, 4), dtype=np.int64)
+        self.nwalk = np.zeros(capacity, dtype=np.int64)
 
     def step(self, budget: int) -> int:
         """Run the driver for about ``budget`` generated nodes; a deeper stack is allocated as needed."""
         while True:
             status = ida(self.state, self.tiles, self.nb, self.goal_tiles, self.reg, budget, self.next_move,
-                         self.prev_move)
+                         self.prev_move, self.walk, self.nwalk)
             if status != GROW:
                 return status
             self._allocate(2 * self.next_move.shape[0])

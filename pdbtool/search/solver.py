@@ -196,10 +196,7 @@ class Solver:
         search = Search(self.heuristic, state)
         result = SolveResult(board=self.board.dims, heuristic=self.label, h0=search.h0)
         if search.h0 == 0 and tuple(state) == tuple(self.goal_tiles):
-            result.length, result.solved = 0, True
-            result.seconds = time.perf_counter() - start
-            result.cpu_seconds = time.thread_time() - cpu_start
-            return result
+            return _finish(result, state, [], self.nb, search, start, time.thread_time() - cpu_start)
         threads = _check_search_threads(self.search_threads if threads is None else threads)
         if threads > 1:
             return self._solve_parallel(state, search.h0, result, threads, start, time_limit, node_limit, progress,
@@ -210,38 +207,16 @@ class Solver:
             def report():
                 progress(search.bound, search.generated, search.expanded)
         status = run_chunks(search, chunk, tally, report)
-        if status == FOUND:
-            moves = search.moves()
-            result.solution = _tiles_moved(state, moves, self.nb)
-            result.length = len(moves)
-            result.solved = True
-        elif status == STOPPED:
-            result.timed_out = True
-        else:
+        if status not in (FOUND, STOPPED):
             raise SolverError("the search space was exhausted without reaching the goal (a bug)")
-        result.nodes_generated = search.generated
-        result.nodes_expanded = search.expanded
-        result.iterations = search.iterations
-        result.seconds = time.perf_counter() - start
-        result.cpu_seconds = time.thread_time() - cpu_start
-        return result
+        moves = search.moves() if status == FOUND else None
+        return _finish(result, state, moves, self.nb, search, start, time.thread_time() - cpu_start)
 
     def _solve_parallel(self, state, h0, result, threads, start, time_limit, node_limit, progress, chunk):
         cpu_start = time.process_time()
         deadline = None if time_limit is None else start + time_limit
         out = self._parallel_outcome(state, h0, threads, deadline, node_limit, progress, chunk)
-        if out.moves is not None:
-            result.solution = _tiles_moved(state, out.moves, self.nb)
-            result.length = len(out.moves)
-            result.solved = True
-        else:
-            result.timed_out = True
-        result.nodes_generated = out.generated
-        result.nodes_expanded = out.expanded
-        result.iterations = out.iterations
-        result.seconds = time.perf_counter() - start
-        result.cpu_seconds = time.process_time() - cpu_start
-        return result
+        return _finish(result, state, out.moves, self.nb, out, start, time.process_time() - cpu_start)
 
     def _parallel_outcome(self, state, h0, threads, deadline, node_limit, progress, chunk):
         """The parallel search of one instance, on threads here (``RaySolver`` in
@@ -250,6 +225,23 @@ class Solver:
 
         return parallel_search(self.heuristic, state, h0, threads, deadline=deadline, node_limit=node_limit,
                                progress=progress, chunk=chunk)
+
+
+def _finish(result: SolveResult, state, moves, nb, counts, start: float, cpu_seconds: float) -> SolveResult:
+    """Fill in ``result``: the solution from the blank's ``moves`` (None: the limits stopped the search), the
+    counts (``generated``, ``expanded``, ``iterations`` of ``counts``) and the times."""
+    if moves is not None:
+        result.solution = _tiles_moved(state, moves, nb)
+        result.length = len(moves)
+        result.solved = True
+    else:
+        result.timed_out = True
+    result.nodes_generated = counts.generated
+    result.nodes_expanded = counts.expanded
+    result.iterations = counts.iterations
+    result.seconds = time.perf_counter() - start
+    result.cpu_seconds = cpu_seconds
+    return result
 
 
 def _check_search_threads(threads) -> int:
