@@ -36,12 +36,15 @@ from ._common import Interrupted, board_option, cache_dir_option, goal_option, s
                    "to build missing tables.")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Give up an instance after this many seconds of search (reported as unsolved).")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+              help="Solve on a Ray cluster (ADDRESS: auto, ray://host:10001); without ADDRESS on a local Ray "
+                   "instance started for the run.  Needs: pip install 'pdbtool[ray]'.")
 @cache_dir_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True,
               help="text: a line per instance and a summary; json: JSON Lines; csv: a row per instance.")
 @user_errors
 def command(instances, board_dims, goal, partition, heuristic, dynamic, no_reflect, jobs, threads, time_limit,
-            cache_dir, fmt, blank, encoding, group):
+            cache_dir, fmt, blank, encoding, group, ray_address):
     """Solve the instances of a file (or - for stdin) optimally with IDA*.
 
     A line holds the tile in each cell, row by row (0 = blank), optionally preceded by an id; '#' starts a
@@ -57,6 +60,7 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
       pdbtool solve examples/korf100.txt --partition 15-6-6-3 --jobs 2 --format csv > out.csv
       pdbtool solve examples/korf100.txt --partition 15-6-6-3 --blank ignored --encoding mod3
       pdbtool solve examples/korf24.txt --threads 2 --time-limit 600
+      pdbtool solve examples/korf100.txt --ray auto
     """
     start = time.perf_counter()
     from ..puzzle.board import Board
@@ -72,6 +76,8 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         raise click.UsageError("--encoding and --group apply to --heuristic pdb only")
     if heuristic not in ("pdb", "max") and blank != "minimized":
         raise click.UsageError("--blank applies to --heuristic pdb and max only")
+    if ray_address is not None and jobs > 1:
+        raise click.UsageError("--jobs does not apply with --ray (the cluster's CPUs are the workers)")
     if encoding != "byte" or group is not None:
         from ..heuristics.encoded import check_encoding
 
@@ -91,10 +97,17 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         from tqdm import tqdm
 
         bar = tqdm(total=len(items), desc="solve", unit=" instance", file=sys.stderr, disable=None, leave=False)
+    stream = None
     try:
         live = bar is not None and not bar.disable
         progress = ProgressLine(bar if live else None)
-        for result in solve_batch(items, options, jobs=jobs, notify=say, progress=progress):
+        if ray_address is None:
+            stream = solve_batch(items, options, jobs=jobs, notify=say, progress=progress)
+        else:
+            from ..search import ray_backend
+
+            stream = ray_backend.solve_batch(items, options, address=ray_address, notify=say, progress=progress)
+        for result in stream:
             results.append(result)
             if result.error is not None:
                 if bar is not None:
@@ -108,6 +121,8 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     finally:
         if bar is not None:
             bar.close()
+        if stream is not None:
+            stream.close()  # stops the work still running (worker processes, Ray tasks)
     stopped = items[len(results)] if interrupted is not None and len(results) < len(items) else None
     if stopped is not None:
         writer.write_interrupted(stopped)
@@ -130,19 +145,19 @@ class ProgressLine:
         self.inst = None
         self.start = self.last = 0.0
 
-    def text(self, inst, bound, generated, elapsed) -> str:
+    def text(self, inst, bound, generated, elapsed, workers=None) -> str:
         rate = generated / elapsed if elapsed > 0 else 0.0
         return (f"{inst.id}: bound {bound}, {generated:,} nodes generated, {rate / 1e6:.1f} M nodes/s, "
-                f"{elapsed:.0f} s")
+                f"{elapsed:.0f} s" + (f", {workers} workers" if workers else ""))
 
-    def __call__(self, inst, bound, generated, expanded):
+    def __call__(self, inst, bound, generated, expanded, workers=None):
         Interrupted.raise_dropped()
         now = time.perf_counter()
         if inst is not self.inst:
             self.inst, self.start, self.last = inst, now, now
         elapsed = now - self.start
         if self.bar is not None:
-            self.bar.set_postfix_str(self.text(inst, bound, generated, elapsed), refresh=True)
+            self.bar.set_postfix_str(self.text(inst, bound, generated, elapsed, workers), refresh=True)
         elif now - self.last >= self.every:
             self.last = now
-            say(self.text(inst, bound, generated, elapsed))
+            say(self.text(inst, bound, generated, elapsed, workers))

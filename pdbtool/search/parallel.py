@@ -91,11 +91,15 @@ def _search_units(heuristic, state, units: list[WorkUnit], threads: int, tally: 
 def parallel_search(heuristic, state, h0: int, threads: int, deadline: float | None = None,
                     node_limit: int | None = None, progress: Callable[[int, int, int], None] | None = None,
                     chunk: int = CHUNK_NODES, frontier_per_thread: int = FRONTIER_PER_THREAD,
-                    serial_below: int = SERIAL_BELOW, report_every: float = 0.5) -> ParallelOutcome:
+                    serial_below: int = SERIAL_BELOW, report_every: float = 0.5,
+                    search_units: Callable | None = None) -> ParallelOutcome:
     """IDA* from ``state`` (not the goal) with ``threads`` threads; see the module docstring.
 
     An iteration after one that generated fewer than ``serial_below`` nodes runs as one unit (its counts are
-    the serial ones, whether or not it is the last)."""
+    the serial ones, whether or not it is the last).  ``search_units`` is the executor of an iteration's
+    units, called as ``_search_units`` is (default: it, on threads here; another: Ray tasks,
+    :class:`pdbtool.search.ray_search.RayUnits`)."""
+    search_units = search_units or _search_units
     state = tuple(int(t) for t in state)
     chunk = max(1, min(chunk, CHUNK_NODES))
     out = ParallelOutcome()
@@ -123,7 +127,7 @@ def parallel_search(heuristic, state, h0: int, threads: int, deadline: float | N
         if progress is not None:
             def report():
                 progress(bound, out.generated + tally.generated, out.expanded + tally.expanded)
-        results = _search_units(heuristic, state, units, threads, tally, chunk, report, report_every) \
+        results = search_units(heuristic, state, units, threads, tally, chunk, report, report_every) \
             if units else []
         out.generated += tally.generated
         out.expanded += tally.expanded

@@ -210,13 +210,18 @@ class Solver:
         return _finish(result, state, moves, self.nb, search, start, time.thread_time() - cpu_start)
 
     def _solve_parallel(self, state, h0, result, threads, start, time_limit, node_limit, progress, chunk):
-        from .parallel import parallel_search
-
         cpu_start = time.process_time()
         deadline = None if time_limit is None else start + time_limit
-        out = parallel_search(self.heuristic, state, h0, threads, deadline=deadline,
-                              node_limit=node_limit, progress=progress, chunk=chunk)
+        out = self._parallel_outcome(state, h0, threads, deadline, node_limit, progress, chunk)
         return _finish(result, state, out.moves, self.nb, out, start, time.process_time() - cpu_start)
+
+    def _parallel_outcome(self, state, h0, threads, deadline, node_limit, progress, chunk):
+        """The parallel search of one instance, on threads here (``RaySolver`` in
+        :mod:`pdbtool.search.ray_backend` overrides this to run it on a Ray cluster)."""
+        from .parallel import parallel_search
+
+        return parallel_search(self.heuristic, state, h0, threads, deadline=deadline, node_limit=node_limit,
+                               progress=progress, chunk=chunk)
 
 
 def _finish(result: SolveResult, state, moves, nb, counts, start: float, cpu_seconds: float) -> SolveResult:
@@ -271,19 +276,21 @@ class SolverPool:
 
     def get(self, board: Board) -> Solver:
         if board not in self._solvers:
-            o = self.options
             try:
-                self._solvers[board] = Solver(board, heuristic=o.heuristic, partition=o.partition,
-                                              reflect=o.reflect, cache_dir=o.cache_dir, threads=o.threads,
-                                              notify=self.notify, dynamic=o.dynamic,
-                                              search_threads=o.search_threads, encoding=o.encoding,
-                                              group=o.group, blank=o.blank)
+                self._solvers[board] = self.make(board)
             except PdbtoolError as exc:
                 self._solvers[board] = exc
         solver = self._solvers[board]
         if isinstance(solver, Exception):
             raise solver
         return solver
+
+    def make(self, board: Board) -> Solver:
+        """A new solver of ``board`` with the pool's options (``RaySolver``'s pool makes those)."""
+        o = self.options
+        return Solver(board, heuristic=o.heuristic, partition=o.partition, reflect=o.reflect,
+                      cache_dir=o.cache_dir, threads=o.threads, notify=self.notify, dynamic=o.dynamic,
+                      search_threads=o.search_threads, encoding=o.encoding, group=o.group, blank=o.blank)
 
     def solve(self, inst, progress: Callable[[int, int, int], None] | None = None) -> SolveResult:
         """Solve one ``instances.Instance``; input and setup errors come back in ``result.error``."""

@@ -1,0 +1,250 @@
+"""Benchmark of ``pdbtool solve --ray`` on this machine (a local Ray instance) against the local executors.
+
+* Batches: Korf's 100 with 15-5-5-5 (``--partition``), ``--ray`` against ``--jobs 2``, each as a
+  ``pdbtool solve`` subprocess with cached tables; the wall times, and Ray's start-up cost (``ray.init`` of
+  a local instance to the first task's answer, and ``ray.shutdown``) measured alone.
+* One hard instance: ``--ray`` against ``--threads 2``.  The issue asks for the 24-puzzle's instance 1
+  with 24-6-6-6-6 (``--instance 24``: needs the two 6-tile tables, about 90 s to build, and minutes of
+  search); the default is a stand-in, Korf's 15-puzzle instances 1 and 3 with Manhattan distance (about
+  0.3 and 0.5 billion nodes), labelled as such in the results.
+* Tables: the time to ship a table to a node whose cache lacks it (the object store, the write, the
+  checksum) against the time to check a cached copy; and the memory of the workers' mappings of the tables
+  (from ``/proc/PID/smaps``: Rss, Pss, private bytes), which shows whether the workers share one copy.
+
+Writes ``bench/results/ray.json`` (machine, cores, date, commit, commands, load) and prints a summary.
+
+    .venv/bin/python bench/bench_ray.py [--cache-dir DIR] [--batch-partition 15-5-5-5] [--instance 15|24]
+                                        [--skip batch,single,tables] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+PDBTOOL = [sys.executable, "-m", "pdbtool"]
+
+
+def load() -> str:
+    return " ".join(open("/proc/loadavg").read().split()[:3])
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def solve_cli(args: list[str]) -> dict:
+    """Run ``pdbtool solve ARGS --format json``: its summary, wall time and the load before and after."""
+    command = PDBTOOL + ["solve", *args, "--format", "json"]
+    before = load()
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    return {"command": "pdbtool " + " ".join(command[3:]), "wall_seconds": round(wall, 2),
+            "summary": rows[-1], "lengths": [r["length"] for r in rows[:-1]],
+            "generated": [r["nodes_generated"] for r in rows[:-1]], "load_before": before, "load_after": load()}
+
+
+def ray_start_cost(repeat: int = 2) -> list[dict]:
+    """Seconds of ``ray.init`` (a local instance, 2 CPUs), of the first round trip of a task, of shutdown."""
+    code = """
+import json, time, ray
+t0 = time.perf_counter()
+ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+t1 = time.perf_counter()
+ray.get(ray.remote(lambda: 1).remote())
+t2 = time.perf_counter()
+ray.shutdown()
+t3 = time.perf_counter()
+print(json.dumps({"init": round(t1 - t0, 2), "first_task": round(t2 - t1, 2), "shutdown": round(t3 - t2, 2)}))
+"""
+    out = []
+    for _ in range(repeat):
+        before = load()
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        out.append(dict(json.loads(done.stdout.strip().splitlines()[-1]), load=before))
+    return out
+
+
+def bench_batch(args) -> dict:
+    korf = str(ROOT / "examples" / "korf100.txt")
+    common = [korf, "--partition", args.batch_partition, "--cache-dir", args.cache_dir]
+    subprocess.run(PDBTOOL + ["build", "--partition", args.batch_partition, "--cache-dir", args.cache_dir],
+                   cwd=ROOT, check=True, capture_output=True)
+    runs = {"jobs2": [], "ray": []}
+    for _ in range(args.repeat):  # alternated, so that a change of load hits both alike
+        runs["jobs2"].append(solve_cli(common + ["--jobs", "2"]))
+        runs["ray"].append(solve_cli(common + ["--ray"]))
+    same = all(r["lengths"] == runs["jobs2"][0]["lengths"] and r["generated"] == runs["jobs2"][0]["generated"]
+               for r in runs["jobs2"] + runs["ray"])
+    return {"instances": "Korf's 100", "partition": args.batch_partition, "runs": runs,
+            "same_lengths_and_nodes": same, "ray_start_cost": ray_start_cost()}
+
+
+def bench_single(args) -> dict:
+    if args.instance == "24":
+        src = ROOT / "examples" / "korf24.txt"
+        line = next(ln for ln in src.read_text().splitlines() if ln.strip() and not ln.startswith("#"))
+        label = "24-puzzle instance 1 (Korf & Felner), 24-6-6-6-6 with the reflection"
+        extra = ["--partition", "24-6-6-6-6", "--cache-dir", args.cache_dir]
+        cases = [("24-1", line)]
+    else:
+        src = ROOT / "examples" / "korf100.txt"
+        lines = {ln.split()[0]: ln for ln in src.read_text().splitlines() if ln.strip() and not ln.startswith("#")}
+        label = "STAND-IN for the 24-puzzle: Korf's 15-puzzle instances 1 and 3, Manhattan distance"
+        extra = ["--heuristic", "manhattan"]
+        cases = [("15-1", lines["1"]), ("15-3", lines["3"])]
+    out = {"label": label, "cases": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, line in cases:
+            path = Path(tmp) / f"{name}.txt"
+            path.write_text(line.split("#")[0] + "\n")
+            runs = {"threads2": [], "ray": []}
+            for _ in range(args.repeat):
+                runs["threads2"].append(solve_cli([str(path), *extra, "--threads", "2"]))
+                runs["ray"].append(solve_cli([str(path), *extra, "--ray"]))
+            for key, rs in runs.items():
+                for r in rs:
+                    s = r["summary"]
+                    r["search_seconds"] = s["total_seconds"]
+            out["cases"][name] = runs
+    return out
+
+
+def _mapping_report():
+    """In a worker: per table file mapped, Rss, Pss and private bytes (from /proc/self/smaps)."""
+    import os as _os
+
+    report, current = {}, None
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            parts = line.split()
+            if "-" in parts[0] and len(parts) >= 5 and ":" not in parts[0]:
+                current = parts[5] if len(parts) >= 6 and parts[5].endswith(".pdb") else None
+                if current is not None:
+                    report.setdefault(current, {"Rss": 0, "Pss": 0, "Private": 0})
+            elif current is not None and parts[0] in ("Rss:", "Pss:", "Private_Clean:", "Private_Dirty:"):
+                key = "Private" if parts[0].startswith("Private") else parts[0][:-1]
+                report[current][key] += int(parts[1]) * 1024
+    return _os.getpid(), report
+
+
+def ship_synthetic(ray, megabytes: int, repeat: int) -> list[dict]:
+    """Ship a file in the table format of ``megabytes`` MB (random payload: the size of a 24-puzzle table,
+    without its 90 s build) to an empty node cache, then check the copy: seconds of each."""
+    import numpy as np
+
+    from pdbtool.search.ray_tables import stage_tables
+    from pdbtool.tables import fileformat
+
+    out = []
+    with tempfile.TemporaryDirectory() as driver_dir, tempfile.TemporaryDirectory() as node_dir:
+        path = Path(driver_dir) / "synthetic-byte.pdb"
+        payload = np.random.default_rng(1).integers(0, 60, megabytes * 10**6, dtype=np.uint8)
+        fileformat.save(path, fileformat.make_header(synthetic=True), payload)
+        del payload
+        for _ in range(repeat):
+            for f in Path(node_dir).glob("*.pdb"):
+                f.unlink()
+            shipped = stage_tables(ray, [path], node_dir)
+            checked = stage_tables(ray, [path], node_dir)
+            out.append({"bytes": shipped.bytes_put, "ship_seconds": round(shipped.seconds, 3),
+                        "check_seconds": round(checked.seconds, 3), "load": load()})
+    return out
+
+
+def bench_tables(args) -> dict:
+    import ray
+
+    from pdbtool.puzzle.board import Board
+    from pdbtool.puzzle.instances import load_instances
+    from pdbtool.search import ray_backend
+    from pdbtool.search.ray_tables import stage_tables
+    from pdbtool.search.solver import SolveOptions
+
+    partition = args.tables_partition
+    options = SolveOptions(partition=partition, cache_dir=args.cache_dir)
+    files = ray_backend.RaySolver(Board(4, 4), options).files
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+    try:
+        out = {"partition": partition, "files": {f.name: f.stat().st_size for f in files}, "ship": [],
+               "check": []}
+        with tempfile.TemporaryDirectory() as node_dir:
+            for _ in range(args.repeat):
+                for f in Path(node_dir).glob("*.pdb"):
+                    f.unlink()
+                os.sync()
+                shipped = stage_tables(ray, files, node_dir)
+                checked = stage_tables(ray, files, node_dir)
+                out["ship"].append({"seconds": round(shipped.seconds, 3), "bytes": shipped.bytes_put,
+                                    "load": load()})
+                out["check"].append({"seconds": round(checked.seconds, 3), "load": load()})
+        out["synthetic"] = ship_synthetic(ray, args.synthetic_mb, args.repeat)
+        # two workers solve Korf 1-10 from the cache, then report their mappings of the tables
+        korf = load_instances(str(ROOT / "examples" / "korf100.txt"))[:10]
+        list(ray_backend.solve_batch(korf, options))
+        report = ray.remote(num_cpus=1)(_mapping_report)
+        seen = {}
+        for pid, maps in ray.get([report.remote() for _ in range(8)]):
+            seen[pid] = maps
+        out["worker_mappings"] = {str(pid): maps for pid, maps in seen.items()}
+    finally:
+        ray.shutdown()
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache-dir", default=str(Path.home() / ".cache" / "pdbtool"))
+    parser.add_argument("--batch-partition", default="15-5-5-5")
+    parser.add_argument("--tables-partition", default="15-6-6-3")
+    parser.add_argument("--instance", choices=["15", "24"], default="15")
+    parser.add_argument("--synthetic-mb", type=int, default=255)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--skip", default="", help="comma-separated: batch, single, tables")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "ray.json"))
+    args = parser.parse_args(argv)
+    skip = set(filter(None, args.skip.split(",")))
+    import ray
+
+    result = {"machine": platform.node(), "platform": platform.platform(), "cores": os.cpu_count(),
+              "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "commit": commit(),
+              "ray": ray.__version__, "command": " ".join([Path(sys.argv[0]).name, *(argv or sys.argv[1:])]),
+              "load_at_start": load()}
+    if "tables" not in skip:
+        result["tables"] = bench_tables(args)
+        print(json.dumps({k: v for k, v in result["tables"].items() if k != "worker_mappings"}))
+    if "batch" not in skip:
+        result["batch"] = bench_batch(args)
+        for key, runs in result["batch"]["runs"].items():
+            print(key, [r["wall_seconds"] for r in runs], "search s", [r["summary"]["total_seconds"] for r in runs])
+        print("ray start", result["batch"]["ray_start_cost"])
+    if "single" not in skip:
+        result["single"] = bench_single(args)
+        for name, runs in result["single"]["cases"].items():
+            for key, rs in runs.items():
+                print(name, key, "wall", [r["wall_seconds"] for r in rs], "search", [r["search_seconds"] for r in rs])
+    result["load_at_end"] = load()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

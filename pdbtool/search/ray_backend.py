@@ -1,0 +1,301 @@
+"""Solving on a Ray cluster: a task per instance for a batch, a task per unit of work for one instance.
+
+Ray is an optional dependency (``pip install 'pdbtool[ray]'``); this module imports it only when a
+session opens (:func:`ray_session`), and without it fails with one line saying how to install it.
+
+* :func:`ray_session` connects to a cluster by address (``auto``, ``ray://host:10001``, ``host:6379``)
+  or starts a local Ray instance for the block and stops it after.
+* The tables reach each node's cache once (:mod:`pdbtool.search.ray_tables`); the workers load them
+  through the cache, which memory-maps them, so the workers of a node share one copy.
+* :func:`solve_batch` yields one ``SolveResult`` per instance, in input order, each as soon as it and the
+  instances before it are done (the same results as :func:`pdbtool.search.solver.solve_batch`).
+
+Tasks are owned by the driver: when the driver's process ends, Ray cancels them and stops the workers
+running them, so a lost driver leaves no work behind.  A task whose worker or node dies is run again
+elsewhere (Ray's task retries); a search is a pure function of its arguments, so a retry gives the same
+result.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from ..errors import PdbtoolError
+from ..tables.cache import TableCache
+from .driver import Tally
+from .parallel import SERIAL_BELOW, parallel_search
+from .ray_search import RESPLIT_AFTER, UNITS_PER_WORKER, WAIT_SECONDS, ClusterError, RayUnits, poll_stop, wait
+from .ray_tables import StageReport, stage_tables
+from .solver import CHUNK_NODES, SolveOptions, SolveResult, Solver, SolverPool
+from .units import search_unit
+
+INSTALL_HINT = "pip install 'pdbtool[ray]'"
+LOCAL = "local"        # the address that starts a local Ray instance for the run
+TASK_RETRIES = 3       # runs of a task after the first when its worker or node dies
+
+
+def import_ray():
+    """The ``ray`` module, or a one-line ``ClusterError`` saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ClusterError(f"--ray needs Ray, which is not installed: {INSTALL_HINT}") from None
+    return ray
+
+
+@contextmanager
+def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iterator:
+    """Ray, connected for the block: to the cluster at ``address``, or (``None`` or ``"local"``) to a local
+    instance started for the block with ``num_cpus`` CPUs (default: all) and stopped after.
+
+    A connection this process already has (``ray.init`` called by the caller) is used as it is and left
+    open."""
+    ray = import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    try:
+        # workers' output stays in the cluster's logs: stdout carries the results (JSON Lines, CSV)
+        if address in (None, LOCAL):
+            ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
+        elif address.startswith("ray://"):
+            ray.init(address=address, logging_level=logging.WARNING)
+        else:
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+    except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+        where = "start a local Ray instance" if address in (None, LOCAL) else f"connect to Ray at {address}"
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ClusterError(f"cannot {where}: {reason}") from None
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+class _RecordingCache(TableCache):
+    """A table cache that notes the files of the tables it hands out (those a solver memory-maps)."""
+
+    def __init__(self, cache_dir=None, notify=None):
+        super().__init__(cache_dir, notify)
+        self.files: list[Path] = []
+        self._depth = 0
+
+    def get(self, *args, **kwargs):
+        self._depth += 1  # an encoded table's get calls get for the byte table: note the outer one only
+        try:
+            table = super().get(*args, **kwargs)
+        finally:
+            self._depth -= 1
+        if self._depth == 0 and table.path is not None:
+            self.files.append(Path(table.path))
+        return table
+
+
+_SAME = object()
+
+
+class RaySolver(Solver):
+    """A :class:`Solver` whose searches run on a Ray cluster: each large IDA* iteration's units of work
+    as Ray tasks (:mod:`pdbtool.search.ray_search`), the tables in each node's cache.
+
+    Built from a :class:`SolveOptions` (a partition by name or file, so that workers can rebuild the
+    heuristic); missing tables are built here.  ``address`` / ``num_cpus`` as :func:`ray_session` takes
+    them (each :meth:`solve` opens a session unless this process already has one); ``node_cache_dir``: the
+    nodes' table cache (default ``options.cache_dir``, a path on each node; None: each node's default).
+
+    Example::
+
+        solver = RaySolver(Board(5, 5), SolveOptions(partition="24-6-6-6-6"), address="auto")
+        result = solver.solve(state)
+    """
+
+    def __init__(self, board=None, options: SolveOptions | None = None, address: str | None = None,
+                 notify: Callable[[str], None] | None = None, node_cache_dir=_SAME, num_cpus: int | None = None,
+                 units_per_worker: int = UNITS_PER_WORKER, serial_below: int = SERIAL_BELOW,
+                 resplit_after: float = RESPLIT_AFTER):
+        options = options or SolveOptions()
+        cache = _RecordingCache(options.cache_dir, notify)
+        super().__init__(board, heuristic=options.heuristic, partition=options.partition, reflect=options.reflect,
+                         cache=cache, cache_dir=options.cache_dir, threads=options.threads, notify=notify,
+                         dynamic=options.dynamic, encoding=options.encoding, group=options.group,
+                         blank=options.blank)
+        self.files = cache.files  # the table files the workers need
+        self.address, self.num_cpus, self.notify = address, num_cpus, notify
+        node_dir = options.cache_dir if node_cache_dir is _SAME else node_cache_dir
+        self.node_cache_dir = None if node_dir is None else str(node_dir)
+        self.worker_options = replace(options, cache_dir=self.node_cache_dir, threads=None, search_threads=1)
+        self.units_per_worker, self.serial_below, self.resplit_after = units_per_worker, serial_below, resplit_after
+        self.workers = 0          # the cluster's CPUs during the last solve
+        self.outcome = None       # the ParallelOutcome of the last solve
+        self.executor = None      # the RayUnits of the last solve
+        self.stage: StageReport | None = None
+
+    def solve(self, state, time_limit: float | None = None, node_limit: int | None = None,
+              progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES,
+              threads: int | None = None) -> SolveResult:
+        """Solve one state optimally on the cluster (``threads=1``: here, on one thread, as ``Solver``).
+
+        ``cpu_seconds`` is the driver's CPU time (the workers' is not gathered)."""
+        if threads == 1:
+            return super().solve(state, time_limit, node_limit, progress, chunk, threads=1)
+        state = self.board.check_state(state)
+        with ray_session(self.address, self.num_cpus) as ray:
+            self.stage = stage_tables(ray, self.files, self.node_cache_dir)
+            if self.notify is not None:
+                self.notify(self.stage.describe())
+            task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(search_unit_task)
+            options, board, start = self.worker_options, self.board, tuple(state)
+
+            def submit(unit, key, flags, seconds_left, nodes_left):
+                return task.remote(options, board, start, unit, key, flags, seconds_left, nodes_left)
+
+            self.executor = RayUnits(ray, submit, self.resplit_after)
+            self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            # any count above one takes Solver.solve's parallel path, which _parallel_outcome runs here
+            return super().solve(state, time_limit, node_limit, progress, chunk, threads=max(2, self.workers))
+
+    def _parallel_outcome(self, state, h0, threads, deadline, node_limit, progress, chunk):
+        self.outcome = parallel_search(self.heuristic, state, h0, self.workers, deadline=deadline,
+                                       node_limit=node_limit, progress=progress, chunk=chunk,
+                                       frontier_per_thread=self.units_per_worker, serial_below=self.serial_below,
+                                       report_every=WAIT_SECONDS, search_units=self.executor)
+        return self.outcome
+
+
+_WORKER_POOLS: dict[tuple, SolverPool] = {}
+
+
+def worker_pool(options: SolveOptions) -> SolverPool:
+    """This worker process's solvers for ``options`` (kept between tasks: tables mapped, kernels loaded)."""
+    key = tuple(sorted(asdict(options).items()))
+    if key not in _WORKER_POOLS:
+        _WORKER_POOLS[key] = SolverPool(options)
+    return _WORKER_POOLS[key]
+
+
+def solve_instance_task(options: SolveOptions, inst) -> SolveResult:
+    """A batch's task: one instance, solved on one worker."""
+    return worker_pool(options).solve(inst)
+
+
+def search_unit_task(options: SolveOptions, board, state, unit, key: str, flags, seconds_left: float | None,
+                     nodes_left: int | None):
+    """One instance's task: one unit of work (``UnitResult``, or None when a limit or the driver, through
+    ``flags``, stopped it)."""
+    import ray
+
+    solver = worker_pool(options).get(board)
+    tally = Tally(nodes_left, None if seconds_left is None else time.perf_counter() + seconds_left)
+    return search_unit(solver.heuristic, state, unit, tally=tally, progress=poll_stop(ray, flags, key, tally))
+
+
+def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | None,
+                  notify: Callable[[str], None] | None = None) -> StageReport:
+    """Build or check the tables of every board of ``instances`` here, then put them on every node."""
+    files: list[Path] = []
+    for board in dict.fromkeys(inst.board for inst in instances if inst.error is None):
+        try:
+            files += RaySolver(board, options, notify=notify).files
+        except PdbtoolError:
+            pass  # reported per instance by the workers
+    report = stage_tables(ray, files, node_cache_dir)
+    if notify is not None:
+        notify(report.describe())
+    return report
+
+
+class _RaySolverPool(SolverPool):
+    """A :class:`SolverPool` of :class:`RaySolver` (``kwargs``: RaySolver's keyword arguments)."""
+
+    def __init__(self, options: SolveOptions, notify, kwargs: dict):
+        super().__init__(options, notify)
+        self.kwargs = kwargs
+
+    def make(self, board) -> Solver:
+        return RaySolver(board, self.options, notify=self.notify, **self.kwargs)
+
+
+def solve_batch(instances: Iterable, options: SolveOptions | None = None, address: str | None = None,
+                notify: Callable[[str], None] | None = None, node_cache_dir=_SAME, num_cpus: int | None = None,
+                on_stage: Callable[[StageReport], None] | None = None, progress=None, split: bool | None = None,
+                split_options: dict | None = None) -> Iterator[SolveResult]:
+    """Yield a ``SolveResult`` per instance, in input order: each instance in its own Ray task, or with
+    ``split`` (default: when there is one instance) each instance's iterations cut into units of work
+    that run as tasks (:class:`RaySolver`; ``split_options``: its tuning keywords, and ``progress(instance,
+    bound, generated, expanded, workers=N)`` is called while it runs).
+
+    ``address`` and ``num_cpus`` as :func:`ray_session` takes them.  The nodes keep their tables in the
+    cache at ``node_cache_dir`` (default: ``options.cache_dir``, a path taken on each node; ``None``: each
+    node's default cache).  An instance the cluster loses for good (its task failed ``TASK_RETRIES`` + 1
+    times) comes back with ``error`` set.  Closing the generator early (or an exception in it, Ctrl-C
+    included) ends a session this call opened, and with it the tasks still running; in a session the
+    caller opened they run to their end (``ray.cancel`` is not used: in Ray 2.60 it can crash the driver
+    when it meets a task's completion, ray-project/ray#54846)."""
+    options = options or SolveOptions()
+    instances = list(instances)
+    node_dir = options.cache_dir if node_cache_dir is _SAME else node_cache_dir
+    if split is None:
+        split = len(instances) == 1
+    with ray_session(address, num_cpus) as ray:
+        if split:
+            pool = _RaySolverPool(options, notify, dict(node_cache_dir=node_dir, **(split_options or {})))
+            for inst in instances:
+                report = None
+                if progress is not None:
+                    def report(bound, generated, expanded, inst=inst):
+                        solver = pool.get(inst.board)
+                        progress(inst, bound, generated, expanded, workers=solver.workers)
+                result = pool.solve(inst, report)
+                if on_stage is not None and inst.error is None and result.error is None:
+                    on_stage(pool.get(inst.board).stage)
+                yield result
+            return
+        report = prepare_nodes(ray, instances, options, node_dir, notify)
+        if on_stage is not None:
+            on_stage(report)
+        worker_options = replace(options, cache_dir=None if node_dir is None else str(node_dir),
+                                 threads=None, search_threads=1)
+        task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(solve_instance_task)
+        local = SolverPool(options)  # lines that could not be read are answered here
+        refs = {i: task.remote(worker_options, inst) for i, inst in enumerate(instances) if inst.error is None}
+        yield from _in_input_order(ray, instances, refs, local)
+
+
+def _in_input_order(ray, instances, refs: dict, local: SolverPool) -> Iterator[SolveResult]:
+    """The results of the tasks ``refs`` (index -> reference), each yielded once its predecessors were."""
+    index = {ref: i for i, ref in refs.items()}
+    pending = list(refs.values())
+    done: dict[int, SolveResult] = {}
+    for i, inst in enumerate(instances):
+        if i not in refs:
+            done[i] = local.solve(inst)
+    next_i = 0
+    while next_i < len(instances):
+        while next_i not in done:
+            ready, pending = wait(ray, pending)
+            for ref in ready:
+                i = index[ref]
+                done[i] = _result_of(ray, ref, instances[i])
+                del refs[i]
+        yield done.pop(next_i)
+        next_i += 1
+
+
+def _result_of(ray, ref, inst) -> SolveResult:
+    """A task's result, or the instance with ``error`` set when the cluster lost it."""
+    from ray.exceptions import RayError
+
+    try:
+        return ray.get(ref)
+    except RayError as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return SolveResult(id=inst.id, optimal=inst.optimal, line=inst.line, source=inst.source,
+                           board=inst.board.dims, error=f"{inst.where}: lost on the cluster: {reason}")
+
+
+__all__ = ["ClusterError", "INSTALL_HINT", "RaySolver", "ray_session", "solve_batch", "prepare_nodes"]

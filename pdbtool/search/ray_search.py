@@ -1,0 +1,295 @@
+"""An executor of IDA* units of work on a Ray cluster, for the one parallel search.
+
+:func:`pdbtool.search.parallel.parallel_search` runs the iterations of one instance: an iteration after
+one of fewer than ``SERIAL_BELOW`` nodes as one unit, a larger one cut by
+:func:`pdbtool.search.units.split_iteration` into units (``frontier_per_thread`` per worker), the top above
+the cut searched by the driver.  Its executor of the units is threads by default; :class:`RayUnits` is
+the other one: each unit becomes a Ray task, which a worker searches with
+:func:`pdbtool.search.units.search_unit`, and a single unit from the root is searched here.
+
+The tail of an iteration: once fewer tasks are running than there are workers, the unit that has run
+longest (if it has run ``RESPLIT_AFTER`` seconds and longer than ``RESPLIT_MEAN_FACTOR`` times the mean
+finished unit) is cut again below its root (:func:`split_unit`, the cut of ``split_iteration`` with the
+unit's root as the start, never undoing the move into it) and its sub-units are submitted while its own
+task goes on.  Whichever finishes first gives the unit's result: the unit's task, or its top and all its
+sub-units (whose counts add up to the unit's exactly); the other is stopped (:class:`StopFlags`) and its
+result, if any, ignored.  A unit's counts reach the iteration's tally once, when it is resolved.
+
+So the counts of every finished iteration are exactly those of the serial iteration, whatever the tasks
+did, and the length found equals the serial search's (every goal found under bound B has length B).  In
+the last iteration the counts are those of the units that finished (a stopped unit's partial count is
+not reported), which may be more or fewer than the serial search's.
+
+A task whose worker dies is run again by Ray (``max_retries``); units are pure functions of their
+arguments, so the retry gives the same result.  The task itself is given by the caller
+(:mod:`pdbtool.search.ray_backend`), which binds the heuristic's options and the instance to it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from ..errors import PdbtoolError
+from .driver import CUT, FOUND, INF, ITERATION_DONE, Search, Tally
+from .units import UnitResult, WorkUnit, apply_path, search_unit
+
+UNITS_PER_WORKER = 32      # units an iteration is cut into, per worker of the cluster
+RESPLIT_AFTER = 2.0        # seconds a unit must have run before it is cut again at the tail of an iteration
+RESPLIT_MEAN_FACTOR = 2.0  # ... and longer than this many times the mean finished unit
+RESPLIT_UNITS = 8          # sub-units per idle worker when a unit is cut again
+WAIT_SECONDS = 0.5         # longest wait for results between looks at signals, limits and progress
+POLL_SECONDS = 0.25        # how often a task asks whether its unit is still wanted
+
+
+def split_unit(heuristic, state: Sequence[int], unit: WorkUnit, target: int) -> tuple[list[WorkUnit], UnitResult]:
+    """Cut ``unit`` into sub-units: the nodes within its bound at the first depth below its root that has at
+    least ``target`` of them.  Returns them (paths from the start) and the result of the top between the
+    unit's root and them, which counts the root as expanded, as :func:`search_unit` does; the top's result
+    plus all sub-units' results are the unit's.  When the top reaches the goal or the subtree ends above
+    such a depth, there are no sub-units and the top's result is the unit's."""
+    depth = len(unit.path)
+    tiles = apply_path(heuristic.board.neighbours(), state, unit.path)
+    root_prev = unit.path[-1] if unit.path else -1
+    cut = 1
+    while True:
+        search = Search(heuristic, tiles, bound=unit.bound - depth, root_prev=root_prev, one_iteration=True,
+                        cut=cut)
+        paths = []
+        while (status := search.step(INF)) == CUT:
+            paths.append(unit.path + tuple(search.moves()))
+        if status not in (FOUND, ITERATION_DONE):
+            raise RuntimeError(f"the top of a unit returned status {status} (a bug)")
+        solution = unit.path + tuple(search.moves()) if status == FOUND else None
+        if solution is not None or not paths or len(paths) >= target:
+            top = UnitResult(search.generated, search.expanded, min(INF, search.next_bound + depth), solution)
+            return ([] if solution is not None else [WorkUnit(p, unit.bound) for p in paths]), top
+        cut += 1
+
+
+class ClusterError(PdbtoolError):
+    """Ray missing, a cluster that cannot be reached, or work the cluster lost for good."""
+
+
+@dataclass
+class _Item:
+    """A unit of the iteration: its task, and when cut again, the top and the sub-units below it."""
+
+    unit: WorkUnit
+    parent: int | None
+    ref: object = None
+    submitted: float = 0.0
+    top: UnitResult | None = None
+    children: list[int] = field(default_factory=list)
+    result: UnitResult | None = None
+
+
+class _Iteration:
+    """The units of one iteration on the cluster and what has come back."""
+
+    def __init__(self, ray, submit: Callable, units: list[WorkUnit], tally: Tally, flags, name: str,
+                 resplit_after: float = RESPLIT_AFTER):
+        self.ray = ray
+        self.flags, self.name = flags, name
+        self.resplit_after = resplit_after
+        self.submit = submit
+        self.tally = tally
+        self.items: list[_Item] = []
+        self.running: dict = {}  # task reference -> item index
+        self.found: tuple[int, ...] | None = None
+        self.stopped = False
+        self.finished_seconds: list[float] = []
+        self.resplits = 0
+        self.roots = [self._add(u, None) for u in units]
+
+    def _add(self, unit: WorkUnit, parent: int | None) -> int:
+        self.items.append(_Item(unit, parent, submitted=time.perf_counter()))
+        i = len(self.items) - 1
+        self.items[i].ref = self.submit(unit, self._key(i))
+        self.running[self.items[i].ref] = i
+        return i
+
+    def _key(self, i: int) -> str:
+        return f"{self.name}/{i}"
+
+    def _cancel(self, i: int) -> None:
+        """Stop the task of item ``i`` and of every item below it (their results will be ignored)."""
+        keys = []
+
+        def collect(j):
+            item = self.items[j]
+            if item.ref is not None and self.running.pop(item.ref, None) is not None:
+                keys.append(self._key(j))
+            for c in item.children:
+                collect(c)
+
+        collect(i)
+        if keys:
+            self.flags.cancel.remote(keys)
+
+    def done(self) -> bool:
+        return self.found is not None or self.stopped or all(self.items[i].result is not None for i in self.roots)
+
+    def receive(self, ref, result: UnitResult | None) -> None:
+        i = self.running.pop(ref, None)
+        if i is None:  # cancelled meanwhile
+            return
+        self.items[i].ref = None
+        self.finished_seconds.append(time.perf_counter() - self.items[i].submitted)
+        if result is None:  # stopped by its time or node limit
+            self.stopped = True
+            return
+        self._resolve(i, result)
+
+    def _resolve(self, i: int, result: UnitResult) -> None:
+        item = self.items[i]
+        if item.result is not None:
+            return
+        item.result = result
+        self._cancel(i)
+        p = item.parent
+        if p is None:  # a unit of the iteration: its nodes count now, once
+            self.tally.add(result.generated, result.expanded)
+            if result.solution is not None and self.found is None:
+                self.found = result.solution
+        elif result.solution is not None:  # a goal below a unit resolves the unit (the last iteration)
+            self._resolve(p, result)
+        else:
+            parent = self.items[p]
+            if all(self.items[c].result is not None for c in parent.children):
+                parts = [parent.top] + [self.items[c].result for c in parent.children]
+                self._resolve(p, UnitResult(sum(r.generated for r in parts), sum(r.expanded for r in parts),
+                                            min(r.next_bound for r in parts), None))
+
+    def results(self) -> list[tuple[int, UnitResult]]:
+        """(index, result) of the units resolved, in order."""
+        return [(n, self.items[i].result) for n, i in enumerate(self.roots) if self.items[i].result is not None]
+
+    def resplit(self, heuristic, state, workers: int) -> None:
+        """Cut the longest-running unit again when workers are idle at the tail of the iteration."""
+        idle = workers - len(self.running)
+        if idle <= 0 or not self.running:
+            return
+        now = time.perf_counter()
+        mean = sum(self.finished_seconds) / len(self.finished_seconds) if self.finished_seconds else 0.0
+        whole = [j for j in self.running.values() if not self.items[j].children]
+        if not whole:
+            return
+        i = min(whole, key=lambda j: self.items[j].submitted)
+        item = self.items[i]
+        if now - item.submitted < max(self.resplit_after, RESPLIT_MEAN_FACTOR * mean):
+            return
+        units, top = split_unit(heuristic, state, item.unit, RESPLIT_UNITS * idle)
+        item.top = top
+        if top.solution is not None or not units:
+            self._resolve(i, top)
+            return
+        item.children = [self._add(u, i) for u in units]
+        self.resplits += 1
+
+    def cancel_all(self) -> None:
+        if self.running:
+            self.flags.cancel.remote([self._key(i) for i in self.running.values()])
+        self.running.clear()
+
+
+class RayUnits:
+    """The executor of an iteration's units as Ray tasks (``search_units`` of ``parallel_search``).
+
+    ``submit(unit, key, flags, seconds_left, nodes_left)`` starts a task searching ``unit`` and returns its
+    reference; the task polls the actor ``flags`` (a :class:`StopFlags`) for its ``key``
+    (:func:`poll_stop`).  Units no longer wanted are stopped that way rather than with ``ray.cancel``,
+    which in Ray 2.60 can crash the driver when it meets a task's completion (ray-project/ray#54846).
+    ``resplits`` counts the units cut again at the tails of iterations."""
+
+    def __init__(self, ray, submit: Callable, resplit_after: float = RESPLIT_AFTER):
+        self.ray, self.submit, self.resplit_after = ray, submit, resplit_after
+        self.resplits = 0
+        self.iterations = 0
+        self.flags = ray.remote(num_cpus=0)(StopFlags).remote()
+
+    def __call__(self, heuristic, state, units: list[WorkUnit], workers: int, tally: Tally, chunk: int,
+                 progress: Callable[[], None] | None, report_every: float) -> list[tuple[int, UnitResult]]:
+        """Search ``units`` on the cluster; the (index, result) of each unit finished, as
+        :func:`pdbtool.search.parallel.parallel_search` expects of an executor."""
+        from ray.exceptions import RayError
+
+        if len(units) == 1 and not units[0].path:  # a small iteration, from the root: here
+            result = search_unit(heuristic, state, units[0], chunk, tally, progress)
+            return [] if result is None else [(0, result)]
+
+        def start(unit, key):
+            seconds = None if tally.deadline is None else max(0.0, tally.deadline - time.perf_counter())
+            nodes = None if tally.node_limit is None else max(0, tally.node_limit - tally.generated)
+            return self.submit(unit, key, self.flags, seconds, nodes)
+
+        self.iterations += 1
+        it = _Iteration(self.ray, start, units, tally, self.flags, str(self.iterations), self.resplit_after)
+        try:
+            while not it.done():
+                ready, _ = wait(self.ray, list(it.running))
+                for ref in ready:
+                    if ref not in it.running:  # cancelled while this batch was handled
+                        continue
+                    try:
+                        result = self.ray.get(ref)
+                    except RayError as exc:  # failed on every retry
+                        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                        raise ClusterError(f"a unit of work was lost on the cluster: {reason}") from None
+                    it.receive(ref, result)
+                if tally.expired() or tally.budget(1) <= 0:
+                    tally.stop.set()
+                    it.stopped = True
+                if not it.done():
+                    it.resplit(heuristic, state, workers)
+                if progress is not None:
+                    progress()
+        finally:
+            it.cancel_all()
+            self.resplits += it.resplits
+        return it.results()
+
+
+class StopFlags:
+    """The keys of the units whose search is no longer wanted (a Ray actor, one per solve)."""
+
+    def __init__(self):
+        self.keys: set[str] = set()
+
+    def cancel(self, keys: list[str]) -> None:
+        self.keys.update(keys)
+
+    def cancelled(self, key: str) -> bool:
+        return key in self.keys
+
+
+def poll_stop(ray, flags, key: str, tally: Tally, every: float = POLL_SECONDS) -> Callable[[], None]:
+    """A ``progress`` callback for :func:`search_unit` in a task: at most every ``every`` seconds it asks
+    ``flags`` whether the unit ``key`` is still wanted, and stops the search (``tally``) when not."""
+    last = [time.perf_counter()]
+
+    def poll():
+        now = time.perf_counter()
+        if now - last[0] >= every:
+            last[0] = now
+            if ray.get(flags.cancelled.remote(key)):
+                tally.stop.set()
+
+    return poll
+
+
+def wait(ray, pending: list, num_returns: int = 1) -> tuple[list, list]:
+    """``ray.wait`` for at most ``WAIT_SECONDS``, so that a signal (Ctrl-C) is seen in Python soon.
+
+    Ray reports an exception raised by a signal handler during the wait as a ``SystemError`` caused by
+    it; the handler's own exception is raised instead."""
+    try:
+        return ray.wait(pending, num_returns=min(num_returns, len(pending)), timeout=WAIT_SECONDS)
+    except SystemError as exc:
+        if exc.__cause__ is not None:
+            raise exc.__cause__ from None
+        raise
+
+
+__all__ = ["ClusterError", "RayUnits", "StopFlags", "poll_stop", "split_unit", "wait", "UNITS_PER_WORKER", "RESPLIT_AFTER"]

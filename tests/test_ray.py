@@ -1,0 +1,416 @@
+"""`pdbtool solve --ray`: a local Ray cluster (2 CPUs, no dashboard, a 100 MB object store, a temporary
+directory) started once for the module; its results compared with the serial search's."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pdbtool.cli.main import cli
+from pdbtool.puzzle.board import Board
+from pdbtool.puzzle.instances import load_instances
+from pdbtool.search.solver import SolveOptions, replay, solve_batch
+from test_large_boards import random_walk
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+KORF100 = EXAMPLES / "korf100.txt"
+TIMINGS = ("seconds", "cpu_seconds", "wall_seconds", "total_seconds", "nodes_per_second")
+
+try:
+    import ray
+except ImportError:
+    ray = None
+needs_ray = pytest.mark.skipif(ray is None, reason="Ray is not installed (pip install 'pdbtool[ray]'; "
+                                                    "make test installs it)")
+
+
+def run(*args):
+    return CliRunner().invoke(cli, ["solve", *map(str, args)])
+
+
+def test_ray_missing_is_one_line(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    result = run(EXAMPLES / "8puzzle.txt", "--heuristic", "manhattan", "--ray")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == \
+        ["pdbtool: --ray needs Ray, which is not installed: pip install 'pdbtool[ray]'"]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    if ray is None:
+        pytest.skip("Ray is not installed")
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100 * 2**20,
+             _temp_dir=str(tmp_path_factory.mktemp("ray")), logging_level="warning")
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("ray-cache")
+
+
+@pytest.fixture(scope="module")
+def korf10(tmp_path_factory):
+    path = tmp_path_factory.mktemp("korf") / "korf10.txt"
+    lines = [ln for ln in KORF100.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    path.write_text("\n".join(lines[:10]) + "\n")
+    return path
+
+
+def without_timings(rows):
+    return [{k: v for k, v in row.items() if k not in TIMINGS} for row in rows]
+
+
+@needs_ray
+@pytest.mark.parametrize("fmt", ["json", "csv", "text"])
+def test_batch_output_equals_one_job(cluster, cache_dir, korf10, fmt):
+    args = [korf10, "--partition", "15-5-5-5", "--cache-dir", cache_dir, "--format", fmt]
+    serial = run(*args, "--jobs", "1")
+    assert serial.exit_code == 0, serial.output
+    on_ray = run(*args, "--ray")
+    assert on_ray.exit_code == 0, on_ray.output
+    if fmt == "json":
+        rows = [json.loads(line) for line in on_ray.stdout.splitlines()]
+        assert [r.get("id") for r in rows] == [str(i) for i in range(1, 11)] + [None]
+        assert without_timings(rows) == without_timings([json.loads(ln) for ln in serial.stdout.splitlines()])
+    elif fmt == "csv":
+        def table(text):
+            head, *rows = [ln.split(",") for ln in text.splitlines()]
+            keep = [i for i, k in enumerate(head) if k not in TIMINGS]
+            return [[row[i] for i in keep] for row in rows]
+
+        assert table(on_ray.stdout) == table(serial.stdout)
+    else:
+        def lines(text):  # the instance lines without their seconds, the summary without its timings
+            out = []
+            for ln in text.splitlines():
+                ln = re.sub(r" +[0-9.]+ s  moves:", " moves:", ln)
+                if ln.startswith("search "):
+                    continue
+                out.append(ln)
+            return out
+
+        assert lines(on_ray.stdout) == lines(serial.stdout)
+        assert len(lines(on_ray.stdout)) == 13  # ten instances and three lines of summary
+        assert "expanded        86,538 moves: 12 11 6" in lines(on_ray.stdout)[0]
+
+
+@needs_ray
+def test_batch_reports_bad_lines_in_place(cluster, cache_dir, tmp_path):
+    src = tmp_path / "mixed.txt"
+    src.write_text("a 1 2 3 4 0 5 6 7 8\nb 1 2 3 4 5\nc 1 2 3 4 5 6 0 7 8\n")
+    items = load_instances(str(src), Board(3, 3))
+    options = SolveOptions(heuristic="manhattan", cache_dir=str(cache_dir))
+    from pdbtool.search import ray_backend
+
+    got = list(ray_backend.solve_batch(items, options))
+    want = list(solve_batch(items, options))
+    assert [(r.id, r.length, r.error, r.nodes_generated) for r in got] == \
+        [(r.id, r.length, r.error, r.nodes_generated) for r in want]
+    assert got[1].error is not None and got[0].solved and got[2].solved
+
+
+@needs_ray
+def test_tables_are_shipped_once_and_checked(cluster, cache_dir, tmp_path):
+    """A node whose cache lacks the tables gets them through the object store; a sound copy is kept;
+    a damaged copy is replaced."""
+    from pdbtool.search.ray_backend import RaySolver
+    from pdbtool.search.ray_tables import describe, holds, stage_tables
+
+    files = RaySolver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir))).files
+    assert len(files) == 3  # 5-5-5 with reflection: three files
+    node_dir = tmp_path / "node-cache"
+    first = stage_tables(cluster, files, str(node_dir))
+    assert first.nodes == 1 and sum(len(v) for v in first.shipped.values()) == 3
+    assert first.bytes_put == sum(f.stat().st_size for f in files)
+    for f in files:
+        assert (node_dir / f.name).read_bytes() == f.read_bytes()
+        assert holds(str(node_dir), describe(f))
+    again = stage_tables(cluster, files, str(node_dir))
+    assert again.shipped == {} and again.bytes_put == 0
+    damaged = node_dir / files[0].name
+    data = bytearray(damaged.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    assert not holds(str(node_dir), describe(files[0]))
+    third = stage_tables(cluster, files, str(node_dir))
+    assert sum(len(v) for v in third.shipped.values()) == 1 and third.bytes_put == files[0].stat().st_size
+    assert damaged.read_bytes() == files[0].read_bytes()
+    assert not list(node_dir.glob("*.tmp-*")) and not list(node_dir.glob("*.lock"))
+
+
+# --- one instance, its iterations cut into units of work ------------------------------------------------
+
+def korf(ids):
+    out = []
+    for line in KORF100.read_text().splitlines():
+        body, _, comment = line.partition("#")
+        nums = body.split()
+        if len(nums) == 17 and int(nums[0]) in ids:
+            out.append((tuple(int(x) for x in nums[1:]), int(comment.split()[-1])))
+    return out
+
+
+def serial_iterations(heuristic, state, bounds):
+    """(bound, generated, expanded) after each iteration of ``bounds``, counts cumulative: each iteration
+    searched alone from the root by the serial driver."""
+    from pdbtool.search.units import WorkUnit, search_unit
+
+    out, generated, expanded = [], 0, 0
+    for bound in bounds:
+        r = search_unit(heuristic, state, WorkUnit((), bound))
+        generated, expanded = generated + r.generated, expanded + r.expanded
+        out.append((bound, generated, expanded))
+    return out
+
+
+def check_like_serial(solver, state, optimal=None, **solve_kwargs):
+    """Solve on the cluster and compare with the serial search: length, a valid solution, the counts of
+    every iteration but the last."""
+    serial = solver.solve(state, threads=1)  # the serial search, here
+    result = solver.solve(state, **solve_kwargs)
+    assert result.solved and result.length == serial.length
+    if optimal is not None:
+        assert result.length == optimal
+    assert replay(solver.board, state, result.solution) == tuple(solver.board.goal_tiles)
+    finished = solver.outcome.finished
+    assert [b for b, _, _ in finished] == list(range(serial.h0, serial.length, 2))[:len(finished)]
+    assert finished == serial_iterations(solver.heuristic, state, [b for b, _, _ in finished])
+    assert len(finished) == serial.iterations - 1
+    return result
+
+
+def ray_solver(board, options, **kwargs):
+    from pdbtool.search.ray_backend import RaySolver
+
+    # every iteration cut into units, few of them: the unit machinery is exercised even on small searches
+    return RaySolver(board, options, serial_below=0, units_per_worker=4, **kwargs)
+
+
+@needs_ray
+def test_korf_1_to_10_like_serial(cluster, cache_dir):
+    solver = ray_solver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)))
+    cut = 0
+    for state, optimal in korf(range(1, 11)):
+        check_like_serial(solver, state, optimal)
+        cut += sum(solver.outcome.subtrees)
+    assert cut > 100  # the iterations were cut into units
+
+
+@needs_ray
+def test_three_by_four_and_five_by_five_like_serial(cluster, cache_dir):
+    small = ray_solver(Board(4, 3), SolveOptions(heuristic="linear-conflict", cache_dir=str(cache_dir)))
+    for seed in range(4):
+        check_like_serial(small, random_walk(Board(4, 3), 80, seed))
+    large = ray_solver(Board(5, 5), SolveOptions(heuristic="linear-conflict", cache_dir=str(cache_dir)))
+    check_like_serial(large, random_walk(Board(5, 5), 30, 7))
+
+
+@needs_ray
+def test_units_cut_again_at_the_tail_count_like_serial(cluster, cache_dir, monkeypatch):
+    """With every running unit cut again as soon as a worker is idle, counts and length stay serial."""
+    from pdbtool.search import ray_search
+
+    monkeypatch.setattr(ray_search, "RESPLIT_MEAN_FACTOR", 0.0)
+    solver = ray_solver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)),
+                        resplit_after=0.0)
+    resplits = 0
+    for state, optimal in korf([3, 10]):
+        check_like_serial(solver, state, optimal)
+        resplits += solver.executor.resplits
+    assert resplits > 0
+
+
+@needs_ray
+def test_split_unit_adds_up_to_the_unit(cluster, cache_dir):
+    """A unit's top and sub-units count exactly what the unit counts, with the same next bound."""
+    from pdbtool.search.ray_search import split_unit
+    from pdbtool.search.units import search_unit, split_iteration
+
+    solver = ray_solver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)))
+    (state, optimal), = korf([3])
+    units, _ = split_iteration(solver.heuristic, state, optimal - 2, 16)
+    checked = 0
+    for unit in units[:6]:
+        whole = search_unit(solver.heuristic, state, unit)
+        subs, top = split_unit(solver.heuristic, state, unit, 5)
+        if top.solution is not None:
+            continue
+        parts = [top] + [search_unit(solver.heuristic, state, u) for u in subs]
+        assert (sum(p.generated for p in parts), sum(p.expanded for p in parts),
+                min(p.next_bound for p in parts)) == (whole.generated, whole.expanded, whole.next_bound)
+        assert all(u.path[:len(unit.path)] == unit.path and len(u.path) > len(unit.path) for u in subs)
+        checked += len(subs) > 0
+    assert checked >= 3
+
+
+def unit_workers():
+    """Worker processes running a unit of work now."""
+    import psutil
+
+    out = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info.get("cmdline") or []
+        if cmd and cmd[0].startswith("ray::search_unit_task"):
+            out.append(proc)
+    return out
+
+
+@needs_ray
+def test_a_worker_killed_mid_solve_changes_nothing(cluster, cache_dir):
+    """A worker process killed while it searches a unit: the unit runs again, the result is the serial."""
+    solver = ray_solver(Board(4, 4), SolveOptions(heuristic="manhattan", cache_dir=str(cache_dir)))
+    (state, optimal), = korf([9])
+    killed = []
+    done = threading.Event()
+
+    def killer():
+        while not done.is_set() and not killed:
+            for proc in unit_workers():
+                try:
+                    os.kill(proc.pid, signal.SIGKILL)
+                    killed.append(proc.pid)
+                    break
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    try:
+        check_like_serial(solver, state, optimal)
+    finally:
+        done.set()
+        thread.join()
+    assert killed, "no unit was seen running, so none was killed"
+
+
+# --- the command in a process of its own: Ctrl-C, a lost driver ------------------------------------------
+
+AGENTS = ("ray::DashboardAgent", "ray::RuntimeEnvAgent")  # idle helpers of a local instance
+
+
+def start_solve(lines, *args):
+    """``pdbtool solve FILE --ray ARGS`` in a process of its own (its own local Ray instance), stdout read
+    line by line into a list."""
+    work = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))  # short: Ray's socket paths live below it
+    atexit.register(shutil.rmtree, work, True)
+    src = work / "in.txt"
+    src.write_text("\n".join(lines) + "\n")
+    env = dict(os.environ, RAY_TMPDIR=str(work))
+    proc = subprocess.Popen([sys.executable, "-m", "pdbtool", "solve", str(src), "--ray", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out: list[str] = []
+    threading.Thread(target=lambda: out.extend(iter(proc.stdout.readline, "")), daemon=True).start()
+    return proc, out
+
+
+def wait_for(predicate, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def alive(procs, skip=()):
+    import psutil
+
+    out = []
+    for p in procs:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE and not any(
+                    a in " ".join(p.cmdline()) for a in skip):
+                out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def korf_line(ident):
+    return next(ln.split("#")[0] for ln in KORF100.read_text().splitlines() if ln.split()[:1] == [str(ident)])
+
+
+@needs_ray
+def test_ctrl_c_prints_what_was_solved_and_stops_the_work():
+    import psutil
+
+    # instance 9 takes a moment with Manhattan distance, instance 60 hours
+    proc, out = start_solve([korf_line(9), korf_line(60)], "--heuristic", "manhattan")
+    try:
+        assert wait_for(lambda: out, 120), "instance 9 was not solved"
+        family = psutil.Process(proc.pid).children(recursive=True)
+        assert any("search" in " ".join(p.cmdline()) or "solve_instance" in " ".join(p.cmdline())
+                   for p in alive(family)), [p.cmdline() for p in alive(family)]
+        proc.send_signal(signal.SIGINT)
+        proc.wait(60)
+        stderr = proc.stderr.read()
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGINT, stderr
+    assert out[0].startswith("9 ") and "length  46" in out[0]
+    assert "solved 1 of " in "".join(out)  # the summary of what was solved
+    assert stderr.strip().splitlines()[-1].startswith("pdbtool: interrupted")
+    assert wait_for(lambda: not alive(family), 30), [p.cmdline() for p in alive(family)]
+
+
+@needs_ray
+def test_a_lost_driver_leaves_no_work_running():
+    """The driver killed outright while the units of one instance run: the workers stop with it."""
+    import psutil
+
+    proc, out = start_solve([korf_line(60)], "--heuristic", "manhattan")
+    family = []
+    try:
+        def units_running():
+            family[:] = psutil.Process(proc.pid).children(recursive=True)
+            return any(" ".join(p.cmdline()).startswith("ray::search_unit_task") for p in alive(family))
+
+        assert wait_for(units_running, 120), "no unit of work started"
+        proc.kill()
+        proc.wait(10)
+        assert wait_for(lambda: not alive(family, skip=AGENTS), 30), \
+            [p.cmdline() for p in alive(family, skip=AGENTS)]
+    finally:
+        proc.kill()
+        for p in alive(family):  # Ray's idle agents exit on their own a minute or two later
+            p.kill()
+
+
+@needs_ray
+def test_one_instance_reports_progress_with_the_workers(cluster, cache_dir):
+    from pdbtool.cli.solve import ProgressLine
+    from pdbtool.search import ray_backend
+
+    (state, optimal), = korf([3])
+    src = Path(tempfile.mkdtemp()) / "one.txt"
+    src.write_text(" ".join(map(str, state)) + "\n")
+    items = load_instances(str(src))
+    calls = []
+    results = list(ray_backend.solve_batch(
+        items, SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)),
+        progress=lambda *args, **kwargs: calls.append((args, kwargs)),
+        split_options=dict(serial_below=0, units_per_worker=4)))
+    assert results[0].length == optimal
+    assert calls and all(kw == {"workers": 2} and args[0] is items[0] for args, kw in calls)
+    generated = [args[2] for args, _ in calls]
+    assert generated == sorted(generated) and generated[-1] <= results[0].nodes_generated
+    assert ProgressLine(None).text(items[0], 57, 1000, 2.0, 2).endswith("0 M nodes/s, 2 s, 2 workers")
