@@ -31,7 +31,7 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e '.[test,bench]'
+	$(PIP) install --quiet -e '.[test,ray,bench]'
 	touch $@ $(VENV)/.installed-test $(VENV)/.installed
 
 venv: $(BIN)/python
