@@ -131,10 +131,15 @@ def test_partition_errors_name_the_line(tmp_path):
     result = run(path, "--partition", EIGHT_PARTITION)
     assert result.exit_code == 1
     assert f"{path}:1: " in result.stderr and "3x3" in result.stderr
-    # no default partition for 3x3
-    result = run(EIGHT)
+    # no default partition for 3x4
+    small = tmp_path / "3x4.txt"
+    small.write_text("1 1 0 2 3 4 5 6 7 8 9 10 11\n")
+    result = run(small, "--board", "3x4")
     assert result.exit_code == 1
-    assert "no default partition for 3x3" in result.stderr
+    assert "no default partition for 3x4" in result.stderr
+    # 3x3 defaults to the built-in 8-4-4
+    result = run(EIGHT)
+    assert result.exit_code == 0, result.stderr
     result = run(path, "--heuristic", "manhattan", "--partition", "15-7-8")
     assert result.exit_code != 0 and "--partition applies to" in result.output
 
