@@ -16,7 +16,9 @@ Writes ``--out`` (default ``bench/results/scaling.json``: machine, cores, load, 
 prints a line per step.
 
     python bench/bench_scaling.py [--threads 1,2,4,8,16] [--skip table,build15,solve15,build24,solve24]
-                                  [--no-ray] [--out FILE]
+                                  [--quick] [--no-ray] [--out FILE]
+
+``--quick`` (as ``make bench --quick`` passes): the 7-tile table's scaling only.
 """
 
 from __future__ import annotations
@@ -119,10 +121,13 @@ def main(argv=None) -> dict:
                                                       if 1 << i <= cores),
                         help="thread counts of the 7-tile table's scaling (default: 1, 2, 4, ... up to the cores)")
     parser.add_argument("--skip", default="", help="comma-separated: table, build15, solve15, build24, solve24")
+    parser.add_argument("--quick", action="store_true", help="the 7-tile table's scaling only")
     parser.add_argument("--no-ray", action="store_true", help="leave out the --ray run of the 24-puzzle")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "scaling.json"))
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
+    if args.quick:
+        skip |= {"build15", "solve15", "build24", "solve24"}
     report = {"benchmark": "scaling", "machine": platform.node(), "cpu_model": _cpu_model(), "cores": cores,
               "platform": platform.platform(), "python": platform.python_version(),
               "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git_commit": git_commit(),
