@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from pdbtool.puzzle.board import Board  # noqa: E402
 from pdbtool.search.solver import Solver  # noqa: E402
 
-PUBLISHED_15 = {  # Felner, Korf & Hanan (2004), Korf's 100, means per instance (../shared/data/literature.md)
+PUBLISHED_15 = {  # Felner, Korf & Hanan (2004), Korf's 100, means per instance (docs/literature.md)
     "ddb-pairs": {"mean_h": 40.43, "mean_nodes": 9_983_886},  # Felner's talk
     "ddb-pairs+triples": {"mean_h": 42.79, "mean_nodes": 707_476},  # Felner's talk
     "pdb 15-5-5-5+reflect": {"mean_h": 41.6, "mean_nodes": 3_090_000},
@@ -86,11 +86,7 @@ def configs(board: Board):
 
 def default_instances(board: Board) -> Path:
     """Korf's 100 on 4x4, Korf & Felner's first ten 24-puzzles otherwise."""
-    shared = ROOT.parent / "shared" / "data"
-    if board.n == 16:
-        path = ROOT / "examples" / "korf100.txt"
-        return path if path.exists() else shared / "korf100.txt"
-    return shared / "korf24_first10.txt"
+    return ROOT / "examples" / ("korf100.txt" if board.n == 16 else "korf24.txt")
 
 
 def run_facts() -> dict:

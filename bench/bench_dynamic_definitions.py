@@ -1,7 +1,7 @@
 """Mean h(start) of candidate definitions of the dynamic pair/triple heuristic (no search).
 
 Felner, Korf & Hanan (2004) publish, on Korf's 100, mean h(start) 40.43 with pairs and 42.79 with pairs and
-triples (Felner's talk, ../shared/data/literature.md).  This measures, on the same instances, what each
+triples (Felner's talk, docs/literature.md).  This measures, on the same instances, what each
 candidate difference in the definition gives:
 
 * blank rule of the group tables: ``ignored`` (tiles move into any free neighbour), ``minimized`` (the

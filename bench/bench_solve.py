@@ -6,7 +6,7 @@ distance and linear conflicts on a subset (Manhattan's node counts are checked a
 with cached tables.  Every length is checked against the known optimum.  Single-threaded search.
 
 Writes ``bench/results/solve.json`` and prints a table beside the published figures
-(``../shared/data/literature.md``).  Tables are built into the cache on first use (the 15-7-8 tables take
+(``docs/literature.md``).  Tables are built into the cache on first use (the 15-7-8 tables take
 many minutes to build once).
 
     .venv/bin/python bench/bench_solve.py [--quick] [--repeat N] [--cache-dir DIR] [--md-subset N]
@@ -31,9 +31,9 @@ from pdbtool.puzzle.board import Board  # noqa: E402
 from pdbtool.puzzle.instances import load_instances  # noqa: E402
 from pdbtool.search.solver import Solver  # noqa: E402
 
-KORF_MD_NODES = ROOT.parent / "shared" / "data" / "korf100_md_nodes.txt"
+KORF_MD_NODES = ROOT / "examples" / "korf100_md_nodes.txt"
 
-# Felner, Korf & Hanan (2004) means per instance on Korf's 100, as quoted in ../shared/data/literature.md;
+# Felner, Korf & Hanan (2004) means per instance on Korf's 100, as quoted in docs/literature.md;
 # Korf (1985) for Manhattan (mean 359 M over the 100; per instance in korf100_md_nodes.txt).
 PUBLISHED = {
     "manhattan": {"mean_h0": 37.05, "mean_nodes": 359_118_919, "source": "Korf 1985 (all 100)"},

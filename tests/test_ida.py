@@ -35,7 +35,7 @@ def korf100():
 KORF = korf100()
 
 # Korf (1985), IDA* with Manhattan distance: nodes generated including the start node
-# (../shared/data/korf100_md_nodes.txt); the cheapest instances.
+# (examples/korf100_md_nodes.txt); the cheapest instances.
 KORF_MD_NODES = {79: 540860, 12: 546344, 42: 877823, 55: 927212, 97: 1002927, 19: 1280495, 94: 1337340}
 
 
