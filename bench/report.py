@@ -436,7 +436,55 @@ def puzzle24_section(results: Path, plots: Plots) -> str:
     return "".join(out)
 
 
-SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section]
+def scaling_section(results: Path, plots: Plots) -> str:
+    out = ["## A machine with more cores\n\n"]
+    data = load(results, "scaling")
+    if not data:
+        return "".join(out) + not_measured("scaling", "python bench/bench_scaling.py")
+    cores = data.get("cores", "?")
+    out.append(f"`bench/bench_scaling.py` on {data.get('machine', '?')} ({cores} cores, {data.get('cpu_model', '?')}), "
+               "each step a fresh process, tables built into an empty cache.\n\n")
+    rows = data.get("table_7") or []
+    if rows:
+        out.append("The 7-tile table of 15-7-8 (blank minimized) by thread count:\n\n")
+        out.append(table(["threads", "wall s", "CPU s", "speed-up"],
+                         [[r["threads"], fmt(r["seconds"]), fmt(r["cpu_seconds"]), fmt(r.get("speedup"))]
+                          for r in rows]) + "\n")
+    steps = []
+    for key, label in (("build_15_7_8", "build --partition 15-7-8"), ("build_24_6_6_6_6", "build --partition 24-6-6-6-6")):
+        run = data.get(key)
+        if run:
+            steps.append([f"`{label} --threads {cores}`", fmt(run["wall_seconds"]), fmt(run["cpu_seconds"]),
+                          fmt(run["peak_rss_bytes"] / 2**30), "", ""])
+    runs = ([data["solve_korf100_15_7_8"]] if data.get("solve_korf100_15_7_8") else []) + (data.get("solve_24_1") or [])
+    for run in runs:
+        steps.append([run["label"], fmt(run["wall_seconds"]), fmt(run["cpu_seconds"]), fmt(run["peak_rss_bytes"] / 2**30),
+                      fmt(run["search_seconds"]), fmt(run["nodes_generated"])])
+    if steps:
+        out.append(table(["step", "wall s", "CPU s", "peak RSS GiB", "search s", "nodes generated"], steps))
+    if data.get("ray_over_threads_wall"):
+        out.append(f"\n`--ray` over `--threads {cores}`: {data['ray_over_threads_wall']:.2f} times the wall time "
+                   f"({data['ray_over_threads_search']:.2f} times the search time); `ray.init` of a local instance "
+                   f"alone took {fmt(data.get('ray_init_seconds'))} s.\n")
+    load_text = f"{data.get('load_before', '?')} before, {data.get('load_after', '?')} after"
+    out.append(f"\n_Measured {data.get('date', '?')} at commit `{(data.get('git_commit') or 'unknown')[:12]}` with "
+               f"`{data.get('command', '?')}`; 1-minute load average {load_text}._\n\n")
+    if rows and rows[0]["threads"] == 1:
+        def draw(ax):
+            t = [r["threads"] for r in rows]
+            ax.plot(t, [r["speedup"] for r in rows], "o-", label="measured")
+            ax.plot(t, t, ":", color="gray", label="ideal")
+            ax.set(xlabel="threads", ylabel="speed-up", title="7-tile table build", ylim=(0, None))
+            ax.set_xticks(t)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+
+        out.append(plots.figure("scaling", draw, "speed-up of the 7-tile table's build per thread count"))
+    return "".join(out)
+
+
+SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
+            scaling_section]
 
 
 def render(results: Path, out: Path, draw: bool = True) -> str:
