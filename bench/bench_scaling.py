@@ -130,7 +130,7 @@ def main(argv=None) -> dict:
         skip |= {"build15", "solve15", "build24", "solve24"}
     report = {"benchmark": "scaling", "machine": platform.node(), "cpu_model": _cpu_model(), "cores": cores,
               "platform": platform.platform(), "python": platform.python_version(),
-              "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git_commit": git_commit(),
+              "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git_commit": git_commit() or os.environ.get("PDBTOOL_GIT_COMMIT"),  # a copy without .git
               "command": " ".join([Path(sys.executable).name, *sys.argv]), "load_before": round(load(), 2)}
 
     def save():
