@@ -47,16 +47,17 @@ from ..tables.pairs_triples import pair_units_at
 # rows of g (width 2n + 2): per-tile arrays, the branch and bound's work space, scalars
 POS, ADJ, CMASK, CCOVER, NROW, OROW, NCM, NCV, ORDER, DEG, BEST, GS = range(12)
 G_ROWS = 12
-# columns of g[GS]
-G_HCOUNT, G_APPLIED, G_NEWCOMP, G_NH, G_OH = range(5)
+# columns of g[GS]; G_OADJ: the moving tile's pair neighbours before the move (its weights in g[OROW])
+G_HCOUNT, G_APPLIED, G_NEWCOMP, G_NH, G_OH, G_OADJ = range(6)
 # rows of hl (width hmax): the graph's hyperedges, the moving tile's new ones, its saved old ones
 HMASK, HW, NHM, NHW, OHM, OHW = range(6)
 # rows of cons (width cmax): constraint masks, weights, residuals, position of their last vertex
 CM, CW, RES, CLAST = range(4)
 # columns of a row of ``undo`` (one row per search depth, what the move into that depth changed): whether
-# it changed edges, how many hyperedges and old components were saved, then the moved tile's old pair
-# weights (n), its old hyperedges (masks, weights), the old components in A | B (masks, covers)
-U_APPLIED, U_OH, U_NOLD, U_ROW = range(4)
+# it changed edges, how many hyperedges and old components were saved, the moved tile's old pair neighbours
+# (mask), then its old pair weights (n; only those of the neighbours are meaningful), its old hyperedges
+# (masks, weights), the old components in A | B (masks, covers)
+U_APPLIED, U_OH, U_NOLD, U_OADJ, U_ROW = range(5)
 
 
 # --- the exact cover of one set of constraints -------------------------------------------------------------
@@ -394,10 +395,16 @@ def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
 
 
 @njit(cache=True, _nrt=False)
-def _same_edges(t, n, nh, pw, g, hl):
-    """Whether t's new edges (``g[NROW]``, ``hl[NHM/NHW, :nh]``) are exactly its present ones: then the
-    graph, and so the cover, does not change (common: a conflict often survives a move)."""
-    for u in range(1, n):
+def _same_edges(t, new_adj, nh, pw, g, hl):
+    """Whether t's new edges (pair neighbours ``new_adj`` with weights in ``g[NROW]``, hyperedges
+    ``hl[NHM/NHW, :nh]``) are exactly its present ones: then the graph, and so the cover, does not change
+    (common: a conflict often survives a move)."""
+    if new_adj != g[ADJ, t]:
+        return False
+    rem = new_adj
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
         if g[NROW, u] != pw[t, u]:
             return False
     bt = np.int64(1) << t
@@ -437,20 +444,25 @@ def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     Leaves the graph with t's new edges (``g[GS, G_APPLIED]`` = 1, unless t has no edge before or after,
     when nothing changes); follow with :func:`commit_move` or :func:`revert_move`."""
     bt = np.int64(1) << t
-    any_new = False
     nh = 0
     blank = g[POS, t]  # where the blank will be
     near = n * n * n * n + 1 + (t * n + c) * n  # t in c: its row of the key filter (ConflictGraph)
+    # the tiles whose key with t in c has a pair value or rows: one branch-free pass over the filter
+    # (it vectorizes), then look-ups for those few only
+    hits = np.int64(0)
     for u in range(1, n):
+        hits |= ((tri_start[near + u] >> g[POS, u]) & 1) << u
+    hits &= ~bt
+    new_adj = np.int64(0)
+    while hits:
+        u = trailing_zeros(hits)
+        hits &= hits - 1
         cu = g[POS, u]
-        if u == t or not tri_start[near + u] >> cu & 1:
-            g[NROW, u] = 0
-            continue
         key = ((t * n + c) * n + u) * n + cu
         w = pair_units_at(pair_units, tri_start, tri_ent, key, blank)
         g[NROW, u] = w
         if w:
-            any_new = True
+            new_adj |= np.int64(1) << u
         for j in range(tri_start[key], tri_start[key + 1]):
             v = tri_ent[j, 0]
             if g[POS, v] == tri_ent[j, 1] and tri_ent[j, 3] >> blank & 1:
@@ -459,15 +471,26 @@ def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
                 nh += 1
     g[GS, G_NH] = nh
     old_comp = g[CMASK, t]
-    if old_comp == bt and not any_new and nh == 0:
+    if old_comp == bt and new_adj == 0 and nh == 0:
         g[GS, G_APPLIED] = 0
         return 0
-    if _same_edges(t, n, nh, pw, g, hl):
+    if _same_edges(t, new_adj, nh, pw, g, hl):
         g[GS, G_APPLIED] = 0
         return 0
-    # apply: t's pair edges, then its hyperedges (saving the old ones)
-    for u in range(1, n):
+    # apply: t's pair edges (saving the old ones), then its hyperedges (saving the old ones)
+    old_adj = g[ADJ, t]
+    g[GS, G_OADJ] = old_adj
+    rem = old_adj
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
         g[OROW, u] = pw[t, u]
+        if not new_adj >> u & 1:
+            _set_pair(t, u, 0, pw, g)
+    rem = new_adj
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
         _set_pair(t, u, g[NROW, u], pw, g)
     k = 0
     oh = 0
@@ -524,9 +547,18 @@ def commit_move(t, c, g):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _edges_back(t, n, pw, g, hl, row, hmask, hw, oh):
-    """Give tile t back its old edges: pair weights ``row[u]``, hyperedges ``hmask/hw[:oh]``."""
-    for u in range(1, n):
+def _edges_back(t, old_adj, pw, g, hl, row, hmask, hw, oh):
+    """Give tile t back its old edges: pair neighbours ``old_adj`` with weights ``row[u]``, hyperedges
+    ``hmask/hw[:oh]``."""
+    rem = g[ADJ, t] & ~old_adj
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
+        _set_pair(t, u, 0, pw, g)
+    rem = old_adj
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
         _set_pair(t, u, row[u], pw, g)
     bt = np.int64(1) << t
     k = 0
@@ -550,7 +582,11 @@ def commit_saving(t, c, n, g, hl, undo, d):
     if g[GS, G_APPLIED]:
         oh = g[GS, G_OH]
         tmax = (undo.shape[1] - U_ROW - 3 * n) // 2
-        for u in range(n):
+        old_adj = g[GS, G_OADJ]
+        undo[d, U_OADJ] = old_adj
+        while old_adj:
+            u = trailing_zeros(old_adj)
+            old_adj &= old_adj - 1
             undo[d, U_ROW + u] = g[OROW, u]
         base = U_ROW + n
         for j in range(oh):
@@ -584,7 +620,7 @@ def restore_move(t, c, n, pw, g, hl, undo, d):
         return
     tmax = (undo.shape[1] - U_ROW - 3 * n) // 2
     base = U_ROW + n
-    _edges_back(t, n, pw, g, hl, undo[d, U_ROW:base], undo[d, base:base + tmax], undo[d, base + tmax:],
+    _edges_back(t, undo[d, U_OADJ], pw, g, hl, undo[d, U_ROW:base], undo[d, base:base + tmax], undo[d, base + tmax:],
                 undo[d, U_OH])
     base = U_ROW + n + 2 * tmax
     for i in range(undo[d, U_NOLD]):
@@ -596,7 +632,7 @@ def revert_move(t, n, pw, g, hl):
     """Undo what :func:`try_move` applied (t stays where it was)."""
     if not g[GS, G_APPLIED]:
         return
-    _edges_back(t, n, pw, g, hl, g[OROW], hl[OHM], hl[OHW], g[GS, G_OH])
+    _edges_back(t, g[GS, G_OADJ], pw, g, hl, g[OROW], hl[OHM], hl[OHW], g[GS, G_OH])
     g[GS, G_APPLIED] = 0
 
 
