@@ -36,8 +36,9 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from .._native.intrinsics import trailing_zeros
-from ..tables.pairs_triples import pair_units_at
+from .._native.intrinsics import popcount, trailing_zeros
+from ..errors import PdbtoolError
+from ..tables.pairs_triples import PAIR_BY_REGION
 
 # The functions of the search are compiled without Numba's reference counting (``_nrt=False``): they
 # allocate nothing, and the atomic increments and decrements of their array arguments (and of row views) at
@@ -248,6 +249,37 @@ def brute_force_cover(edges: Sequence[tuple[Sequence[int], int]], n: int) -> int
     return best or 0
 
 
+# --- the key look-ups ---------------------------------------------------------------------------------------
+# A key is (t, c, u, cu): tile t in cell c and tile u in cell cu.  ConflictGraph packs the look-ups of
+# :class:`pdbtool.tables.pairs_triples.DynamicTables` so that a key costs one or two cache lines:
+# * ``near[(t*n + c)*n + u]``: bit cu (low 32 bits) is set when the key has a pair value or rows; the high
+#   32 bits are the index in ``records`` of the word's first such key (keys in increasing order);
+# * ``records[i]``: of the i-th key with something: its first row (bits 0-31), its number of rows (32-47),
+#   its pair units (48-55; PAIR_BY_REGION: in its rows);
+# * ``rows[j]``: v (bits 0-4; 0 for a pair's value by region), cell of v (5-9), units (10-15), the cells of
+#   the blank where the row holds (16-47).
+
+@njit(cache=True, _nrt=False, inline="always")
+def _key_record(near, records, word, cu):
+    """The record of the key (word, cu); its bit in ``near[word]`` must be set."""
+    w = near[word]
+    return records[(w >> 32) + popcount(w & ((np.int64(1) << cu) - 1))]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _record_units(rec, rows, blank):
+    """The pair units of a key's record with the blank in cell ``blank``."""
+    w = (rec >> 48) & 255
+    if w != PAIR_BY_REGION:
+        return w
+    first = rec & 0xFFFFFFFF
+    for j in range(first, first + ((rec >> 32) & 0xFFFF)):
+        r = rows[j]
+        if r & 31 == 0 and (r >> (16 + blank)) & 1:
+            return (r >> 10) & 63
+    return np.int64(0)
+
+
 # --- the conflict graph of a state -----------------------------------------------------------------------------
 
 @njit(cache=True, _nrt=False)
@@ -352,7 +384,7 @@ def _set_component(comp, cov, g):
 
 
 @njit(cache=True, _nrt=False)
-def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
+def graph_from_scratch(n, near, records, rows, pw, g, hl, cons, memo):
     """Fill the graph of the state whose tile t stands in ``g[POS, t]``; return the least cover."""
     for t in range(n):
         g[ADJ, t] = 0
@@ -363,19 +395,25 @@ def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
     for t in range(1, n):
         ct = g[POS, t]
         for u in range(t + 1, n):
-            key = ((t * n + ct) * n + u) * n + g[POS, u]
-            w = pair_units_at(pair_units, tri_start, tri_ent, key, blank)
+            word = (t * n + ct) * n + u
+            cu = g[POS, u]
+            if not (near[word] >> cu) & 1:
+                continue
+            rec = _key_record(near, records, word, cu)
+            w = _record_units(rec, rows, blank)
             if w:
                 pw[t, u] = w
                 pw[u, t] = w
                 g[ADJ, t] |= np.int64(1) << u
                 g[ADJ, u] |= np.int64(1) << t
             # a triple is stored under each of its tiles; take it once, under its smallest (then u < v)
-            for j in range(tri_start[key], tri_start[key + 1]):
-                v = tri_ent[j, 0]
-                if g[POS, v] == tri_ent[j, 1] and tri_ent[j, 3] >> blank & 1:
+            first = rec & 0xFFFFFFFF
+            for j in range(first, first + ((rec >> 32) & 0xFFFF)):
+                r = rows[j]
+                v = r & 31
+                if v and g[POS, v] == (r >> 5) & 31 and (r >> (16 + blank)) & 1:
                     hl[HMASK, hcount] = (np.int64(1) << t) | (np.int64(1) << u) | (np.int64(1) << v)
-                    hl[HW, hcount] = tri_ent[j, 2]
+                    hl[HW, hcount] = (r >> 10) & 63
                     hcount += 1
     g[GS, G_HCOUNT] = hcount
     g[GS, G_APPLIED] = 0
@@ -438,7 +476,7 @@ def _set_pair(t, u, w, pw, g):
 
 
 @njit(cache=True, _nrt=False)
-def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
+def try_move(t, c, n, near, records, rows, pw, g, hl, cons, memo):
     """Put tile t's edges for cell ``c`` into the graph and return the change of the least cover.
 
     Leaves the graph with t's new edges (``g[GS, G_APPLIED]`` = 1, unless t has no edge before or after,
@@ -446,28 +484,29 @@ def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     bt = np.int64(1) << t
     nh = 0
     blank = g[POS, t]  # where the blank will be
-    near = n * n * n * n + 1 + (t * n + c) * n  # t in c: its row of the key filter (ConflictGraph)
+    base = (t * n + c) * n  # t in c: its row of the key filter
     # the tiles whose key with t in c has a pair value or rows: one branch-free pass over the filter
     # (it vectorizes), then look-ups for those few only
     hits = np.int64(0)
     for u in range(1, n):
-        hits |= ((tri_start[near + u] >> g[POS, u]) & 1) << u
+        hits |= ((near[base + u] >> g[POS, u]) & 1) << u
     hits &= ~bt
     new_adj = np.int64(0)
     while hits:
         u = trailing_zeros(hits)
         hits &= hits - 1
-        cu = g[POS, u]
-        key = ((t * n + c) * n + u) * n + cu
-        w = pair_units_at(pair_units, tri_start, tri_ent, key, blank)
+        rec = _key_record(near, records, base + u, g[POS, u])
+        w = _record_units(rec, rows, blank)
         g[NROW, u] = w
         if w:
             new_adj |= np.int64(1) << u
-        for j in range(tri_start[key], tri_start[key + 1]):
-            v = tri_ent[j, 0]
-            if g[POS, v] == tri_ent[j, 1] and tri_ent[j, 3] >> blank & 1:
+        first = rec & 0xFFFFFFFF
+        for j in range(first, first + ((rec >> 32) & 0xFFFF)):
+            r = rows[j]
+            v = r & 31
+            if v and g[POS, v] == (r >> 5) & 31 and (r >> (16 + blank)) & 1:
                 hl[NHM, nh] = bt | (np.int64(1) << u) | (np.int64(1) << v)
-                hl[NHW, nh] = tri_ent[j, 2]
+                hl[NHW, nh] = (r >> 10) & 63
                 nh += 1
     g[GS, G_NH] = nh
     old_comp = g[CMASK, t]
@@ -637,13 +676,13 @@ def revert_move(t, n, pw, g, hl):
 
 
 @njit(cache=True)
-def covers_of_states(states, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
+def covers_of_states(states, n, near, records, rows, pw, g, hl, cons, memo):
     """The least cover of each state (row: the tile in each cell), each from scratch."""
     out = np.empty(states.shape[0], dtype=np.int64)
     for i in range(states.shape[0]):
         for c in range(n):
             g[POS, states[i, c]] = c
-        out[i] = graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
+        out[i] = graph_from_scratch(n, near, records, rows, pw, g, hl, cons, memo)
     return out
 
 
@@ -652,24 +691,41 @@ def new_memo() -> np.ndarray:
     return np.zeros((MEMO_SLOTS, MEMO_KEYS + 3), dtype=np.int64)
 
 
+def pack_lookups(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(near, records, rows)`` of ``tables`` (see "the key look-ups" above).  Most keys have nothing, so
+    the filter and the records of the keys that have something fit a cache where the tables do not."""
+    n = tables.board.n
+    start = tables.tri_start.astype(np.int64)
+    count = np.diff(start)
+    keys = np.flatnonzero((tables.pair_units != 0) | (count > 0))
+    words = keys // n
+    near = np.zeros(n ** 3, dtype=np.int64)
+    np.bitwise_or.at(near, words, np.int64(1) << (keys % n))
+    first_key = np.searchsorted(words, np.arange(n ** 3))
+    near |= np.where(near != 0, first_key, 0).astype(np.int64) << 32
+    units = tables.pair_units.astype(np.int64)[keys]
+    if len(keys) >= 1 << 31 or count.max(initial=0) >= 1 << 16 or len(tables.tri_ent) >= 1 << 32:
+        raise PdbtoolError("the dynamic tables are too large to pack for the search")
+    records = start[keys] | count[keys] << 32 | units << 48
+    ent = tables.tri_ent.astype(np.int64)
+    if len(ent) and ent[:, 2].max() >= 64:
+        raise PdbtoolError("a dynamic table row's units exceed 63")
+    rows = ent[:, 0] | (ent[:, 1] & 31) << 5 | ent[:, 2] << 10 | (ent[:, 3] & 0xFFFFFFFF) << 16
+    return near, np.ascontiguousarray(records), np.ascontiguousarray(rows)
+
+
 class ConflictGraph:
     """The arrays of one state's conflict graph and the work space of its updates: ``pw`` (pair weights,
     n x n), ``g``, ``hl`` and ``cons`` (see the rows above), ``memo`` (covers of components seen before);
-    ``lookups`` are those of :class:`pdbtool.tables.pairs_triples.DynamicTables` (pair units, CSR starts
-    followed by a key filter, rows)."""
+    ``lookups`` are those of :class:`pdbtool.tables.pairs_triples.DynamicTables`, packed (``near``,
+    ``records``, ``rows``: see "the key look-ups" above)."""
 
     def __init__(self, tables, memo: np.ndarray | None = None):
         """``memo``: a memo to use instead of a new one (its entries are exact whatever state they came from, so
         searches may share one, but never two threads at once)."""
         n = tables.board.n
         self.n = n
-        # the CSR starts, then the key filter: bit cu of word (t*n + c)*n + u says whether the key
-        # (t, c, u, cu) has a pair value or rows (most have neither, and the filter fits a cache where the
-        # starts do not)
-        keys = np.flatnonzero((tables.pair_units != 0) | (np.diff(tables.tri_start) > 0))
-        near = np.zeros(n ** 3, dtype=np.int64)
-        np.bitwise_or.at(near, keys // n, np.int64(1) << (keys % n))
-        self.lookups = (tables.pair_units, np.concatenate([tables.tri_start, near]), tables.tri_ent)
+        self.lookups = pack_lookups(tables)
         triples = tables.triples_stored > 0
         hmax = max(16, comb(n - 1, 3)) if triples else 16
         # a tile is in at most one hyperedge with each pair of other tiles (one row of a triple's placement
