@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from .._native.intrinsics import popcount, trailing_zeros
+from .._native.intrinsics import extract_bits, popcount, trailing_zeros
 from ..errors import PdbtoolError
 from ..tables.pairs_triples import PAIR_BY_REGION
 
@@ -311,8 +311,10 @@ def _cover_of(comp, pw, g, hl, cons, memo):
     """Least cover of the constraints of the component ``comp``.
 
     The same components come back again and again (IDA* revisits states across iterations and through
-    transpositions), so covers are memoized in ``memo``: a direct-mapped table keyed by the sorted list of
-    the component's constraints (mask x 16 + weight), compared in full, so a hit is always exact."""
+    transpositions, and the same shapes recur among other tiles), so covers are memoized in ``memo``: a
+    direct-mapped table keyed by the sorted list of the component's constraints (mask x 16 + weight, with
+    the component's tiles renumbered 0, 1, ... in increasing order: the cover does not depend on which tiles
+    they are), compared in full, so a hit is always exact."""
     nc = 0
     rem = comp
     while rem:
@@ -344,7 +346,7 @@ def _cover_of(comp, pw, g, hl, cons, memo):
         return solve_cover(cons, nc, comp, g)
     # the key: sorted codes in cons[RES] (solve_cover overwrites that row only after the look-up)
     for e in range(nc):
-        code = cons[CM, e] * 16 + cons[CW, e]
+        code = extract_bits(cons[CM, e], comp) * 16 + cons[CW, e]
         j = e
         while j > 0 and cons[RES, j - 1] > code:
             cons[RES, j] = cons[RES, j - 1]
@@ -353,7 +355,7 @@ def _cover_of(comp, pw, g, hl, cons, memo):
     h = np.int64(nc)
     for e in range(nc):
         h = (h ^ cons[RES, e]) * np.int64(-7046029254386353131)
-    slot = (h >> 17) & (MEMO_SLOTS - 1)
+    slot = (h >> 17) & (memo.shape[0] - 1)
     if memo[slot, 0] == nc and memo[slot, 2] == h:
         hit = True
         for e in range(nc):
