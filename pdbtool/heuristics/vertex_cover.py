@@ -284,21 +284,22 @@ def _record_units(rec, rows, blank):
 
 @njit(cache=True, _nrt=False)
 def _component(t, g, hl):
-    """The mask of t's connected component (pair edges in ``g[ADJ]``, hyperedges in ``hl[HMASK]``)."""
+    """The mask of t's connected component (pair edges in ``g[ADJ]``, hyperedges in ``hl[HMASK]``), grown
+    a layer at a time (one pass over the hyperedges per layer)."""
     hcount = g[GS, G_HCOUNT]
     comp = np.int64(1) << t
     frontier = comp
     while frontier:
-        v = trailing_zeros(frontier)
-        frontier &= frontier - 1
-        bv = np.int64(1) << v
-        nbrs = g[ADJ, v]
+        nbrs = np.int64(0)
+        rem = frontier
+        while rem:
+            nbrs |= g[ADJ, trailing_zeros(rem)]
+            rem &= rem - 1
         for j in range(hcount):
-            if hl[HMASK, j] & bv:
+            if hl[HMASK, j] & frontier:
                 nbrs |= hl[HMASK, j]
-        new = nbrs & ~comp
-        comp |= new
-        frontier |= new
+        frontier = nbrs & ~comp
+        comp |= frontier
     return comp
 
 
@@ -551,13 +552,14 @@ def try_move(t, c, n, near, records, rows, pw, g, hl, cons, memo):
     g[GS, G_HCOUNT] = k
     g[GS, G_OH] = oh
     g[GS, G_APPLIED] = 1
-    union = old_comp | _component(t, g, hl)
+    comp_t = _component(t, g, hl)
+    union = old_comp | comp_t
     new_total = 0
     ncomp = 0
     rem = union
     while rem:
         v = trailing_zeros(rem)
-        comp = _component(v, g, hl)
+        comp = comp_t if comp_t >> v & 1 else _component(v, g, hl)
         cov = 0
         if comp != (np.int64(1) << v):
             cov = _cover_of(comp, pw, g, hl, cons, memo)
