@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from oracle import reference_ida, true_distances
 from pdbtool.heuristics.dynamic import DynamicHeuristic
-from pdbtool.heuristics.vertex_cover import CCOVER, CMASK, ConflictGraph, brute_force_cover, min_cover
+from pdbtool.heuristics.vertex_cover import (ADJ, CCOVER, CMASK, MEMO_KEYS, ConflictGraph, brute_force_cover,
+                                             min_cover)
 from pdbtool.puzzle.board import Board
 from pdbtool.search.solver import Solver, replay
 from pdbtool.tables import fileformat
@@ -167,18 +168,55 @@ def test_incremental_equals_from_scratch_along_random_walks(tables, dims, name):
     """A walk that, like the search, goes forward (saving what each move changed) or backtracks (restoring
     it): after every step the graph, the components and their covers equal those built from scratch."""
     board = Board(*dims)
-    lookups = tables[dims, name]
-    nb = board.neighbours()
     rng = random.Random(zlib.crc32(repr((dims, name)).encode()))
-    graph = ConflictGraph(lookups)
+    nonzero, backtracks = walk_against_scratch(board, tables[dims, name], rng, 1500, ConflictGraph(tables[dims, name]))
+    assert nonzero > 600  # the walk met real conflicts
+    assert backtracks > 300
+
+
+@given(seed=st.integers(0, 2 ** 32 - 1), slots=st.sampled_from([1, 2, 64, 1 << 14]),
+       name=st.sampled_from(["pairs+triples", "pairs+triples-region"]))
+@settings(max_examples=30, deadline=None)
+def test_incremental_equals_from_scratch_with_small_memos(tables, seed, slots, name):
+    """Walks as above with memos of a few slots, so that entries are overwritten all the time and hits
+    come from components of other tiles with the same shape: every cover still equals the fresh one."""
+    board = Board(4, 4)
+    memo = np.zeros((slots, MEMO_KEYS + 3), dtype=np.int64)
+    walk_against_scratch(board, tables[(4, 4), name], random.Random(seed), 200,
+                         ConflictGraph(tables[(4, 4), name], memo))
+
+
+def test_memo_hits_across_tiles_with_the_same_shape(tables):
+    """A component whose constraints are those of another one on other tiles (same order) reuses its memo
+    entry, and the value is its own least cover."""
+    from pdbtool.heuristics.vertex_cover import _cover_of, new_memo
+
+    graph = ConflictGraph(tables[(4, 4), "pairs"], new_memo())
+    pw, g, hl, cons, memo = graph.arrays
+    for tiles_of_path in ((1, 2, 3, 4, 5), (6, 9, 10, 12, 15)):  # a path of 5 vertices on each: cover 2
+        pw[:] = 0
+        g[ADJ] = 0
+        for a, b in zip(tiles_of_path, tiles_of_path[1:]):
+            pw[a, b] = pw[b, a] = 1
+            g[ADJ, a] |= 1 << b
+            g[ADJ, b] |= 1 << a
+        comp = sum(1 << v for v in tiles_of_path)
+        assert _cover_of(comp, pw, g, hl, cons, memo) == 2
+    assert np.count_nonzero(memo[:, 0]) == 1  # one entry served both
+
+
+def walk_against_scratch(board, lookups, rng, steps, graph):
+    """Walk ``steps`` steps from the goal with ``graph``, checking it against a graph built from scratch
+    after each; returns (steps with a nonzero cover, backtracks)."""
+    nb = board.neighbours()
     scratch = ConflictGraph(lookups)
     tiles = np.array(board.goal_tiles, dtype=np.int64)
     cover = graph.reset(tiles)
     blank = int(np.flatnonzero(tiles == 0)[0])
-    undo = graph.undo_rows(1600)
+    undo = graph.undo_rows(steps + 100)
     path = []  # per depth: (cell the moved tile came from, cover before the move)
     nonzero = backtracks = 0
-    for step in range(1500):
+    for step in range(steps):
         if path and rng.random() < 0.3:
             # backtrack: the tile in the previous blank cell goes back into the blank
             came_from, cover = path.pop()
@@ -210,8 +248,7 @@ def test_incremental_equals_from_scratch_along_random_walks(tables, dims, name):
         # and the (memoized) covers equal a fresh branch and bound on the same edges
         assert cover == min_cover(graph.edges(), board.n)
         nonzero += cover > 0
-    assert nonzero > 600  # the walk met real conflicts
-    assert backtracks > 300
+    return nonzero, backtracks
 
 
 # --- the search ------------------------------------------------------------------------------------------------

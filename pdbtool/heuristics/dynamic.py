@@ -37,8 +37,8 @@ DYNAMIC_HEURISTICS = ("ddb", "max")
 # sums: the static pattern sum's state (PatternSumState; a placeholder with ``ddb``); moved[0/1]: the
 # direct and reflected values of the child last evaluated; the graph's lookups and arrays
 # (vertex_cover.ConflictGraph) and its undo rows per level
-DynamicState = namedtuple("DynamicState", ["hd", "md", "use_static", "sums", "moved", "pair_units", "tri_start",
-                                           "tri_ent", "pw", "g", "hl", "cons", "memo", "undo"])
+DynamicState = namedtuple("DynamicState", ["hd", "md", "use_static", "sums", "moved", "near", "records", "rows",
+                                           "pw", "g", "hl", "cons", "memo", "undo"])
 
 
 hooks.evaluated_alone(False, DynamicState)
@@ -68,7 +68,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
                 if f > bound:
                     # pruned by the static sum; its exact f matters only if it may lower the next bound
                     if f < next_bound:
-                        delta = try_move(t, to_cell, n, hs.pair_units, hs.tri_start, hs.tri_ent, hs.pw, hs.g,
+                        delta = try_move(t, to_cell, n, hs.near, hs.records, hs.rows, hs.pw, hs.g,
                                          hs.hl, hs.cons, hs.memo)
                         revert_move(t, n, hs.pw, hs.g, hs.hl)
                         fd = d1 + hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell] + 2 * delta
@@ -80,7 +80,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
                 hlb = hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
                 if d1 + hlb > bound and d1 + hlb >= next_bound:
                     return hlb
-            delta = try_move(t, to_cell, n, hs.pair_units, hs.tri_start, hs.tri_ent, hs.pw, hs.g, hs.hl, hs.cons,
+            delta = try_move(t, to_cell, n, hs.near, hs.records, hs.rows, hs.pw, hs.g, hs.hl, hs.cons,
                              hs.memo)
             hdc = hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell] + 2 * delta
             h = hdc if hdc > hs_static else hs_static

@@ -36,8 +36,9 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from .._native.intrinsics import trailing_zeros
-from ..tables.pairs_triples import pair_units_at
+from .._native.intrinsics import extract_bits, popcount, trailing_zeros
+from ..errors import PdbtoolError
+from ..tables.pairs_triples import PAIR_BY_REGION
 
 # The functions of the search are compiled without Numba's reference counting (``_nrt=False``): they
 # allocate nothing, and the atomic increments and decrements of their array arguments (and of row views) at
@@ -47,16 +48,17 @@ from ..tables.pairs_triples import pair_units_at
 # rows of g (width 2n + 2): per-tile arrays, the branch and bound's work space, scalars
 POS, ADJ, CMASK, CCOVER, NROW, OROW, NCM, NCV, ORDER, DEG, BEST, GS = range(12)
 G_ROWS = 12
-# columns of g[GS]
-G_HCOUNT, G_APPLIED, G_NEWCOMP, G_NH, G_OH = range(5)
+# columns of g[GS]; G_OADJ: the moving tile's pair neighbours before the move (its weights in g[OROW])
+G_HCOUNT, G_APPLIED, G_NEWCOMP, G_NH, G_OH, G_OADJ = range(6)
 # rows of hl (width hmax): the graph's hyperedges, the moving tile's new ones, its saved old ones
 HMASK, HW, NHM, NHW, OHM, OHW = range(6)
 # rows of cons (width cmax): constraint masks, weights, residuals, position of their last vertex
 CM, CW, RES, CLAST = range(4)
 # columns of a row of ``undo`` (one row per search depth, what the move into that depth changed): whether
-# it changed edges, how many hyperedges and old components were saved, then the moved tile's old pair
-# weights (n), its old hyperedges (masks, weights), the old components in A | B (masks, covers)
-U_APPLIED, U_OH, U_NOLD, U_ROW = range(4)
+# it changed edges, how many hyperedges and old components were saved, the moved tile's old pair neighbours
+# (mask), then its old pair weights (n; only those of the neighbours are meaningful), its old hyperedges
+# (masks, weights), the old components in A | B (masks, covers)
+U_APPLIED, U_OH, U_NOLD, U_OADJ, U_ROW = range(5)
 
 
 # --- the exact cover of one set of constraints -------------------------------------------------------------
@@ -247,25 +249,57 @@ def brute_force_cover(edges: Sequence[tuple[Sequence[int], int]], n: int) -> int
     return best or 0
 
 
+# --- the key look-ups ---------------------------------------------------------------------------------------
+# A key is (t, c, u, cu): tile t in cell c and tile u in cell cu.  ConflictGraph packs the look-ups of
+# :class:`pdbtool.tables.pairs_triples.DynamicTables` so that a key costs one or two cache lines:
+# * ``near[(t*n + c)*n + u]``: bit cu (low 32 bits) is set when the key has a pair value or rows; the high
+#   32 bits are the index in ``records`` of the word's first such key (keys in increasing order);
+# * ``records[i]``: of the i-th key with something: its first row (bits 0-31), its number of rows (32-47),
+#   its pair units (48-55; PAIR_BY_REGION: in its rows);
+# * ``rows[j]``: v (bits 0-4; 0 for a pair's value by region), cell of v (5-9), units (10-15), the cells of
+#   the blank where the row holds (16-47).
+
+@njit(cache=True, _nrt=False, inline="always")
+def _key_record(near, records, word, cu):
+    """The record of the key (word, cu); its bit in ``near[word]`` must be set."""
+    w = near[word]
+    return records[(w >> 32) + popcount(w & ((np.int64(1) << cu) - 1))]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _record_units(rec, rows, blank):
+    """The pair units of a key's record with the blank in cell ``blank``."""
+    w = (rec >> 48) & 255
+    if w != PAIR_BY_REGION:
+        return w
+    first = rec & 0xFFFFFFFF
+    for j in range(first, first + ((rec >> 32) & 0xFFFF)):
+        r = rows[j]
+        if r & 31 == 0 and (r >> (16 + blank)) & 1:
+            return (r >> 10) & 63
+    return np.int64(0)
+
+
 # --- the conflict graph of a state -----------------------------------------------------------------------------
 
 @njit(cache=True, _nrt=False)
 def _component(t, g, hl):
-    """The mask of t's connected component (pair edges in ``g[ADJ]``, hyperedges in ``hl[HMASK]``)."""
+    """The mask of t's connected component (pair edges in ``g[ADJ]``, hyperedges in ``hl[HMASK]``), grown
+    a layer at a time (one pass over the hyperedges per layer)."""
     hcount = g[GS, G_HCOUNT]
     comp = np.int64(1) << t
     frontier = comp
     while frontier:
-        v = trailing_zeros(frontier)
-        frontier &= frontier - 1
-        bv = np.int64(1) << v
-        nbrs = g[ADJ, v]
+        nbrs = np.int64(0)
+        rem = frontier
+        while rem:
+            nbrs |= g[ADJ, trailing_zeros(rem)]
+            rem &= rem - 1
         for j in range(hcount):
-            if hl[HMASK, j] & bv:
+            if hl[HMASK, j] & frontier:
                 nbrs |= hl[HMASK, j]
-        new = nbrs & ~comp
-        comp |= new
-        frontier |= new
+        frontier = nbrs & ~comp
+        comp |= frontier
     return comp
 
 
@@ -278,8 +312,10 @@ def _cover_of(comp, pw, g, hl, cons, memo):
     """Least cover of the constraints of the component ``comp``.
 
     The same components come back again and again (IDA* revisits states across iterations and through
-    transpositions), so covers are memoized in ``memo``: a direct-mapped table keyed by the sorted list of
-    the component's constraints (mask x 16 + weight), compared in full, so a hit is always exact."""
+    transpositions, and the same shapes recur among other tiles), so covers are memoized in ``memo``: a
+    direct-mapped table keyed by the sorted list of the component's constraints (mask x 16 + weight, with
+    the component's tiles renumbered 0, 1, ... in increasing order: the cover does not depend on which tiles
+    they are), compared in full, so a hit is always exact."""
     nc = 0
     rem = comp
     while rem:
@@ -311,7 +347,7 @@ def _cover_of(comp, pw, g, hl, cons, memo):
         return solve_cover(cons, nc, comp, g)
     # the key: sorted codes in cons[RES] (solve_cover overwrites that row only after the look-up)
     for e in range(nc):
-        code = cons[CM, e] * 16 + cons[CW, e]
+        code = extract_bits(cons[CM, e], comp) * 16 + cons[CW, e]
         j = e
         while j > 0 and cons[RES, j - 1] > code:
             cons[RES, j] = cons[RES, j - 1]
@@ -320,7 +356,7 @@ def _cover_of(comp, pw, g, hl, cons, memo):
     h = np.int64(nc)
     for e in range(nc):
         h = (h ^ cons[RES, e]) * np.int64(-7046029254386353131)
-    slot = (h >> 17) & (MEMO_SLOTS - 1)
+    slot = (h >> 17) & (memo.shape[0] - 1)
     if memo[slot, 0] == nc and memo[slot, 2] == h:
         hit = True
         for e in range(nc):
@@ -351,7 +387,7 @@ def _set_component(comp, cov, g):
 
 
 @njit(cache=True, _nrt=False)
-def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
+def graph_from_scratch(n, near, records, rows, pw, g, hl, cons, memo):
     """Fill the graph of the state whose tile t stands in ``g[POS, t]``; return the least cover."""
     for t in range(n):
         g[ADJ, t] = 0
@@ -362,19 +398,25 @@ def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
     for t in range(1, n):
         ct = g[POS, t]
         for u in range(t + 1, n):
-            key = ((t * n + ct) * n + u) * n + g[POS, u]
-            w = pair_units_at(pair_units, tri_start, tri_ent, key, blank)
+            word = (t * n + ct) * n + u
+            cu = g[POS, u]
+            if not (near[word] >> cu) & 1:
+                continue
+            rec = _key_record(near, records, word, cu)
+            w = _record_units(rec, rows, blank)
             if w:
                 pw[t, u] = w
                 pw[u, t] = w
                 g[ADJ, t] |= np.int64(1) << u
                 g[ADJ, u] |= np.int64(1) << t
             # a triple is stored under each of its tiles; take it once, under its smallest (then u < v)
-            for j in range(tri_start[key], tri_start[key + 1]):
-                v = tri_ent[j, 0]
-                if g[POS, v] == tri_ent[j, 1] and tri_ent[j, 3] >> blank & 1:
+            first = rec & 0xFFFFFFFF
+            for j in range(first, first + ((rec >> 32) & 0xFFFF)):
+                r = rows[j]
+                v = r & 31
+                if v and g[POS, v] == (r >> 5) & 31 and (r >> (16 + blank)) & 1:
                     hl[HMASK, hcount] = (np.int64(1) << t) | (np.int64(1) << u) | (np.int64(1) << v)
-                    hl[HW, hcount] = tri_ent[j, 2]
+                    hl[HW, hcount] = (r >> 10) & 63
                     hcount += 1
     g[GS, G_HCOUNT] = hcount
     g[GS, G_APPLIED] = 0
@@ -394,10 +436,16 @@ def graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
 
 
 @njit(cache=True, _nrt=False)
-def _same_edges(t, n, nh, pw, g, hl):
-    """Whether t's new edges (``g[NROW]``, ``hl[NHM/NHW, :nh]``) are exactly its present ones: then the
-    graph, and so the cover, does not change (common: a conflict often survives a move)."""
-    for u in range(1, n):
+def _same_edges(t, new_adj, nh, pw, g, hl):
+    """Whether t's new edges (pair neighbours ``new_adj`` with weights in ``g[NROW]``, hyperedges
+    ``hl[NHM/NHW, :nh]``) are exactly its present ones: then the graph, and so the cover, does not change
+    (common: a conflict often survives a move)."""
+    if new_adj != g[ADJ, t]:
+        return False
+    rem = new_adj
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
         if g[NROW, u] != pw[t, u]:
             return False
     bt = np.int64(1) << t
@@ -431,43 +479,60 @@ def _set_pair(t, u, w, pw, g):
 
 
 @njit(cache=True, _nrt=False)
-def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
+def try_move(t, c, n, near, records, rows, pw, g, hl, cons, memo):
     """Put tile t's edges for cell ``c`` into the graph and return the change of the least cover.
 
     Leaves the graph with t's new edges (``g[GS, G_APPLIED]`` = 1, unless t has no edge before or after,
     when nothing changes); follow with :func:`commit_move` or :func:`revert_move`."""
     bt = np.int64(1) << t
-    any_new = False
     nh = 0
     blank = g[POS, t]  # where the blank will be
-    near = n * n * n * n + 1 + (t * n + c) * n  # t in c: its row of the key filter (ConflictGraph)
+    base = (t * n + c) * n  # t in c: its row of the key filter
+    # the tiles whose key with t in c has a pair value or rows: one branch-free pass over the filter
+    # (it vectorizes), then look-ups for those few only
+    hits = np.int64(0)
     for u in range(1, n):
-        cu = g[POS, u]
-        if u == t or not tri_start[near + u] >> cu & 1:
-            g[NROW, u] = 0
-            continue
-        key = ((t * n + c) * n + u) * n + cu
-        w = pair_units_at(pair_units, tri_start, tri_ent, key, blank)
+        hits |= ((near[base + u] >> g[POS, u]) & 1) << u
+    hits &= ~bt
+    new_adj = np.int64(0)
+    while hits:
+        u = trailing_zeros(hits)
+        hits &= hits - 1
+        rec = _key_record(near, records, base + u, g[POS, u])
+        w = _record_units(rec, rows, blank)
         g[NROW, u] = w
         if w:
-            any_new = True
-        for j in range(tri_start[key], tri_start[key + 1]):
-            v = tri_ent[j, 0]
-            if g[POS, v] == tri_ent[j, 1] and tri_ent[j, 3] >> blank & 1:
+            new_adj |= np.int64(1) << u
+        first = rec & 0xFFFFFFFF
+        for j in range(first, first + ((rec >> 32) & 0xFFFF)):
+            r = rows[j]
+            v = r & 31
+            if v and g[POS, v] == (r >> 5) & 31 and (r >> (16 + blank)) & 1:
                 hl[NHM, nh] = bt | (np.int64(1) << u) | (np.int64(1) << v)
-                hl[NHW, nh] = tri_ent[j, 2]
+                hl[NHW, nh] = (r >> 10) & 63
                 nh += 1
     g[GS, G_NH] = nh
     old_comp = g[CMASK, t]
-    if old_comp == bt and not any_new and nh == 0:
+    if old_comp == bt and new_adj == 0 and nh == 0:
         g[GS, G_APPLIED] = 0
         return 0
-    if _same_edges(t, n, nh, pw, g, hl):
+    if _same_edges(t, new_adj, nh, pw, g, hl):
         g[GS, G_APPLIED] = 0
         return 0
-    # apply: t's pair edges, then its hyperedges (saving the old ones)
-    for u in range(1, n):
+    # apply: t's pair edges (saving the old ones), then its hyperedges (saving the old ones)
+    old_adj = g[ADJ, t]
+    g[GS, G_OADJ] = old_adj
+    rem = old_adj
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
         g[OROW, u] = pw[t, u]
+        if not new_adj >> u & 1:
+            _set_pair(t, u, 0, pw, g)
+    rem = new_adj
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
         _set_pair(t, u, g[NROW, u], pw, g)
     k = 0
     oh = 0
@@ -487,13 +552,14 @@ def try_move(t, c, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
     g[GS, G_HCOUNT] = k
     g[GS, G_OH] = oh
     g[GS, G_APPLIED] = 1
-    union = old_comp | _component(t, g, hl)
+    comp_t = _component(t, g, hl)
+    union = old_comp | comp_t
     new_total = 0
     ncomp = 0
     rem = union
     while rem:
         v = trailing_zeros(rem)
-        comp = _component(v, g, hl)
+        comp = comp_t if comp_t >> v & 1 else _component(v, g, hl)
         cov = 0
         if comp != (np.int64(1) << v):
             cov = _cover_of(comp, pw, g, hl, cons, memo)
@@ -524,9 +590,18 @@ def commit_move(t, c, g):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _edges_back(t, n, pw, g, hl, row, hmask, hw, oh):
-    """Give tile t back its old edges: pair weights ``row[u]``, hyperedges ``hmask/hw[:oh]``."""
-    for u in range(1, n):
+def _edges_back(t, old_adj, pw, g, hl, row, hmask, hw, oh):
+    """Give tile t back its old edges: pair neighbours ``old_adj`` with weights ``row[u]``, hyperedges
+    ``hmask/hw[:oh]``."""
+    rem = g[ADJ, t] & ~old_adj
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
+        _set_pair(t, u, 0, pw, g)
+    rem = old_adj
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
         _set_pair(t, u, row[u], pw, g)
     bt = np.int64(1) << t
     k = 0
@@ -550,7 +625,11 @@ def commit_saving(t, c, n, g, hl, undo, d):
     if g[GS, G_APPLIED]:
         oh = g[GS, G_OH]
         tmax = (undo.shape[1] - U_ROW - 3 * n) // 2
-        for u in range(n):
+        old_adj = g[GS, G_OADJ]
+        undo[d, U_OADJ] = old_adj
+        while old_adj:
+            u = trailing_zeros(old_adj)
+            old_adj &= old_adj - 1
             undo[d, U_ROW + u] = g[OROW, u]
         base = U_ROW + n
         for j in range(oh):
@@ -584,7 +663,7 @@ def restore_move(t, c, n, pw, g, hl, undo, d):
         return
     tmax = (undo.shape[1] - U_ROW - 3 * n) // 2
     base = U_ROW + n
-    _edges_back(t, n, pw, g, hl, undo[d, U_ROW:base], undo[d, base:base + tmax], undo[d, base + tmax:],
+    _edges_back(t, undo[d, U_OADJ], pw, g, hl, undo[d, U_ROW:base], undo[d, base:base + tmax], undo[d, base + tmax:],
                 undo[d, U_OH])
     base = U_ROW + n + 2 * tmax
     for i in range(undo[d, U_NOLD]):
@@ -596,18 +675,18 @@ def revert_move(t, n, pw, g, hl):
     """Undo what :func:`try_move` applied (t stays where it was)."""
     if not g[GS, G_APPLIED]:
         return
-    _edges_back(t, n, pw, g, hl, g[OROW], hl[OHM], hl[OHW], g[GS, G_OH])
+    _edges_back(t, g[GS, G_OADJ], pw, g, hl, g[OROW], hl[OHM], hl[OHW], g[GS, G_OH])
     g[GS, G_APPLIED] = 0
 
 
 @njit(cache=True)
-def covers_of_states(states, n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo):
+def covers_of_states(states, n, near, records, rows, pw, g, hl, cons, memo):
     """The least cover of each state (row: the tile in each cell), each from scratch."""
     out = np.empty(states.shape[0], dtype=np.int64)
     for i in range(states.shape[0]):
         for c in range(n):
             g[POS, states[i, c]] = c
-        out[i] = graph_from_scratch(n, pair_units, tri_start, tri_ent, pw, g, hl, cons, memo)
+        out[i] = graph_from_scratch(n, near, records, rows, pw, g, hl, cons, memo)
     return out
 
 
@@ -616,24 +695,41 @@ def new_memo() -> np.ndarray:
     return np.zeros((MEMO_SLOTS, MEMO_KEYS + 3), dtype=np.int64)
 
 
+def pack_lookups(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(near, records, rows)`` of ``tables`` (see "the key look-ups" above).  Most keys have nothing, so
+    the filter and the records of the keys that have something fit a cache where the tables do not."""
+    n = tables.board.n
+    start = tables.tri_start.astype(np.int64)
+    count = np.diff(start)
+    keys = np.flatnonzero((tables.pair_units != 0) | (count > 0))
+    words = keys // n
+    near = np.zeros(n ** 3, dtype=np.int64)
+    np.bitwise_or.at(near, words, np.int64(1) << (keys % n))
+    first_key = np.searchsorted(words, np.arange(n ** 3))
+    near |= np.where(near != 0, first_key, 0).astype(np.int64) << 32
+    units = tables.pair_units.astype(np.int64)[keys]
+    if len(keys) >= 1 << 31 or count.max(initial=0) >= 1 << 16 or len(tables.tri_ent) >= 1 << 32:
+        raise PdbtoolError("the dynamic tables are too large to pack for the search")
+    records = start[keys] | count[keys] << 32 | units << 48
+    ent = tables.tri_ent.astype(np.int64)
+    if len(ent) and ent[:, 2].max() >= 64:
+        raise PdbtoolError("a dynamic table row's units exceed 63")
+    rows = ent[:, 0] | (ent[:, 1] & 31) << 5 | ent[:, 2] << 10 | (ent[:, 3] & 0xFFFFFFFF) << 16
+    return near, np.ascontiguousarray(records), np.ascontiguousarray(rows)
+
+
 class ConflictGraph:
     """The arrays of one state's conflict graph and the work space of its updates: ``pw`` (pair weights,
     n x n), ``g``, ``hl`` and ``cons`` (see the rows above), ``memo`` (covers of components seen before);
-    ``lookups`` are those of :class:`pdbtool.tables.pairs_triples.DynamicTables` (pair units, CSR starts
-    followed by a key filter, rows)."""
+    ``lookups`` are those of :class:`pdbtool.tables.pairs_triples.DynamicTables`, packed (``near``,
+    ``records``, ``rows``: see "the key look-ups" above)."""
 
     def __init__(self, tables, memo: np.ndarray | None = None):
         """``memo``: a memo to use instead of a new one (its entries are exact whatever state they came from, so
         searches may share one, but never two threads at once)."""
         n = tables.board.n
         self.n = n
-        # the CSR starts, then the key filter: bit cu of word (t*n + c)*n + u says whether the key
-        # (t, c, u, cu) has a pair value or rows (most have neither, and the filter fits a cache where the
-        # starts do not)
-        keys = np.flatnonzero((tables.pair_units != 0) | (np.diff(tables.tri_start) > 0))
-        near = np.zeros(n ** 3, dtype=np.int64)
-        np.bitwise_or.at(near, keys // n, np.int64(1) << (keys % n))
-        self.lookups = (tables.pair_units, np.concatenate([tables.tri_start, near]), tables.tri_ent)
+        self.lookups = pack_lookups(tables)
         triples = tables.triples_stored > 0
         hmax = max(16, comb(n - 1, 3)) if triples else 16
         # a tile is in at most one hyperedge with each pair of other tiles (one row of a triple's placement
