@@ -356,6 +356,16 @@ def _slots_equal(word, value):
 
 
 @njit(cache=True, inline="always")
+def _in_window(match, w, s, s1):
+    """``match`` (the low bits of some two-bit slots of word ``w``) less the slots of states before ``s``
+    or from ``s1`` on."""
+    match &= ~numba.uint64(0) << numba.uint64(2 * (s & 31))
+    if s1 < (w + 1) * 32:
+        match &= (numba.uint64(1) << numba.uint64(2 * (s1 - w * 32))) - numba.uint64(1)
+    return match
+
+
+@njit(cache=True, inline="always")
 def _rank_states(bits, first, nf):
     """The two-bit states of one rank (``nf`` of them from state index ``first``) as one word."""
     pos = first * 2
@@ -483,10 +493,7 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
             s1 = min(r1, (chunk + 1) << _CHUNK_SHIFT) * nf
             while s < s1:
                 w = s >> 5
-                match = _slots_equal(bits[w], cur)
-                match &= ~numba.uint64(0) << numba.uint64(2 * (s & 31))
-                if s1 < (w + 1) * 32:
-                    match &= (numba.uint64(1) << numba.uint64(2 * (s1 - w * 32))) - numba.uint64(1)
+                match = _in_window(_slots_equal(bits[w], cur), w, s, s1)
                 if match == 0:
                     s = (w + 1) * 32
                     continue
@@ -585,10 +592,7 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
         while s < s1:
             w = s >> 5
             y = bits[w]
-            match = _slots_equal(y, 0) | _slots_equal(y, cur)
-            match &= ~numba.uint64(0) << numba.uint64(2 * (s & 31))
-            if s1 < (w + 1) * 32:
-                match &= (numba.uint64(1) << numba.uint64(2 * (s1 - w * 32))) - numba.uint64(1)
+            match = _in_window(_slots_equal(y, 0) | _slots_equal(y, cur), w, s, s1)
             if match == 0:
                 s = (w + 1) * 32
                 continue
