@@ -10,7 +10,9 @@ git, its relative imports made absolute), alternating with the current one, so t
 Writes bench/results/build.json (machine, cores, load, date, git commit, command) and prints a table.
 Targets (2 idle cores): 15-7-8 minimized <= 100 s and <= 1.8 GB; its 7-tile table <= 10 s; 15-6-6-3
 <= 3 s; one 24-puzzle 6-tile table <= 20 s; 24-6-6-6-6 (two tables built, two shared) <= 45 s.
-``--quick`` leaves out the 8-tile and 24-puzzle builds.
+``--quick`` leaves out the 8-tile and 24-puzzle builds.  ``--append`` keeps the rows of the results file
+that this run does not measure again (each row records the command and commit that measured it), so
+that cases too long for one run can be measured in several.
 """
 
 from __future__ import annotations
@@ -121,7 +123,10 @@ def main(argv=None):
     parser.add_argument("--only", default=None, help="run only the cases whose name contains this text")
     parser.add_argument("--baseline", default=None, metavar="FILE",
                         help="a builder module (bfs.py) to build every table with too, alternating")
+    parser.add_argument("--append", action="store_true",
+                        help="keep the results file's rows of the cases and builders not measured again")
     args = parser.parse_args(argv)
+    kept = _earlier_rows() if args.append else []
     blanks = ("minimized", "ignored") if args.blank == "both" else (args.blank,)
     builders = [("current", None)] + ([("baseline", str(Path(args.baseline).resolve()))] if args.baseline else [])
     rates: dict[int, float] = {}
@@ -154,7 +159,8 @@ def main(argv=None):
                 row = {"partition": name, "blank": blank, "builder": builder, "threads": args.threads,
                        "build_seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2), "peak_rss_bytes": rss,
                        "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
-                       "tables": tables, "target_seconds": target[0], "target_rss_bytes": target[1]}
+                       "tables": tables, "target_seconds": target[0], "target_rss_bytes": target[1],
+                       "command": " ".join([Path(sys.executable).name, *sys.argv]), "git_commit": git_commit()}
                 row["meets_target"] = ((target[0] is None or seconds <= target[0])
                                        and (target[1] is None or rss <= target[1]))
                 rows.append(row)
@@ -164,8 +170,27 @@ def main(argv=None):
                       + (f"   target {target[0]:g} s" if target[0] else "")
                       + (f" / {target[1] / 1e9:g} GB" if target[1] else "")
                       + ("" if target[0] is None else ("  ok" if row["meets_target"] else "  MISSED")), flush=True)
-                write_report(rows, rates)  # after every row: a long run stopped early keeps what it measured
-    return write_report(rows, rates)
+                # after every row: a long run stopped early keeps what it measured
+                write_report(_merged(kept, rows), rates)
+    return write_report(_merged(kept, rows), rates)
+
+
+def _earlier_rows():
+    try:
+        return json.loads((RESULTS / "build.json").read_text())["rows"]
+    except (OSError, ValueError, KeyError):
+        return []
+
+
+def _merged(kept, rows):
+    """The earlier rows of the cases not measured in this run, then this run's, in the order of CASES."""
+    def key(row):
+        return row["partition"], row["blank"], row["builder"]
+
+    fresh = {key(row) for row in rows}
+    order = {name: i for i, (name, *_rest) in enumerate(CASES)}
+    merged = [row for row in kept if key(row) not in fresh] + rows
+    return sorted(merged, key=lambda row: (order.get(row["partition"], len(order)), row["blank"] != "minimized"))
 
 
 def write_report(rows, rates):

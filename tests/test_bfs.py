@@ -135,7 +135,7 @@ PARALLEL_CHECK = textwrap.dedent("""
         pattern = TilePattern(Board(w, h), tuple(tiles))
         assert pattern.entries // _block_size(pattern.entries, threads) >= 3 * threads  # several blocks each
         for blank in ("minimized", "ignored"):
-            for direction in ("top-down", "bottom-up", "auto"):
+            for direction in ("top-down", "bottom-up"):
                 one = build_table(pattern, blank, threads=1, direction=direction)
                 many = build_table(pattern, blank, threads=threads, direction=direction)
                 out.append([w, h, blank, direction, one.table.tobytes() == many.table.tobytes(),
@@ -153,7 +153,7 @@ def test_parallel_build_equals_single_thread_build():
                           text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     results = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert len(results) == len(boards) * 2 * 3
+    assert len(results) == len(boards) * 2 * 2
     for w, h, blank, direction, same_table, same_layers in results:
         assert same_table and same_layers, (w, h, blank, direction)
 
@@ -161,25 +161,21 @@ def test_parallel_build_equals_single_thread_build():
 @pytest.mark.parametrize("w,h,tiles", [(3, 3, tuple(range(1, 9))), (4, 4, (1, 2, 4, 5)), (3, 4, (1, 2, 3, 4, 5)),
                                        (5, 2, (1, 2, 6, 7)), (4, 3, (5, 6, 7)), (5, 5, (1, 2, 5))])
 @pytest.mark.parametrize("blank", ["minimized", "ignored"])
-def test_top_down_and_bottom_up_steps_build_the_same_table(w, h, tiles, blank):
+def test_top_down_and_bottom_up_steps_build_the_same_table(w, h, tiles, blank, monkeypatch):
+    import pdbtool.tables.build as bfs
+
     pattern = TilePattern(Board(w, h), tiles)
-    results = {d: build_table(pattern, blank, threads=2, direction=d) for d in ("top-down", "bottom-up", "auto")}
+    results = {d: build_table(pattern, blank, threads=2, direction=d) for d in ("top-down", "bottom-up")}
+    # steps alternating, bottom-up first: a top-down step then starts from the chunks a bottom-up step flagged
+    steps = []
+    monkeypatch.setattr(bfs, "_bottom_up_now", lambda *a: steps.append(len(steps) % 2 == 0) or steps[-1])
+    results["alternating"] = build_table(pattern, blank, threads=2)
+    assert len(steps) > 2
     reference = results["top-down"]
     for direction, result in results.items():
         assert result.table.tobytes() == reference.table.tobytes(), direction
         assert result.layers == reference.layers, direction
         assert result.unreachable == reference.unreachable, direction
-
-
-def test_auto_direction_goes_bottom_up_at_the_end(monkeypatch):
-    import pdbtool.tables.build as bfs
-
-    steps = []
-    for name in ("minimized_top_down", "minimized_bottom_up"):
-        kernel = getattr(bfs, name)
-        monkeypatch.setattr(bfs, name, lambda *a, _k=kernel, _n=name: steps.append(_n) or _k(*a))
-    build_table(TilePattern(Board(4, 4), (1, 2, 4, 5)), "minimized")
-    assert steps[0] == "minimized_top_down" and steps[-1] == "minimized_bottom_up"
 
 
 def test_unknown_direction_is_refused():

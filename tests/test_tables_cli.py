@@ -93,6 +93,8 @@ def test_build_and_inspect_cli(tmp_path):
     assert result.exit_code == 0, result.output
     record = json.loads(result.output)
     assert record["entries"] == 504 and record["built"] and record["max"] == 11
+    # the build's cost: CPU seconds and the process's peak memory (a Python with NumPy: well over 10 MB)
+    assert record["cpu_seconds"] >= 0 and record["peak_rss_bytes"] > 10 << 20
     result = runner.invoke(cli, ["inspect", "--pattern", "1,2,3", "--board", "3x3", "--cache-dir", str(tmp_path),
                                  "--json"])
     assert result.exit_code == 0, result.output
@@ -158,3 +160,16 @@ def test_python_api_example(tmp_path):
     assert table.lookup((1, 2, 4, 5, 8)) == 0
     assert table.lookup((2, 1, 4, 5, 8)) >= 2
     assert np.asarray(table.values).shape == (524_160,)
+
+
+def test_build_progress_shows_states_per_second_and_time_left(monkeypatch):
+    from pdbtool.cli import _common
+
+    clock = iter([100.0, 102.0])  # the bar starts at 100 s; the first layer ends at 102 s, a quarter done
+    monkeypatch.setattr("time.perf_counter", lambda: next(clock))
+    bar, update = _common.progress_bar("probe")
+    try:
+        update(3, 1000, 0.25)
+        assert bar.postfix == "depth 3: 1,000 states, 500 states/s, ~6 s left"
+    finally:
+        bar.close()

@@ -17,14 +17,18 @@
 Both builders run in parallel over blocks of ranks (``prange``, dynamically scheduled chunks), one
 layer a step, in one of two directions (Beamer, Asanović & Patterson's direction-optimizing BFS):
 
-* **top-down** while the frontier is small against the unseen states: each frontier state's moves are
-  generated (a move's child rank is the parent's plus a step precomputed per tile and direction, see
-  ``_moves_into``), prefetched, and looked up a batch later so that their cache misses overlap;
-* **bottom-up** once the unseen states (cells, for the blank minimized) are at most
-  ``BOTTOM_UP_RATIO`` times the frontier: each unseen state looks for a neighbour in the frontier,
+* **top-down** (the default): each frontier state's moves are generated (a move's child rank is the
+  parent's plus a step precomputed per tile and direction, see ``_moves_into``), prefetched, and looked
+  up a batch later so that their cache misses overlap.  A flag per chunk of ``CHUNK`` ranks says whether
+  the chunk holds states of the layer to expand; a step scans only the flagged chunks, so that the many
+  small first and last layers cost about their states, not a pass over the whole table;
+* **bottom-up** (``direction="bottom-up"``): each unseen state looks for a neighbour in the frontier,
   the near ones first, and stops at the first; each thread writes only its own blocks, without atomics.
-  The sliding-tile searches are deep (30 and more layers, none above about an eighth of the states),
-  so this pays only in the last layers.
+  It scans the whole table every step.  The sliding-tile searches are deep (30 and more layers, none
+  above about an eighth of the states); measured layer by layer on one thread (4x4 with 7 tiles under
+  both blank rules, 5x5 with 6 tiles blank minimized), a bottom-up step cost about as much as a
+  top-down one (within 5 %) or more at every layer of the tail, and 10 to over 100 times as much in the
+  last few, so the builders go top-down unless told.
 """
 
 from __future__ import annotations
@@ -44,14 +48,14 @@ from .ranking import (TilePattern, column_masks, radix_inverses, rank_weights,
 
 UNSEEN = 255
 BLANK_RULES = ("minimized", "ignored")
-DIRECTIONS = ("auto", "top-down", "bottom-up")
-# bottom-up steps once the unseen states (cells, for the blank minimized) are at most this many times
-# the frontier
-BOTTOM_UP_RATIO = 1.0
+DIRECTIONS = ("top-down", "bottom-up")
 
 _LOW_BITS = np.uint64(0x5555555555555555)
 _BATCH = 256  # children computed and prefetched before they are looked up
 _NEAR = 4096  # ranks: a neighbour this close is looked up first by a bottom-up step
+# ranks per chunk of the "holds the layer to expand" flags: a top-down step scans only flagged chunks
+_CHUNK_SHIFT = 8
+CHUNK = 1 << _CHUNK_SHIFT
 
 
 @njit(cache=True, inline="always")
@@ -191,53 +195,79 @@ def _block_scratch(n, k, size):
             np.zeros(n, dtype=np.int64))
 
 
-@njit(parallel=True, cache=True)
-def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses):
-    """Expand every placement at ``depth`` (blank ignored); return ``[expanded, discovered]``.
+@njit(cache=True, inline="always")
+def _any_active(active, r0, r1):
+    """Whether a chunk of ranks ``r0..r1-1`` is flagged in ``active``."""
+    for chunk in range(r0 >> _CHUNK_SHIFT, ((r1 - 1) >> _CHUNK_SHIFT) + 1):
+        if active[chunk]:
+            return True
+    return False
 
-    ``discovered`` may count a child twice when two threads reach it at once (both write depth + 1, a
-    benign race); the driver takes each layer's size from ``expanded``.
-    """
+
+@njit(cache=True, inline="always")
+def _ignored_step_arrays(table, n, block):
+    """What both blank-ignored steps start from: the entries, the mask of the board's cells, the number of
+    rank blocks, a row of counts per block, and the table as 64-bit words (for skipping eight at a time)."""
     entries = table.shape[0]
     full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
     nblocks = (entries + block - 1) // block
     counts = np.zeros((nblocks, 3), dtype=np.int64)
     words = table[: entries - entries % 8].view(np.uint64)
+    return entries, full, nblocks, counts, words
+
+
+@njit(parallel=True, cache=True)
+def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses,
+                     active, active_next):
+    """Expand every placement at ``depth`` (blank ignored); return ``[expanded, discovered, moves]``.
+
+    Only the chunks of ``CHUNK`` ranks flagged in ``active`` hold placements at ``depth``, and only they
+    are scanned; a chunk that receives a child is flagged in ``active_next`` (every writer writes 1: a
+    benign race).  ``discovered`` may count a child twice when two threads reach it at once (both write depth + 1, a
+    benign race); the driver takes each layer's size from ``expanded``.
+    """
+    entries, full, nblocks, counts, words = _ignored_step_arrays(table, n, block)
     for b in prange(nblocks):
-        cells, digits, prefix, children, move_from, move_to, cellw = _block_scratch(n, k, _BATCH + 4 * k)
-        run_start = -entries
         r0 = b * block
         r1 = min(entries, r0 + block)
+        if not _any_active(active, r0, r1):
+            continue
+        cells, digits, prefix, children, move_from, move_to, cellw = _block_scratch(n, k, _BATCH + 4 * k)
+        run_start = -entries
         found = 0
         new = 0
         moves = 0
         pending = 0
-        r = r0
-        while r < r1:
-            # skip eight entries at a time when none of them is at this depth
-            if r % 8 == 0 and r + 8 <= r1 and r + 8 <= words.shape[0] * 8:
-                if _bytes_equal_mask(words[r // 8], depth) == 0:
-                    r += 8
-                    continue
-            if table[r] != depth:
-                r += 1
+        for chunk in range(r0 >> _CHUNK_SHIFT, ((r1 - 1) >> _CHUNK_SHIFT) + 1):
+            if not active[chunk]:
                 continue
-            found += 1
-            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
-                                               cellw, full)
-            # children are prefetched as they are made and looked up a batch later: the cache misses of
-            # many placements overlap
-            start = pending
-            pending = _moves_into(full & ~occupied, r, occupied, cellw, width, not_first_col, not_last_col,
-                                  children, move_from, move_to, pending)
-            moves += pending - start
-            for j in range(start, pending):
-                prefetch(table, children[j])
-            if pending >= _BATCH:
-                new += _mark_ignored_children(table, children, pending, depth)
-                pending = 0
-            r += 1
-        new += _mark_ignored_children(table, children, pending, depth)
+            r = max(r0, chunk << _CHUNK_SHIFT)
+            r_end = min(r1, (chunk + 1) << _CHUNK_SHIFT)
+            while r < r_end:
+                # skip eight entries at a time when none of them is at this depth
+                if r % 8 == 0 and r + 8 <= r_end and r + 8 <= words.shape[0] * 8:
+                    if _bytes_equal_mask(words[r // 8], depth) == 0:
+                        r += 8
+                        continue
+                if table[r] != depth:
+                    r += 1
+                    continue
+                found += 1
+                occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                                   cellw, full)
+                # children are prefetched as they are made and looked up a batch later: the cache misses
+                # of many placements overlap
+                start = pending
+                pending = _moves_into(full & ~occupied, r, occupied, cellw, width, not_first_col, not_last_col,
+                                      children, move_from, move_to, pending)
+                moves += pending - start
+                for j in range(start, pending):
+                    prefetch(table, children[j])
+                if pending >= _BATCH:
+                    new += _mark_ignored_children(table, children, pending, depth, active_next)
+                    pending = 0
+                r += 1
+        new += _mark_ignored_children(table, children, pending, depth, active_next)
         counts[b, 0] = found
         counts[b, 1] = new
         counts[b, 2] = moves
@@ -245,11 +275,12 @@ def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, wid
 
 
 @njit(cache=True, inline="always")
-def _mark_ignored_children(table, children, count, depth):
+def _mark_ignored_children(table, children, count, depth, active_next):
     new = 0
     for j in range(count):
         if table[children[j]] == UNSEEN:
             table[children[j]] = depth + 1  # benign race: every writer writes depth + 1
+            active_next[children[j] >> _CHUNK_SHIFT] = 1
             new += 1
     return new
 
@@ -267,17 +298,17 @@ def _first_at(table, neighbours, count, r, depth):
 
 
 @njit(parallel=True, cache=True)
-def ignored_bottom_up(table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses):
-    """Give depth + 1 to every unseen placement with a neighbour at ``depth``; return ``[at depth, discovered]``.
+def ignored_bottom_up(table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses,
+                      active, active_next):
+    """Give depth + 1 to every unseen placement with a neighbour at ``depth``; return ``[at depth, discovered,
+    moves]``.
 
-    Each thread writes only the entries of its own blocks, and reads look for ``depth`` only, which no
-    write of this step produces: no race.
+    Every block is scanned (``active`` is not read); a chunk that gains a placement is flagged in
+    ``active_next`` (a chunk may straddle two blocks: both writers write 1, a benign race).  Each thread
+    writes only the entries of its own blocks, and reads look for ``depth`` only, which no write of this
+    step produces: no race.
     """
-    entries = table.shape[0]
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
-    nblocks = (entries + block - 1) // block
-    counts = np.zeros((nblocks, 3), dtype=np.int64)
-    words = table[: entries - entries % 8].view(np.uint64)
+    entries, full, nblocks, counts, words = _ignored_step_arrays(table, n, block)
     for b in prange(nblocks):
         cells, digits, prefix, neighbours, move_from, move_to, cellw = _block_scratch(n, k, 4 * k)
         run_start = -entries
@@ -307,6 +338,7 @@ def ignored_bottom_up(table, depth, n, k, block, not_first_col, not_last_col, wi
                 prefetch(table, neighbours[j])
             if _first_at(table, neighbours, count, r, depth):
                 table[r] = depth + 1
+                active_next[r >> _CHUNK_SHIFT] = 1
                 new += 1
             r += 1
         counts[b, 0] = found
@@ -322,6 +354,16 @@ def _slots_equal(word, value):
     """The low bit of every two-bit slot of ``word`` that holds ``value`` (0..3)."""
     y = word ^ (numba.uint64(value) * _LOW_BITS)
     return ~(y | (y >> numba.uint64(1))) & _LOW_BITS
+
+
+@njit(cache=True, inline="always")
+def _in_window(match, w, s, s1):
+    """``match`` (the low bits of some two-bit slots of word ``w``) less the slots of states before ``s``
+    or from ``s1`` on."""
+    match &= ~numba.uint64(0) << numba.uint64(2 * (s & 31))
+    if s1 < (w + 1) * 32:
+        match &= (numba.uint64(1) << numba.uint64(2 * (s1 - w * 32))) - numba.uint64(1)
+    return match
 
 
 @njit(cache=True, inline="always")
@@ -382,8 +424,9 @@ def _retire_stale(bits, w0, w1, stale):
 
 @njit(cache=True, inline="always")
 def _mark_minimized_children(bits, count, child_first, child_slot, child_cell, child_occ, full, nf, nxt,
-                             not_first_col, not_last_col, width):
-    """Mark "next" every looked-up child still unseen; return (states it made new, their cells)."""
+                             not_first_col, not_last_col, width, active_next, inverse_nf):
+    """Mark "next" every looked-up child still unseen and flag its chunk in ``active_next``; return
+    (states it made new, their cells)."""
     new = 0
     new_cells = 0
     for j in range(count):
@@ -397,6 +440,7 @@ def _mark_minimized_children(bits, count, child_first, child_slot, child_cell, c
         # the region's lowest slot decides which of several racing writers made the state new
         probe = first + (trailing_zeros(slots) >> 1)
         if _or_rank_states(bits, first, nf, slots * nxt, probe) == 0:
+            active_next[_divide(first, nf, inverse_nf) >> _CHUNK_SHIFT] = 1
             new += 1
             new_cells += popcount(region)
     return new, new_cells
@@ -404,14 +448,17 @@ def _mark_minimized_children(bits, count, child_first, child_slot, child_cell, c
 
 @njit(parallel=True, cache=True)
 def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_col, width,
-                       weights, inverses):
+                       weights, inverses, active, active_next):
     """Expand every (placement, blank region) state at ``depth``; return ``[cells expanded, discovered,
     cells discovered]``.
 
-    The frontier ("current") states are found by scanning the two-bit words.  A rank's frontier cells are
+    The frontier ("current") states are found by scanning the two-bit words of the chunks of ``CHUNK``
+    ranks flagged in ``active`` (the others hold none); a chunk that receives a new child is flagged in
+    ``active_next`` (every writer writes 1: a benign race).  A rank's frontier cells are
     the union of its frontier regions, so the moves into them are the children of all of them (no
     flood); the children's ranks are the parent's plus precomputed steps (``_moves_into``), prefetched and
-    looked up a batch of about ``_BATCH`` children later, so that the cache misses of many states overlap.  A new child is flooded and
+    looked up a batch of about ``_BATCH`` children later, so that the cache misses of many states overlap.
+    A new child is flooded and
     marked "next" in every cell of its region with an atomic OR; a scanned rank's frontier states turn
     to 11 with an atomic XOR.  ``table`` receives, for each rank, the first depth at which one of
     its regions is expanded.  ``discovered`` counts each new state once (see ``_or_rank_states``).
@@ -426,65 +473,69 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     nblocks = (entries + block - 1) // block
     counts = np.zeros((nblocks, 4), dtype=np.int64)
     for b in prange(nblocks):
+        r0 = b * block
+        r1 = min(entries, r0 + block)
+        if not _any_active(active, r0, r1):
+            continue
         size = _BATCH + 4 * k
         cells, digits, prefix, child_first, child_cell, move_to, cellw = _block_scratch(n, k, size)
         child_slot = np.empty(size, dtype=np.int64)
         child_occ = np.empty(size, dtype=np.uint64)
         run_start = -entries
-        r0 = b * block
-        r1 = min(entries, r0 + block)
-        s1 = r1 * nf
-        s = r0 * nf
         expanded_cells = 0
         new = 0
         new_cells = 0
         moves = 0
         pending = 0
-        while s < s1:
-            w = s >> 5
-            match = _slots_equal(bits[w], cur)
-            match &= ~numba.uint64(0) << numba.uint64(2 * (s & 31))
-            if s1 < (w + 1) * 32:
-                match &= (numba.uint64(1) << numba.uint64(2 * (s1 - w * 32))) - numba.uint64(1)
-            if match == 0:
-                s = (w + 1) * 32
+        for chunk in range(r0 >> _CHUNK_SHIFT, ((r1 - 1) >> _CHUNK_SHIFT) + 1):
+            if not active[chunk]:
                 continue
-            r = _divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
-            first = r * nf
-            frontier = _slots_equal(_rank_states(bits, first, nf), cur) & rank_slots
-            retire = frontier * (numba.uint64(3) - cur)
-            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
-                                               cellw, full)
-            if table[r] == UNSEEN:
-                table[r] = depth
-            # every cell of a frontier region carries its state: the union of the frontier regions is
-            # the frontier cells, and the moves into it are the children of all of them
-            union = deposit_bits(extract_bits(frontier, _LOW_BITS), full & ~occupied)
-            expanded_cells += popcount(union)
-            start = pending
-            pending = _moves_into(union, r, occupied, cellw, width, not_first_col, not_last_col,
-                                  child_first, child_cell, move_to, pending)
-            moves += pending - start
-            for j in range(start, pending):
-                # the tile slides from c into q; the child's blank is in c
-                c = child_cell[j]
-                q = move_to[j]
-                cbit = numba.uint64(1) << numba.uint64(c)
-                slot = c - popcount(occupied & (cbit - numba.uint64(1))) - (q < c)
-                child_first[j] *= nf
-                child_slot[j] = slot
-                child_occ[j] = occupied ^ cbit ^ (numba.uint64(1) << numba.uint64(q))
-                prefetch(bits, (child_first[j] + slot) >> 5)
-            _xor_rank_states(bits, first, nf, retire)
-            if pending >= _BATCH:
-                a, c2 = _mark_minimized_children(bits, pending, child_first, child_slot, child_cell, child_occ,
-                                                 full, nf, nxt, not_first_col, not_last_col, width)
-                new += a
-                new_cells += c2
-                pending = 0
-            s = first + nf
+            s = max(r0, chunk << _CHUNK_SHIFT) * nf
+            s1 = min(r1, (chunk + 1) << _CHUNK_SHIFT) * nf
+            while s < s1:
+                w = s >> 5
+                match = _in_window(_slots_equal(bits[w], cur), w, s, s1)
+                if match == 0:
+                    s = (w + 1) * 32
+                    continue
+                r = _divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
+                first = r * nf
+                frontier = _slots_equal(_rank_states(bits, first, nf), cur) & rank_slots
+                retire = frontier * (numba.uint64(3) - cur)
+                occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                                   cellw, full)
+                if table[r] == UNSEEN:
+                    table[r] = depth
+                # every cell of a frontier region carries its state: the union of the frontier regions is
+                # the frontier cells, and the moves into it are the children of all of them
+                union = deposit_bits(extract_bits(frontier, _LOW_BITS), full & ~occupied)
+                expanded_cells += popcount(union)
+                start = pending
+                pending = _moves_into(union, r, occupied, cellw, width, not_first_col, not_last_col,
+                                      child_first, child_cell, move_to, pending)
+                moves += pending - start
+                for j in range(start, pending):
+                    # the tile slides from c into q; the child's blank is in c
+                    c = child_cell[j]
+                    q = move_to[j]
+                    cbit = numba.uint64(1) << numba.uint64(c)
+                    slot = c - popcount(occupied & (cbit - numba.uint64(1))) - (q < c)
+                    child_first[j] *= nf
+                    child_slot[j] = slot
+                    child_occ[j] = occupied ^ cbit ^ (numba.uint64(1) << numba.uint64(q))
+                    prefetch(bits, (child_first[j] + slot) >> 5)
+                _xor_rank_states(bits, first, nf, retire)
+                if pending >= _BATCH:
+                    a, c2 = _mark_minimized_children(bits, pending, child_first, child_slot, child_cell,
+                                                     child_occ, full, nf, nxt, not_first_col, not_last_col,
+                                                     width, active_next, inverse_nf)
+                    new += a
+                    new_cells += c2
+                    pending = 0
+                s = first + nf
         a, c2 = _mark_minimized_children(bits, pending, child_first, child_slot, child_cell, child_occ,
-                                         full, nf, nxt, not_first_col, not_last_col, width)
+                                         full, nf, nxt, not_first_col, not_last_col, width, active_next,
+                                         inverse_nf)
         counts[b, 0] = expanded_cells
         counts[b, 1] = new + a
         counts[b, 2] = new_cells + c2
@@ -506,14 +557,17 @@ def _first_current(bits, neighbours, slots, count, r, nf, cur):
 
 @njit(parallel=True, cache=True)
 def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, not_last_col, width,
-                        weights, inverses):
+                        weights, inverses, active, active_next):
     """Mark "next" every unseen state with a neighbour at ``depth``; return ``[0, discovered, cells]``.
 
     Each unseen (placement, blank region) looks for a neighbour in the current layer (the moves of the
     last tiles first: their neighbours lie close by) and stops at the first.  Each thread writes only
     the words of its own blocks (plain stores) and reads look only for the "current" value, which no
-    write of this step makes or removes: no atomics are needed.  The current layer stays "current"
-    until the next step retires it (``stale`` there); ``stale`` here does the same for the layer before.
+    write of this step makes or removes: no atomics are needed.  Every block is scanned (``active`` is
+    not read); a chunk that gains a state is flagged in ``active_next`` (a chunk may straddle two blocks:
+    both writers write 1, a benign race).  The current layer stays
+    "current" until the next step retires it (``stale`` there); ``stale`` here does the same for the
+    layer before.
     """
     entries = table.shape[0]
     nf = n - k
@@ -539,10 +593,7 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
         while s < s1:
             w = s >> 5
             y = bits[w]
-            match = _slots_equal(y, 0) | _slots_equal(y, cur)
-            match &= ~numba.uint64(0) << numba.uint64(2 * (s & 31))
-            if s1 < (w + 1) * 32:
-                match &= (numba.uint64(1) << numba.uint64(2 * (s1 - w * 32))) - numba.uint64(1)
+            match = _in_window(_slots_equal(y, 0) | _slots_equal(y, cur), w, s, s1)
             if match == 0:
                 s = (w + 1) * 32
                 continue
@@ -580,6 +631,7 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
                     new_cells += popcount(region)
             if marks:
                 _or_own_rank_states(bits, first, nf, marks)
+                active_next[r >> _CHUNK_SHIFT] = 1
                 if table[r] == UNSEEN:
                     table[r] = depth + 1
             s = first + nf
@@ -679,23 +731,21 @@ def estimate_peak_bytes(pattern: TilePattern, blank: str) -> int:
     return peak + (64 << 20)
 
 
-def _bottom_up_now(direction: str, unseen: int, frontier: int) -> bool:
-    """Whether the next step goes bottom-up: forced, or (auto) once the unseen states are few enough that
-    looking for a parent of each costs less than expanding the frontier."""
-    if direction == "auto":
-        return unseen <= BOTTOM_UP_RATIO * frontier
+def _bottom_up_now(direction: str, depth: int) -> bool:
+    """Whether the step that expands layer ``depth`` goes bottom-up (the one place the driver chooses; a
+    test replaces it to mix the directions)."""
     return direction == "bottom-up"
 
 
 def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | None = None,
-                progress: Callable[[int, int, float], None] | None = None, direction: str = "auto") -> BuildResult:
+                progress: Callable[[int, int, float], None] | None = None, direction: str = "top-down") -> BuildResult:
     """Build the distance table of ``pattern`` under a blank rule.
 
     ``progress(depth, states, done)`` is called once per layer with the layer's size and the fraction of
     the state space reached so far (placements, or (placement, blank cell) pairs for the blank minimized).
 
-    ``direction`` chooses the steps: ``"auto"`` (top-down while the frontier is small against the unseen
-    states, then bottom-up), or every step ``"top-down"`` or ``"bottom-up"`` (the same table; for tests).
+    ``direction`` chooses the steps, ``"top-down"`` or ``"bottom-up"``: the same table (see the module's
+    docstring for why top-down is the default).
     """
     import time
 
@@ -720,25 +770,31 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
         table = np.full(entries, UNSEEN, dtype=np.uint8)
         nfc, nlc = column_masks(board)
         masks = (np.uint64(nfc), np.uint64(nlc), board.width)
+        # the chunks of ranks that hold the layer to expand, and those that receive the next: a top-down
+        # step scans only the former, so that the small first and last layers cost no pass over the table
+        active = np.zeros((entries + CHUNK - 1) // CHUNK, dtype=np.uint8)
+        active_next = np.zeros_like(active)
+        active[goal_rank // CHUNK] = 1
         with numba.parallel_chunksize(1):
             if blank == "ignored":
                 table[goal_rank] = 0
-                depth, frontier, seen = 0, 1, 1
+                depth, seen = 0, 1
                 while True:
-                    if _bottom_up_now(direction, entries - seen, frontier):
+                    if _bottom_up_now(direction, depth):
                         step = ignored_bottom_up
                     else:
                         step = ignored_top_down
                     expanded, discovered, looked_up = (int(x) for x in step(
-                        table, depth, n, k, block, *masks, weights, inverses))
+                        table, depth, n, k, block, *masks, weights, inverses, active, active_next))
+                    active, active_next = active_next, active
+                    active_next[:] = 0
                     moves += looked_up
                     layers.append(expanded)
                     if progress:
                         progress(depth, expanded, min(1.0, (seen + discovered) / entries))
                     if discovered == 0:
                         break
-                    frontier = discovered  # may count a child twice after a top-down step: a guide only
-                    seen += discovered
+                    seen += discovered  # may count a child twice after a top-down step: progress only
                     depth += 1
                     if depth >= UNSEEN - 1:
                         raise OverflowError("distances exceed 253: the table would not fit a byte")
@@ -761,19 +817,21 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                     layers.append(frontier)
                     if progress:
                         progress(depth, frontier, seen_cells / cells_total)
-                    if _bottom_up_now(direction, cells_total - seen_cells, frontier_cells):
+                    if _bottom_up_now(direction, depth):
                         expanded, discovered, new_cells, looked_up = (int(x) for x in minimized_bottom_up(
-                            bits, table, depth, stale, n, k, block, *masks, weights, inverses))
+                            bits, table, depth, stale, n, k, block, *masks, weights, inverses, active, active_next))
                         stale = 1 + (depth & 1)
                     else:
                         if stale:
                             retire_stale(bits, np.uint64(stale), max(1, block * nfree // 32))
                             stale = 0
                         expanded, discovered, new_cells, looked_up = (int(x) for x in minimized_top_down(
-                            bits, table, depth, n, k, block, *masks, weights, inverses))
+                            bits, table, depth, n, k, block, *masks, weights, inverses, active, active_next))
                         if expanded != frontier_cells:
                             raise AssertionError(f"depth {depth}: {expanded} cells expanded, {frontier_cells} "
                                                  "marked: a builder bug")
+                    active, active_next = active_next, active
+                    active_next[:] = 0
                     moves += looked_up
                     if discovered == 0:
                         break
