@@ -239,6 +239,37 @@ def test_units_cut_again_at_the_tail_count_like_serial(cluster, cache_dir, monke
 
 
 @needs_ray
+def test_iterations_before_the_cluster_is_up_run_here_and_count_like_serial(cluster, cache_dir):
+    """While the session is not up, an iteration's units run on threads here; the next ones on the
+    cluster; lengths and counts stay serial."""
+    from pdbtool.search.ray_backend import RaySession
+
+    class SlowStart(RaySession):
+        """Not up for the first ``looks`` looks, then the test's cluster."""
+
+        def __init__(self, looks):
+            super().__init__(cluster, 2, up=True, local=True)
+            self.looks = looks
+
+        def ready(self):
+            self.looks -= 1
+            return None if self.looks >= 0 else super().ready()
+
+    solver = ray_solver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)),
+                        session=SlowStart(2))
+    local = on_cluster = 0
+    for n, (state, optimal) in enumerate(korf([3, 10, 9])):
+        check_like_serial(solver, state, optimal)
+        executor = solver.executor
+        if n == 0:  # two looks while not up, then at least one while the tables are checked on the node
+            assert executor.local_iterations >= 3
+        # every iteration is cut (serial_below=0): each one with units ran here or on the cluster
+        assert executor.local_iterations + executor.iterations == sum(1 for n in solver.outcome.subtrees if n)
+        local, on_cluster = local + executor.local_iterations, on_cluster + executor.iterations
+    assert local and on_cluster
+
+
+@needs_ray
 def test_split_unit_adds_up_to_the_unit(cluster, cache_dir):
     """A unit's top and sub-units count exactly what the unit counts, with the same next bound."""
     from pdbtool.search.ray_search import split_unit
