@@ -268,7 +268,8 @@ def main(argv=None):
     parser.add_argument("--out", default=None,
                         help="default: bench/results/ray.json, with --k24 bench/results/ray_24.json")
     parser.add_argument("--k24", action="store_true",
-                        help="only the 24-puzzle's instance 1, --threads 2 against --ray, alternated --repeat times")
+                        help="only the 24-puzzle's instance 1: --threads 2 against --ray, alternated --repeat "
+                             "times")
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     import ray

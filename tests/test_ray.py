@@ -49,6 +49,25 @@ def test_ray_missing_is_one_line(monkeypatch):
         ["pdbtool: --ray needs Ray, which is not installed: pip install 'pdbtool[ray]'"]
 
 
+@needs_ray
+@pytest.mark.parametrize("instances", [1, 2])
+def test_a_local_start_that_fails_is_one_line(monkeypatch, tmp_path, instances):
+    """One instance (the start on a thread of its own, the search here meanwhile) or a batch: the failed
+    start is reported in one line, exit status 1."""
+    def fail(*args, **kwargs):
+        raise RuntimeError("no room for the object store\nthe rest of Ray's message")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", fail)
+    lines = [ln for ln in (EXAMPLES / "8puzzle.txt").read_text().splitlines() if ln.strip() and ln[0] != "#"]
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(lines[:instances]) + "\n")
+    result = run(src, "--heuristic", "manhattan", "--ray")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == \
+        "pdbtool: cannot start a local Ray instance: no room for the object store"
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     if ray is None:

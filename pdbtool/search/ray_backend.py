@@ -94,9 +94,9 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
 
 class RaySession:
     """A Ray connection that may still be coming up: :meth:`ready` is the ``ray`` module once it is up
-    (None before), :meth:`wait` waits for it; ``cpus`` is the number of workers (a local instance's CPUs
-    are known before it is up).  ``local``: a local instance started for the session, whose CPUs are this
-    machine's, so that work can run here on as many threads while it starts."""
+    (None before; raises the start's error if it failed); ``cpus`` is the number of workers (a local
+    instance's CPUs are known before it is up).  ``local``: a local instance started for the session,
+    whose CPUs are this machine's, so that work can run here on as many threads while it starts."""
 
     def __init__(self, ray, cpus: int, up: bool, local: bool = False):
         self.ray, self.cpus, self.local = ray, cpus, local
@@ -112,11 +112,6 @@ class RaySession:
             raise self.error
         return self.ray
 
-    def wait(self):
-        while not self.up.wait(WAIT_SECONDS):  # in slices, so that Ctrl-C is seen
-            pass
-        return self.ready()
-
 
 class _SigtermWarning(logging.Filter):
     """Drops Ray's warning that ``ray.init`` off the main thread leaves SIGTERM's handler alone (wanted)."""
@@ -131,7 +126,8 @@ def ray_session_started(address: str | None = None, num_cpus: int | None = None,
     """A :class:`RaySession` for the block, as :func:`ray_session` opens it, except that a local instance
     is started on a thread of its own: ``ray.init`` spends most of its seconds (8 s on this machine, of
     which 0.2 s of CPU here and 2.5 s in Ray's processes) waiting for Ray's processes to come up, and the
-    caller can search meanwhile.  The block's end waits for the start to finish, then stops the instance."""
+    caller can search meanwhile.  The block's end waits for the start to finish, then stops the instance;
+    a start that failed raises its ``ClusterError`` there if nothing in the block did."""
     ray = import_ray()
     if ray.is_initialized() or address not in (None, LOCAL):
         with ray_session(address, num_cpus, notify) as ray:
@@ -156,9 +152,7 @@ def ray_session_started(address: str | None = None, num_cpus: int | None = None,
     logging.getLogger("ray._private.worker").addFilter(quiet)
     thread = threading.Thread(target=start, name="ray.init", daemon=True)
     thread.start()
-    try:
-        yield session
-    finally:
+    def close():
         try:
             session.up.wait()
             if session.error is None:
@@ -168,6 +162,15 @@ def ray_session_started(address: str | None = None, num_cpus: int | None = None,
             thread.join()
             logging.getLogger("ray").removeFilter(quiet)
             logging.getLogger("ray._private.worker").removeFilter(quiet)
+
+    try:
+        yield session
+    except BaseException:
+        close()
+        raise
+    close()
+    if session.error is not None:  # a start that failed while all the work ran here is still an error
+        raise session.error
 
 
 class _RecordingCache(TableCache):
@@ -323,11 +326,9 @@ def search_unit_task(options: SolveOptions, board, state, unit, key: str, flags,
                      nodes_left: int | None):
     """One instance's task: one unit of work (``UnitResult``, or None when a limit or the driver, through
     ``flags``, stopped it)."""
-    import ray
-
     solver = worker_pool(options).get(board)
     tally = Tally(nodes_left, None if seconds_left is None else time.perf_counter() + seconds_left)
-    return search_unit(solver.heuristic, state, unit, tally=tally, progress=poll_stop(ray, flags, key, tally))
+    return search_unit(solver.heuristic, state, unit, tally=tally, progress=poll_stop(flags, key, tally))
 
 
 def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | None,

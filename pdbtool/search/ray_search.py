@@ -43,7 +43,7 @@ RESPLIT_AFTER = 2.0        # seconds a unit must have run before it is cut again
 RESPLIT_MEAN_FACTOR = 2.0  # ... and longer than this many times the mean finished unit
 RESPLIT_UNITS = 8          # sub-units per idle worker when a unit is cut again
 WAIT_SECONDS = 0.5         # longest wait for results between looks at signals, limits and progress
-POLL_SECONDS = 1.0        # how often a task asks whether its unit is still wanted (an actor call; see poll_stop)
+POLL_SECONDS = 1.0         # how often a task asks whether its unit is still wanted (an actor call; see poll_stop)
 
 
 def split_unit(heuristic, state: Sequence[int], unit: WorkUnit, target: int) -> tuple[list[WorkUnit], UnitResult]:
@@ -278,7 +278,7 @@ class StopFlags:
         return key in self.keys
 
 
-def poll_stop(ray, flags, key: str, tally: Tally, every: float = POLL_SECONDS) -> Callable[[], None]:
+def poll_stop(flags, key: str, tally: Tally, every: float = POLL_SECONDS) -> Callable[[], None]:
     """A ``progress`` callback for :func:`search_unit` in a task: at most every ``every`` seconds it asks
     ``flags`` whether the unit ``key`` is still wanted, and stops the search (``tally``) when not.
 
