@@ -259,8 +259,8 @@ def test_units_cut_again_at_the_tail_count_like_serial(cluster, cache_dir, monke
 
 @needs_ray
 def test_iterations_before_the_cluster_is_up_run_here_and_count_like_serial(cluster, cache_dir):
-    """While the session is not up, an iteration's units run on threads here; the next ones on the
-    cluster; lengths and counts stay serial."""
+    """While the session is not up, an iteration's units run on threads here, and once it is up the units
+    not yet taken and the next iterations on the cluster; lengths and counts stay serial."""
     from pdbtool.search.ray_backend import RaySession
 
     class SlowStart(RaySession):
@@ -280,10 +280,12 @@ def test_iterations_before_the_cluster_is_up_run_here_and_count_like_serial(clus
     for n, (state, optimal) in enumerate(korf([3, 10, 9])):
         check_like_serial(solver, state, optimal)
         executor = solver.executor
-        if n == 0:  # two looks while not up, then at least one while the tables are checked on the node
-            assert executor.local_iterations >= 3
-        # every iteration is cut (serial_below=0): each one with units ran here or on the cluster
-        assert executor.local_iterations + executor.iterations == sum(1 for n in solver.outcome.subtrees if n)
+        if n == 0:  # the first looks find the cluster not up
+            assert executor.local_iterations >= 1
+        # every iteration is cut (serial_below=0): each one with units ran here, on the cluster, or began
+        # here and ended there
+        cut = sum(1 for n in solver.outcome.subtrees if n)
+        assert cut <= executor.local_iterations + executor.iterations <= 2 * cut
         local, on_cluster = local + executor.local_iterations, on_cluster + executor.iterations
     assert local and on_cluster
 

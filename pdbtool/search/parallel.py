@@ -45,8 +45,10 @@ class ParallelOutcome:
 
 
 def _search_units(heuristic, state, units: list[WorkUnit], threads: int, tally: Tally, chunk: int,
-                  progress: Callable[[], None] | None, report_every: float) -> list[tuple[int, UnitResult]]:
-    """Search ``units`` on up to ``threads`` threads, in order; the (index, result) of each finished unit."""
+                  progress: Callable[[], None] | None, report_every: float,
+                  stop_taking: threading.Event | None = None) -> list[tuple[int, UnitResult]]:
+    """Search ``units`` on up to ``threads`` threads, in order; the (index, result) of each finished unit.
+    Once ``stop_taking`` is set, no thread takes another unit (those not taken have no result)."""
     lock = threading.Lock()
     results: list[tuple[int, UnitResult]] = []
     next_index = [0]
@@ -57,7 +59,7 @@ def _search_units(heuristic, state, units: list[WorkUnit], threads: int, tally: 
             while not tally.expired():
                 with lock:
                     i = next_index[0]
-                    if i >= len(units):
+                    if i >= len(units) or (stop_taking is not None and stop_taking.is_set()):
                         return
                     next_index[0] += 1
                 result = search_unit(heuristic, state, units[i], chunk, tally)

@@ -239,9 +239,8 @@ class RaySolver(Solver):
               threads: int | None = None) -> SolveResult:
         """Solve one state optimally on the cluster (``threads=1``: here, on one thread, as ``Solver``), in
         the solver's ``session`` or, without one, in a session opened for this call by
-        :func:`ray_session_started`.  While a local instance is still starting, the iterations run on
-        threads here (as many as it will have CPUs); from the first iteration after it is up, on the
-        cluster.  ``cpu_seconds`` is the driver's CPU time (the workers' is not gathered)."""
+        :func:`ray_session_started`.  While a local instance is still starting, the units run on threads
+        here (as many as it will have CPUs); once it is up (and its tables checked), on the cluster.  ``cpu_seconds`` is the driver's CPU time (the workers' is not gathered)."""
         if threads == 1:
             return super().solve(state, time_limit, node_limit, progress, chunk, threads=1)
         state = self.board.check_state(state)
@@ -284,8 +283,8 @@ class RaySolver(Solver):
             if self.notify is not None:
                 self.notify(self.stage.describe())
                 if self.executor.local_iterations:
-                    self.notify(f"ray: {self.executor.local_iterations} iteration(s) ran here while the cluster "
-                                f"started; the next on the cluster")
+                    self.notify(f"ray: {self.executor.local_iterations} iteration(s) began here while the cluster "
+                                f"started; the units not taken yet and the next iterations run on the cluster")
             task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(search_unit_task)
 
             def submit(unit, key, flags, seconds_left, nodes_left):

@@ -29,6 +29,7 @@ arguments, so the retry gives the same result.  The task itself is given by the 
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -202,7 +203,8 @@ class RayUnits:
 
     ``connect()`` returns ``(ray, submit)`` once the cluster is up and None while it is still starting;
     an iteration that begins before it is up runs on threads here (the threads' executor,
-    ``local_iterations`` counts them), so that a local instance's start-up overlaps the first iterations.
+    ``local_iterations`` counts them) until it is up, and the units no thread has taken by then run on the
+    cluster: a local instance's start-up overlaps the first iterations.
     ``submit(unit, key, flags, seconds_left, nodes_left)`` starts a task searching ``unit`` and returns its
     reference; the task polls the actor ``flags`` (a :class:`StopFlags`) for its ``key``
     (:func:`poll_stop`).  Units no longer wanted are stopped that way rather than with ``ray.cancel``,
@@ -216,6 +218,16 @@ class RayUnits:
         self.iterations = 0
         self.local_iterations = 0
 
+    def _up(self) -> bool:
+        """Whether the cluster is up (connected on the first look that finds it so)."""
+        if self.ray is None:
+            connected = self.connect()
+            if connected is None:
+                return False
+            self.ray, self.submit = connected
+            self.flags = self.ray.remote(num_cpus=0)(StopFlags).remote()
+        return True
+
     def __call__(self, heuristic, state, units: list[WorkUnit], workers: int, tally: Tally, chunk: int,
                  progress: Callable[[], None] | None, report_every: float) -> list[tuple[int, UnitResult]]:
         """Search ``units`` on the cluster; the (index, result) of each unit finished, as
@@ -223,14 +235,30 @@ class RayUnits:
         if len(units) == 1 and not units[0].path:  # a small iteration, from the root: here
             result = search_unit(heuristic, state, units[0], chunk, tally, progress)
             return [] if result is None else [(0, result)]
-        if self.ray is None:
-            connected = self.connect()
-            if connected is None:  # the cluster is still starting: this iteration on threads here
-                self.local_iterations += 1
-                return search_units_on_threads(heuristic, state, units, workers, tally, chunk, progress,
-                                               report_every)
-            self.ray, self.submit = connected
-            self.flags = self.ray.remote(num_cpus=0)(StopFlags).remote()
+        if self._up():
+            return self._on_cluster(heuristic, state, units, workers, tally, progress)
+        # the cluster is still starting: the units on threads here, until it is up; those no thread took
+        # by then run on the cluster
+        self.local_iterations += 1
+        up = threading.Event()
+
+        def look():
+            if progress is not None:
+                progress()
+            if not up.is_set() and self._up():
+                up.set()
+
+        done = search_units_on_threads(heuristic, state, units, workers, tally, chunk, look, report_every,
+                                       stop_taking=up)
+        finished = {i for i, _ in done}
+        rest = [i for i in range(len(units)) if i not in finished]
+        if not rest or not up.is_set() or tally.stop.is_set() or tally.expired():
+            return done
+        on_cluster = self._on_cluster(heuristic, state, [units[i] for i in rest], workers, tally, progress)
+        return done + [(rest[j], result) for j, result in on_cluster]
+
+    def _on_cluster(self, heuristic, state, units: list[WorkUnit], workers: int, tally: Tally,
+                    progress: Callable[[], None] | None) -> list[tuple[int, UnitResult]]:
         from ray.exceptions import RayError
 
         def start(unit, key):
