@@ -15,6 +15,11 @@ Writes ``bench/results/ray.json`` (machine, cores, date, commit, commands, load)
 
     .venv/bin/python bench/bench_ray.py [--cache-dir DIR] [--batch-partition 15-5-5-5] [--instance 15|24]
                                         [--skip batch,single,tables] [--out FILE]
+
+The issue's overhead target alone (writes ``bench/results/ray_24.json``; about 3.5 minutes a pair on the
+idle machine):
+
+    .venv/bin/python bench/bench_ray.py --k24 --repeat 2
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import argparse
 import json
 import os
 import platform
+import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -47,18 +54,33 @@ def commit() -> str:
 
 
 def solve_cli(args: list[str]) -> dict:
-    """Run ``pdbtool solve ARGS --format json``: its summary, wall time and the load before and after."""
+    """Run ``pdbtool solve ARGS --format json``: its summary, wall time and the load before and after, the
+    CPU seconds of it and its children (not with ``--ray``: Ray's workers are not the command's children
+    when they end), and with ``--ray`` the lines where it reports Ray's start-up."""
     command = PDBTOOL + ["solve", *args, "--format", "json"]
     before = load()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
     rows = [json.loads(line) for line in done.stdout.splitlines()]
-    return {"command": "pdbtool " + " ".join(command[3:]), "wall_seconds": round(wall, 2),
-            "summary": rows[-1], "lengths": [r["length"] for r in rows[:-1]],
-            "generated": [r["nodes_generated"] for r in rows[:-1]], "load_before": before, "load_after": load()}
+    out = {"command": "pdbtool " + " ".join(command[3:]), "wall_seconds": round(wall, 2),
+           "cpu_seconds": round(after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime, 2),
+           "summary": rows[-1], "lengths": [r["length"] for r in rows[:-1]],
+           "generated": [r["nodes_generated"] for r in rows[:-1]], "load_before": before, "load_after": load()}
+    notes = [ln[len("pdbtool: "):] for ln in done.stderr.splitlines()
+             if ln.startswith("pdbtool: ray:") or ln.startswith("pdbtool: tables:")]
+    if "--ray" in args:
+        del out["cpu_seconds"]
+    if notes:
+        out["ray_notes"] = notes
+        started = [float(m.group(1)) for ln in notes if (m := re.search(r"Ray instance .* in ([0-9.]+) s", ln))]
+        if started:
+            out["ray_start_seconds"] = started[0]
+    return out
 
 
 def ray_start_cost(repeat: int = 2) -> list[dict]:
@@ -209,6 +231,31 @@ def bench_tables(args) -> dict:
     return out
 
 
+def bench_24(args) -> dict:
+    """The 24-puzzle's instance 1 (24-6-6-6-6 with the reflection, tables in ``--cache-dir``): ``--threads
+    2`` and ``--ray`` (a local instance) alternated ``--repeat`` times; the ratio of their wall times."""
+    src = ROOT / "examples" / "korf24.txt"
+    line = next(ln for ln in src.read_text().splitlines() if ln.strip() and not ln.startswith("#"))
+    pairs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "K24_1.txt"
+        path.write_text(line.split("#")[0] + "\n")
+        common = [str(path), "--partition", "24-6-6-6-6", "--cache-dir", args.cache_dir]
+        for _ in range(args.repeat):
+            pair = {"threads2": solve_cli(common + ["--threads", "2"]), "ray": solve_cli(common + ["--ray"])}
+            pair["wall_ratio"] = round(pair["ray"]["wall_seconds"] / pair["threads2"]["wall_seconds"], 3)
+            pairs.append(pair)
+            print("24-1 threads2 wall", pair["threads2"]["wall_seconds"], "ray wall", pair["ray"]["wall_seconds"],
+                  "ratio", pair["wall_ratio"], "ray start", pair["ray"].get("ray_start_seconds"),
+                  "load", pair["threads2"]["load_before"], pair["ray"]["load_after"], flush=True)
+    ratios = sorted(p["wall_ratio"] for p in pairs)
+    return {"benchmark": "ray-24",
+            "label": "24-puzzle instance 1, 24-6-6-6-6 with the reflection, tables cached: --threads 2 against "
+                     "--ray on a local instance (2 CPUs), alternated; wall times of the whole command",
+            "target": "ray wall at most 1.10 x threads wall (issue 15)",
+            "runs": pairs, "wall_ratios": ratios, "median_wall_ratio": ratios[len(ratios) // 2]}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache-dir", default=str(Path.home() / ".cache" / "pdbtool"))
@@ -218,10 +265,29 @@ def main(argv=None):
     parser.add_argument("--synthetic-mb", type=int, default=255)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--skip", default="", help="comma-separated: batch, single, tables")
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "ray.json"))
+    parser.add_argument("--out", default=None,
+                        help="default: bench/results/ray.json, with --k24 bench/results/ray_24.json")
+    parser.add_argument("--k24", action="store_true",
+                        help="only the 24-puzzle's instance 1: --threads 2 against --ray, alternated --repeat "
+                             "times")
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     import ray
+
+    if args.k24:
+        out = Path(args.out or ROOT / "bench" / "results" / "ray_24.json")
+        meta = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": commit(),
+                "command": " ".join(["bench/bench_ray.py", *(argv or sys.argv[1:])]),
+                "machine": {"name": platform.node(), "cores": os.cpu_count()}, "ray": ray.__version__,
+                "load_average_before": load()}
+        result = bench_24(args)
+        meta["load_average_after"] = load()
+        result = {"benchmark": result.pop("benchmark"), "meta": meta, **result}
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"wrote {out}")
+        return
+    args.out = args.out or str(ROOT / "bench" / "results" / "ray.json")
 
     result = {"machine": platform.node(), "platform": platform.platform(), "cores": os.cpu_count(),
               "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "commit": commit(),

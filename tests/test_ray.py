@@ -49,6 +49,25 @@ def test_ray_missing_is_one_line(monkeypatch):
         ["pdbtool: --ray needs Ray, which is not installed: pip install 'pdbtool[ray]'"]
 
 
+@needs_ray
+@pytest.mark.parametrize("instances", [1, 2])
+def test_a_local_start_that_fails_is_one_line(monkeypatch, tmp_path, instances):
+    """One instance (the start on a thread of its own, the search here meanwhile) or a batch: the failed
+    start is reported in one line, exit status 1."""
+    def fail(*args, **kwargs):
+        raise RuntimeError("no room for the object store\nthe rest of Ray's message")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", fail)
+    lines = [ln for ln in (EXAMPLES / "8puzzle.txt").read_text().splitlines() if ln.strip() and ln[0] != "#"]
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(lines[:instances]) + "\n")
+    result = run(src, "--heuristic", "manhattan", "--ray")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == \
+        "pdbtool: cannot start a local Ray instance: no room for the object store"
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     if ray is None:
@@ -236,6 +255,39 @@ def test_units_cut_again_at_the_tail_count_like_serial(cluster, cache_dir, monke
         check_like_serial(solver, state, optimal)
         resplits += solver.executor.resplits
     assert resplits > 0
+
+
+@needs_ray
+def test_iterations_before_the_cluster_is_up_run_here_and_count_like_serial(cluster, cache_dir):
+    """While the session is not up, an iteration's units run on threads here, and once it is up the units
+    not yet taken and the next iterations on the cluster; lengths and counts stay serial."""
+    from pdbtool.search.ray_backend import RaySession
+
+    class SlowStart(RaySession):
+        """Not up for the first ``looks`` looks, then the test's cluster."""
+
+        def __init__(self, looks):
+            super().__init__(cluster, 2, up=True, local=True)
+            self.looks = looks
+
+        def ready(self):
+            self.looks -= 1
+            return None if self.looks >= 0 else super().ready()
+
+    solver = ray_solver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)),
+                        session=SlowStart(2))
+    local = on_cluster = 0
+    for n, (state, optimal) in enumerate(korf([3, 10, 9])):
+        check_like_serial(solver, state, optimal)
+        executor = solver.executor
+        if n == 0:  # the first looks find the cluster not up
+            assert executor.local_iterations >= 1
+        # every iteration is cut (serial_below=0): each one with units ran here, on the cluster, or began
+        # here and ended there
+        cut = sum(1 for n in solver.outcome.subtrees if n)
+        assert cut <= executor.local_iterations + executor.iterations <= 2 * cut
+        local, on_cluster = local + executor.local_iterations, on_cluster + executor.iterations
+    assert local and on_cluster
 
 
 @needs_ray

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .driver import INF, Tally
-from .units import CHUNK_NODES, UnitResult, WorkUnit, search_unit, split_iteration
+from .units import UNIT_CHUNK_NODES, UnitResult, WorkUnit, search_unit, split_iteration
 
 FRONTIER_PER_THREAD = 256
 SERIAL_BELOW = 1 << 22  # an iteration after a smaller one runs on one thread
@@ -45,8 +45,10 @@ class ParallelOutcome:
 
 
 def _search_units(heuristic, state, units: list[WorkUnit], threads: int, tally: Tally, chunk: int,
-                  progress: Callable[[], None] | None, report_every: float) -> list[tuple[int, UnitResult]]:
-    """Search ``units`` on up to ``threads`` threads, in order; the (index, result) of each finished unit."""
+                  progress: Callable[[], None] | None, report_every: float,
+                  stop_taking: threading.Event | None = None) -> list[tuple[int, UnitResult]]:
+    """Search ``units`` on up to ``threads`` threads, in order; the (index, result) of each finished unit.
+    Once ``stop_taking`` is set, no thread takes another unit (those not taken have no result)."""
     lock = threading.Lock()
     results: list[tuple[int, UnitResult]] = []
     next_index = [0]
@@ -57,7 +59,7 @@ def _search_units(heuristic, state, units: list[WorkUnit], threads: int, tally: 
             while not tally.expired():
                 with lock:
                     i = next_index[0]
-                    if i >= len(units):
+                    if i >= len(units) or (stop_taking is not None and stop_taking.is_set()):
                         return
                     next_index[0] += 1
                 result = search_unit(heuristic, state, units[i], chunk, tally)
@@ -90,7 +92,7 @@ def _search_units(heuristic, state, units: list[WorkUnit], threads: int, tally: 
 
 def parallel_search(heuristic, state, h0: int, threads: int, deadline: float | None = None,
                     node_limit: int | None = None, progress: Callable[[int, int, int], None] | None = None,
-                    chunk: int = CHUNK_NODES, frontier_per_thread: int = FRONTIER_PER_THREAD,
+                    chunk: int = UNIT_CHUNK_NODES, frontier_per_thread: int = FRONTIER_PER_THREAD,
                     serial_below: int = SERIAL_BELOW, report_every: float = 0.5,
                     search_units: Callable | None = None) -> ParallelOutcome:
     """IDA* from ``state`` (not the goal) with ``threads`` threads; see the module docstring.
@@ -101,7 +103,7 @@ def parallel_search(heuristic, state, h0: int, threads: int, deadline: float | N
     :class:`pdbtool.search.ray_search.RayUnits`)."""
     search_units = search_units or _search_units
     state = tuple(int(t) for t in state)
-    chunk = max(1, min(chunk, CHUNK_NODES))
+    chunk = max(1, min(chunk, UNIT_CHUNK_NODES))
     out = ParallelOutcome()
     bound = int(h0)
     last_iteration = 0

@@ -4,7 +4,8 @@ Ray is an optional dependency (``pip install 'pdbtool[ray]'``); this module impo
 session opens (:func:`ray_session`), and without it fails with one line saying how to install it.
 
 * :func:`ray_session` connects to a cluster by address (``auto``, ``ray://host:10001``, ``host:6379``)
-  or starts a local Ray instance for the block and stops it after.
+  or starts a local Ray instance for the block and stops it after; :func:`ray_session_started` starts a
+  local one on a thread of its own, so that one instance's first iterations run here meanwhile.
 * The tables reach each node's cache once (:mod:`pdbtool.search.ray_tables`); the workers load them
   through the cache, which memory-maps them, so the workers of a node share one copy.
 * :func:`solve_batch` yields one ``SolveResult`` per instance, in input order, each as soon as it and the
@@ -19,6 +20,8 @@ result.
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, replace
@@ -48,17 +51,9 @@ def import_ray():
     return ray
 
 
-@contextmanager
-def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iterator:
-    """Ray, connected for the block: to the cluster at ``address``, or (``None`` or ``"local"``) to a local
-    instance started for the block with ``num_cpus`` CPUs (default: all) and stopped after.
-
-    A connection this process already has (``ray.init`` called by the caller) is used as it is and left
-    open."""
-    ray = import_ray()
-    if ray.is_initialized():
-        yield ray
-        return
+def _init(ray, address: str | None, num_cpus: int | None, notify: Callable[[str], None] | None) -> None:
+    """``ray.init`` for :func:`ray_session`; failures as one-line ``ClusterError``."""
+    start = time.perf_counter()
     try:
         # workers' output stays in the cluster's logs: stdout carries the results (JSON Lines, CSV)
         if address in (None, LOCAL):
@@ -71,10 +66,111 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
         where = "start a local Ray instance" if address in (None, LOCAL) else f"connect to Ray at {address}"
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ClusterError(f"cannot {where}: {reason}") from None
+    if notify is not None:
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        what = "started a local Ray instance" if address in (None, LOCAL) else f"connected to Ray at {address}"
+        notify(f"ray: {what} ({cpus} CPUs) in {time.perf_counter() - start:.1f} s")
+
+
+@contextmanager
+def ray_session(address: str | None = None, num_cpus: int | None = None,
+                notify: Callable[[str], None] | None = None) -> Iterator:
+    """Ray, connected for the block: to the cluster at ``address``, or (``None`` or ``"local"``) to a local
+    instance started for the block with ``num_cpus`` CPUs (default: all) and stopped after.  ``notify``
+    is told how long the start or the connection took (Ray's start-up, apart from the search).
+
+    A connection this process already has (``ray.init`` called by the caller) is used as it is and left
+    open."""
+    ray = import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    _init(ray, address, num_cpus, notify)
     try:
         yield ray
     finally:
         ray.shutdown()
+
+
+class RaySession:
+    """A Ray connection that may still be coming up: :meth:`ready` is the ``ray`` module once it is up
+    (None before; raises the start's error if it failed); ``cpus`` is the number of workers (a local
+    instance's CPUs are known before it is up).  ``local``: a local instance started for the session,
+    whose CPUs are this machine's, so that work can run here on as many threads while it starts."""
+
+    def __init__(self, ray, cpus: int, up: bool, local: bool = False):
+        self.ray, self.cpus, self.local = ray, cpus, local
+        self.error: BaseException | None = None
+        self.up = threading.Event()
+        if up:
+            self.up.set()
+
+    def ready(self):
+        if not self.up.is_set():
+            return None
+        if self.error is not None:
+            raise self.error
+        return self.ray
+
+
+class _SigtermWarning(logging.Filter):
+    """Drops Ray's warning that ``ray.init`` off the main thread leaves SIGTERM's handler alone (wanted)."""
+
+    def filter(self, record):
+        return "SIGTERM handler is not set" not in record.getMessage()
+
+
+@contextmanager
+def ray_session_started(address: str | None = None, num_cpus: int | None = None,
+                        notify: Callable[[str], None] | None = None) -> Iterator[RaySession]:
+    """A :class:`RaySession` for the block, as :func:`ray_session` opens it, except that a local instance
+    is started on a thread of its own: ``ray.init`` spends most of its seconds (8 s on this machine, of
+    which 0.2 s of CPU here and 2.5 s in Ray's processes) waiting for Ray's processes to come up, and the
+    caller can search meanwhile.  The block's end waits for the start to finish, then stops the instance;
+    a start that failed raises its ``ClusterError`` there if nothing in the block did."""
+    ray = import_ray()
+    if ray.is_initialized() or address not in (None, LOCAL):
+        with ray_session(address, num_cpus, notify) as ray:
+            yield RaySession(ray, max(1, int(ray.cluster_resources().get("CPU", 1))), up=True)
+        return
+    session = RaySession(ray, num_cpus or os.cpu_count() or 1, up=False, local=True)
+    quiet = _SigtermWarning()
+    done = threading.Event()
+
+    def start():
+        try:
+            _init(ray, address, num_cpus, notify)
+        except BaseException as exc:  # raised by ready() and wait()
+            session.error = exc
+        finally:
+            session.up.set()
+        # Ray's processes die with the thread that started them (their parent-death signal is the
+        # thread's, not the process's): this thread lives until the instance is stopped
+        done.wait()
+
+    logging.getLogger("ray").addFilter(quiet)
+    logging.getLogger("ray._private.worker").addFilter(quiet)
+    thread = threading.Thread(target=start, name="ray.init", daemon=True)
+    thread.start()
+    def close():
+        try:
+            session.up.wait()
+            if session.error is None:
+                ray.shutdown()
+        finally:
+            done.set()
+            thread.join()
+            logging.getLogger("ray").removeFilter(quiet)
+            logging.getLogger("ray._private.worker").removeFilter(quiet)
+
+    try:
+        yield session
+    except BaseException:
+        close()
+        raise
+    close()
+    if session.error is not None:  # a start that failed while all the work ran here is still an error
+        raise session.error
 
 
 class _RecordingCache(TableCache):
@@ -105,8 +201,9 @@ class RaySolver(Solver):
 
     Built from a :class:`SolveOptions` (a partition by name or file, so that workers can rebuild the
     heuristic); missing tables are built here.  ``address`` / ``num_cpus`` as :func:`ray_session` takes
-    them (each :meth:`solve` opens a session unless this process already has one); ``node_cache_dir``: the
-    nodes' table cache (default ``options.cache_dir``, a path on each node; None: each node's default).
+    them (each :meth:`solve` opens a session unless the solver was given one, ``session``, or this process
+    already has a connection); ``node_cache_dir``: the nodes' table cache (default ``options.cache_dir``, a
+    path on each node; None: each node's default).
 
     Example::
 
@@ -117,7 +214,7 @@ class RaySolver(Solver):
     def __init__(self, board=None, options: SolveOptions | None = None, address: str | None = None,
                  notify: Callable[[str], None] | None = None, node_cache_dir=_SAME, num_cpus: int | None = None,
                  units_per_worker: int = UNITS_PER_WORKER, serial_below: int = SERIAL_BELOW,
-                 resplit_after: float = RESPLIT_AFTER):
+                 resplit_after: float = RESPLIT_AFTER, session: RaySession | None = None):
         options = options or SolveOptions()
         cache = _RecordingCache(options.cache_dir, notify)
         super().__init__(board, heuristic=options.heuristic, partition=options.partition, reflect=options.reflect,
@@ -133,31 +230,72 @@ class RaySolver(Solver):
         self.workers = 0          # the cluster's CPUs during the last solve
         self.outcome = None       # the ParallelOutcome of the last solve
         self.executor = None      # the RayUnits of the last solve
-        self.stage: StageReport | None = None
+        self.stage: StageReport | None = None  # the tables' staging of the last solve (None: not on the cluster)
+        self.session = session
+        self._staging: tuple = (None, [])  # (session, [thread, report or error]) of connect() in solve
 
     def solve(self, state, time_limit: float | None = None, node_limit: int | None = None,
               progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES,
               threads: int | None = None) -> SolveResult:
-        """Solve one state optimally on the cluster (``threads=1``: here, on one thread, as ``Solver``).
-
-        ``cpu_seconds`` is the driver's CPU time (the workers' is not gathered)."""
+        """Solve one state optimally on the cluster (``threads=1``: here, on one thread, as ``Solver``), in
+        the solver's ``session`` or, without one, in a session opened for this call by
+        :func:`ray_session_started`.  While a local instance is still starting, the units run on threads
+        here (as many as it will have CPUs); once it is up (and its tables checked), on the cluster.  ``cpu_seconds`` is the driver's CPU time (the workers' is not gathered)."""
         if threads == 1:
             return super().solve(state, time_limit, node_limit, progress, chunk, threads=1)
         state = self.board.check_state(state)
-        with ray_session(self.address, self.num_cpus) as ray:
-            self.stage = stage_tables(ray, self.files, self.node_cache_dir)
+        if self.session is None:
+            with ray_session_started(self.address, self.num_cpus, self.notify) as session:
+                self.session = session
+                try:
+                    return self.solve(state, time_limit, node_limit, progress, chunk, threads)
+                finally:
+                    self.session = None
+        session = self.session
+        self.stage = None
+        options, board, start = self.worker_options, self.board, tuple(state)
+        if self._staging[0] is not session:  # the tables are staged once per session
+            self._staging = (session, [])
+        staging = self._staging[1]  # the thread staging the tables, then its report or error
+
+        def stage(ray):
+            try:
+                staging.append(stage_tables(ray, self.files, self.node_cache_dir))
+            except BaseException as exc:  # raised by connect()
+                staging.append(exc)
+
+        def connect():
+            """(ray, submit) once the cluster is up and holds the tables; None before.  In a local session
+            the tables are staged on a thread of their own (a check on the node, seconds), so that the
+            iterations meanwhile run here; on another cluster, now."""
+            ray = session.ready()
+            if ray is None:
+                return None
+            if not staging:
+                staging.append(threading.Thread(target=stage, args=(ray,), name="stage tables", daemon=True))
+                staging[0].start()
+            if session.local and staging[0].is_alive():
+                return None
+            staging[0].join()
+            if isinstance(staging[1], BaseException):
+                raise staging[1]
+            self.stage = staging[1]
             if self.notify is not None:
                 self.notify(self.stage.describe())
+                if self.executor.local_iterations:
+                    self.notify(f"ray: {self.executor.local_iterations} iteration(s) began here while the cluster "
+                                f"started; the units not taken yet and the next iterations run on the cluster")
             task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(search_unit_task)
-            options, board, start = self.worker_options, self.board, tuple(state)
 
             def submit(unit, key, flags, seconds_left, nodes_left):
                 return task.remote(options, board, start, unit, key, flags, seconds_left, nodes_left)
 
-            self.executor = RayUnits(ray, submit, self.resplit_after)
-            self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
-            # any count above one takes Solver.solve's parallel path, which _parallel_outcome runs here
-            return super().solve(state, time_limit, node_limit, progress, chunk, threads=max(2, self.workers))
+            return ray, submit
+
+        self.executor = RayUnits(connect, self.resplit_after)
+        self.workers = session.cpus
+        # any count above one takes Solver.solve's parallel path, which _parallel_outcome runs here
+        return super().solve(state, time_limit, node_limit, progress, chunk, threads=max(2, self.workers))
 
     def _parallel_outcome(self, state, h0, threads, deadline, node_limit, progress, chunk):
         self.outcome = parallel_search(self.heuristic, state, h0, self.workers, deadline=deadline,
@@ -187,11 +325,9 @@ def search_unit_task(options: SolveOptions, board, state, unit, key: str, flags,
                      nodes_left: int | None):
     """One instance's task: one unit of work (``UnitResult``, or None when a limit or the driver, through
     ``flags``, stopped it)."""
-    import ray
-
     solver = worker_pool(options).get(board)
     tally = Tally(nodes_left, None if seconds_left is None else time.perf_counter() + seconds_left)
-    return search_unit(solver.heuristic, state, unit, tally=tally, progress=poll_stop(ray, flags, key, tally))
+    return search_unit(solver.heuristic, state, unit, tally=tally, progress=poll_stop(flags, key, tally))
 
 
 def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | None,
@@ -212,12 +348,13 @@ def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | N
 class _RaySolverPool(SolverPool):
     """A :class:`SolverPool` of :class:`RaySolver` (``kwargs``: RaySolver's keyword arguments)."""
 
-    def __init__(self, options: SolveOptions, notify, kwargs: dict):
+    def __init__(self, options: SolveOptions, notify, kwargs: dict, session: RaySession):
         super().__init__(options, notify)
-        self.kwargs = kwargs
+        self.kwargs, self.session = kwargs, session
 
     def make(self, board) -> Solver:
-        return RaySolver(board, self.options, notify=self.notify, **self.kwargs)
+        return RaySolver(board, self.options, notify=self.notify, session=self.session, **self.kwargs)
+
 
 
 def solve_batch(instances: Iterable, options: SolveOptions | None = None, address: str | None = None,
@@ -241,9 +378,9 @@ def solve_batch(instances: Iterable, options: SolveOptions | None = None, addres
     node_dir = options.cache_dir if node_cache_dir is _SAME else node_cache_dir
     if split is None:
         split = len(instances) == 1
-    with ray_session(address, num_cpus) as ray:
-        if split:
-            pool = _RaySolverPool(options, notify, dict(node_cache_dir=node_dir, **(split_options or {})))
+    if split:
+        with ray_session_started(address, num_cpus, notify) as session:
+            pool = _RaySolverPool(options, notify, dict(node_cache_dir=node_dir, **(split_options or {})), session)
             for inst in instances:
                 report = None
                 if progress is not None:
@@ -251,10 +388,12 @@ def solve_batch(instances: Iterable, options: SolveOptions | None = None, addres
                         solver = pool.get(inst.board)
                         progress(inst, bound, generated, expanded, workers=solver.workers)
                 result = pool.solve(inst, report)
-                if on_stage is not None and inst.error is None and result.error is None:
-                    on_stage(pool.get(inst.board).stage)
+                stage = pool.get(inst.board).stage if inst.error is None and result.error is None else None
+                if on_stage is not None and stage is not None:
+                    on_stage(stage)
                 yield result
-            return
+        return
+    with ray_session(address, num_cpus, notify) as ray:
         report = prepare_nodes(ray, instances, options, node_dir, notify)
         if on_stage is not None:
             on_stage(report)
@@ -298,4 +437,5 @@ def _result_of(ray, ref, inst) -> SolveResult:
                            board=inst.board.dims, error=f"{inst.where}: lost on the cluster: {reason}")
 
 
-__all__ = ["ClusterError", "INSTALL_HINT", "RaySolver", "ray_session", "solve_batch", "prepare_nodes"]
+__all__ = ["ClusterError", "INSTALL_HINT", "RaySession", "RaySolver", "ray_session", "ray_session_started",
+           "solve_batch", "prepare_nodes"]

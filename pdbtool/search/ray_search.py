@@ -5,7 +5,9 @@ one of fewer than ``SERIAL_BELOW`` nodes as one unit, a larger one cut by
 :func:`pdbtool.search.units.split_iteration` into units (``frontier_per_thread`` per worker), the top above
 the cut searched by the driver.  Its executor of the units is threads by default; :class:`RayUnits` is
 the other one: each unit becomes a Ray task, which a worker searches with
-:func:`pdbtool.search.units.search_unit`, and a single unit from the root is searched here.
+:func:`pdbtool.search.units.search_unit`, and a single unit from the root is searched here.  An iteration
+that begins while the cluster is not yet up (a local instance starting, its tables being checked) runs on
+threads here instead, with the same units, so it counts the same.
 
 The tail of an iteration: once fewer tasks are running than there are workers, the unit that has run
 longest (if it has run ``RESPLIT_AFTER`` seconds and longer than ``RESPLIT_MEAN_FACTOR`` times the mean
@@ -27,12 +29,14 @@ arguments, so the retry gives the same result.  The task itself is given by the 
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..errors import PdbtoolError
 from .driver import CUT, FOUND, INF, ITERATION_DONE, Search, Tally
+from .parallel import _search_units as search_units_on_threads
 from .units import UnitResult, WorkUnit, apply_path, search_unit
 
 UNITS_PER_WORKER = 32      # units an iteration is cut into, per worker of the cluster
@@ -40,7 +44,7 @@ RESPLIT_AFTER = 2.0        # seconds a unit must have run before it is cut again
 RESPLIT_MEAN_FACTOR = 2.0  # ... and longer than this many times the mean finished unit
 RESPLIT_UNITS = 8          # sub-units per idle worker when a unit is cut again
 WAIT_SECONDS = 0.5         # longest wait for results between looks at signals, limits and progress
-POLL_SECONDS = 0.25        # how often a task asks whether its unit is still wanted
+POLL_SECONDS = 1.0         # how often a task asks whether its unit is still wanted (an actor call; see poll_stop)
 
 
 def split_unit(heuristic, state: Sequence[int], unit: WorkUnit, target: int) -> tuple[list[WorkUnit], UnitResult]:
@@ -197,27 +201,65 @@ class _Iteration:
 class RayUnits:
     """The executor of an iteration's units as Ray tasks (``search_units`` of ``parallel_search``).
 
+    ``connect()`` returns ``(ray, submit)`` once the cluster is up and None while it is still starting;
+    an iteration that begins before it is up runs on threads here (the threads' executor,
+    ``local_iterations`` counts them) until it is up, and the units no thread has taken by then run on the
+    cluster: a local instance's start-up overlaps the first iterations.
     ``submit(unit, key, flags, seconds_left, nodes_left)`` starts a task searching ``unit`` and returns its
     reference; the task polls the actor ``flags`` (a :class:`StopFlags`) for its ``key``
     (:func:`poll_stop`).  Units no longer wanted are stopped that way rather than with ``ray.cancel``,
     which in Ray 2.60 can crash the driver when it meets a task's completion (ray-project/ray#54846).
     ``resplits`` counts the units cut again at the tails of iterations."""
 
-    def __init__(self, ray, submit: Callable, resplit_after: float = RESPLIT_AFTER):
-        self.ray, self.submit, self.resplit_after = ray, submit, resplit_after
+    def __init__(self, connect: Callable[[], tuple | None], resplit_after: float = RESPLIT_AFTER):
+        self.connect, self.resplit_after = connect, resplit_after
+        self.ray = self.submit = self.flags = None
         self.resplits = 0
         self.iterations = 0
-        self.flags = ray.remote(num_cpus=0)(StopFlags).remote()
+        self.local_iterations = 0
+
+    def _up(self) -> bool:
+        """Whether the cluster is up (connected on the first look that finds it so)."""
+        if self.ray is None:
+            connected = self.connect()
+            if connected is None:
+                return False
+            self.ray, self.submit = connected
+            self.flags = self.ray.remote(num_cpus=0)(StopFlags).remote()
+        return True
 
     def __call__(self, heuristic, state, units: list[WorkUnit], workers: int, tally: Tally, chunk: int,
                  progress: Callable[[], None] | None, report_every: float) -> list[tuple[int, UnitResult]]:
         """Search ``units`` on the cluster; the (index, result) of each unit finished, as
         :func:`pdbtool.search.parallel.parallel_search` expects of an executor."""
-        from ray.exceptions import RayError
-
         if len(units) == 1 and not units[0].path:  # a small iteration, from the root: here
             result = search_unit(heuristic, state, units[0], chunk, tally, progress)
             return [] if result is None else [(0, result)]
+        if self._up():
+            return self._on_cluster(heuristic, state, units, workers, tally, progress)
+        # the cluster is still starting: the units on threads here, until it is up; those no thread took
+        # by then run on the cluster
+        self.local_iterations += 1
+        up = threading.Event()
+
+        def look():
+            if progress is not None:
+                progress()
+            if not up.is_set() and self._up():
+                up.set()
+
+        done = search_units_on_threads(heuristic, state, units, workers, tally, chunk, look, report_every,
+                                       stop_taking=up)
+        finished = {i for i, _ in done}
+        rest = [i for i in range(len(units)) if i not in finished]
+        if not rest or not up.is_set() or tally.stop.is_set() or tally.expired():
+            return done
+        on_cluster = self._on_cluster(heuristic, state, [units[i] for i in rest], workers, tally, progress)
+        return done + [(rest[j], result) for j, result in on_cluster]
+
+    def _on_cluster(self, heuristic, state, units: list[WorkUnit], workers: int, tally: Tally,
+                    progress: Callable[[], None] | None) -> list[tuple[int, UnitResult]]:
+        from ray.exceptions import RayError
 
         def start(unit, key):
             seconds = None if tally.deadline is None else max(0.0, tally.deadline - time.perf_counter())
@@ -264,17 +306,35 @@ class StopFlags:
         return key in self.keys
 
 
-def poll_stop(ray, flags, key: str, tally: Tally, every: float = POLL_SECONDS) -> Callable[[], None]:
+def poll_stop(flags, key: str, tally: Tally, every: float = POLL_SECONDS) -> Callable[[], None]:
     """A ``progress`` callback for :func:`search_unit` in a task: at most every ``every`` seconds it asks
-    ``flags`` whether the unit ``key`` is still wanted, and stops the search (``tally``) when not."""
+    ``flags`` whether the unit ``key`` is still wanted, and stops the search (``tally``) when not.
+
+    It never waits for the answer: the question's reference is turned into a future
+    (``ObjectRef.future``), read at a later call once it is done, and only then is the next question sent.
+    A task blocked in ``ray.get`` or ``ray.wait`` hands its CPU back to the raylet, which starts another
+    task beside it, often in a new worker process: more searches than CPUs, and each new worker loads the
+    kernels and maps the tables again."""
     last = [time.perf_counter()]
+    asked = [None]  # the future of the question in flight
 
     def poll():
         now = time.perf_counter()
-        if now - last[0] >= every:
-            last[0] = now
-            if ray.get(flags.cancelled.remote(key)):
+        if now - last[0] < every:
+            return
+        last[0] = now
+        answer = asked[0]
+        if answer is not None:
+            if not answer.done():
+                return
+            try:
+                wanted = not answer.result()
+            except Exception:  # the flags actor is gone: only the driver stops units, so search on
+                wanted = True
+            if not wanted:
                 tally.stop.set()
+                return
+        asked[0] = flags.cancelled.remote(key).future()
 
     return poll
 

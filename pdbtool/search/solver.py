@@ -27,7 +27,7 @@ from ..errors import PdbtoolError
 from ..heuristics import HEURISTICS, HeuristicError, make_heuristic
 from .driver import FOUND, STOPPED, Search, Tally, run_chunks
 
-CHUNK_NODES = 1 << 21
+CHUNK_NODES = 1 << 21  # nodes per driver call of a serial solve (between progress reports and limit checks)
 
 
 @dataclass

@@ -23,7 +23,7 @@ import numpy as np
 
 from .driver import CUT, FOUND, INF, ITERATION_DONE, STOPPED, Search, Tally, run_chunks
 
-CHUNK_NODES = 1 << 20  # nodes per driver call of a unit: how soon it notices a stop or a limit
+UNIT_CHUNK_NODES = 1 << 20  # nodes per driver call in a unit of work: how soon it notices a stop or a limit
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def split_iteration(heuristic, state: Sequence[int], bound: int, target: int) ->
         depth += 1
 
 
-def search_unit(heuristic, state: Sequence[int], unit: WorkUnit, chunk: int = CHUNK_NODES,
+def search_unit(heuristic, state: Sequence[int], unit: WorkUnit, chunk: int = UNIT_CHUNK_NODES,
                 tally: Tally | None = None, progress: Callable[[], None] | None = None) -> UnitResult | None:
     """Search ``unit`` of the iteration from ``state`` to its end or to the first goal within the bound.
 
@@ -104,4 +104,4 @@ def search_unit(heuristic, state: Sequence[int], unit: WorkUnit, chunk: int = CH
     return UnitResult(search.generated, search.expanded, min(INF, search.next_bound + depth), None)
 
 
-__all__ = ["WorkUnit", "UnitResult", "split_iteration", "search_unit", "apply_path", "CHUNK_NODES"]
+__all__ = ["WorkUnit", "UnitResult", "split_iteration", "search_unit", "apply_path", "UNIT_CHUNK_NODES"]
