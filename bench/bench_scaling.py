@@ -46,19 +46,32 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
+# Runs the command as its child and prints the child's peak RSS last on stderr: getrusage(RUSAGE_CHILDREN)
+# in this process would give the largest child so far, not this step's.
+PEAK_OF_CHILD = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.call(sys.argv[1:])\n"
+    "print('peak_rss_kib', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+    "sys.exit(code)\n")
+
+
 def timed(cmd: list[str], env: dict | None = None) -> dict:
-    """Run ``cmd``; its wall seconds, the CPU seconds of it and its children, and its output lines."""
+    """Run ``cmd``: its wall seconds, the CPU seconds of its process tree, its peak RSS and its output lines.
+
+    Processes that are not its descendants (a Ray instance's workers) are not counted in the CPU seconds."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
+    proc = subprocess.run([sys.executable, "-c", PEAK_OF_CHILD, *cmd], capture_output=True, text=True, cwd=ROOT,
+                          env=env)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode:
         sys.exit(f"bench_scaling: {' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    stderr, _, peak = proc.stderr.rpartition("peak_rss_kib ")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"command": " ".join(cmd[2:] if cmd[:2] == PDBTOOL[:2] else cmd), "wall_seconds": round(wall, 2),
-            "cpu_seconds": round(cpu, 2), "peak_rss_bytes": after.ru_maxrss * 1024,
-            "lines": proc.stdout.splitlines(), "stderr_tail": proc.stderr[-400:]}
+            "cpu_seconds": round(cpu, 2), "peak_rss_bytes": int(peak.split()[0]) * 1024,
+            "lines": proc.stdout.splitlines(), "stderr_tail": stderr[-400:]}
 
 
 def json_lines(lines: list[str]) -> list[dict]:
@@ -130,7 +143,7 @@ def main(argv=None) -> dict:
         skip |= {"build15", "solve15", "build24", "solve24"}
     report = {"benchmark": "scaling", "machine": platform.node(), "cpu_model": _cpu_model(), "cores": cores,
               "platform": platform.platform(), "python": platform.python_version(),
-              "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git_commit": git_commit() or os.environ.get("PDBTOOL_GIT_COMMIT"),  # a copy without .git
+              "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git_commit": os.environ.get("PDBTOOL_GIT_COMMIT") or git_commit(),  # for a copy of the tree elsewhere
               "command": " ".join([Path(sys.executable).name, *sys.argv]), "load_before": round(load(), 2)}
 
     def save():
@@ -152,6 +165,7 @@ def main(argv=None) -> dict:
             report["build_24_6_6_6_6"] = build("24-6-6-6-6", cache, cores)
             save()
         if "solve24" not in skip and "build24" not in skip:
+            # the CPU seconds of the --ray run leave out the Ray instance's workers (not pdbtool's children)
             runs = [solve("examples/korf24_easy.txt", cache, ["--threads", str(cores)], f"24 #1 --threads {cores}")]
             if not args.no_ray:
                 try:

@@ -442,7 +442,7 @@ def scaling_section(results: Path, plots: Plots) -> str:
     if not data:
         return "".join(out) + not_measured("scaling", "python bench/bench_scaling.py")
     cores = data.get("cores", "?")
-    out.append(f"`bench/bench_scaling.py` on {data.get('machine', '?')} ({cores} cores, {data.get('cpu_model', '?')}), "
+    out.append(f"`bench/bench_scaling.py` on {data.get('machine', '?')} ({cores} cores, {data.get('cpu_model', '?')}): "
                "each step a fresh process, tables built into an empty cache.\n\n")
     rows = data.get("table_7") or []
     if rows:
@@ -457,15 +457,22 @@ def scaling_section(results: Path, plots: Plots) -> str:
             steps.append([f"`{label} --threads {cores}`", fmt(run["wall_seconds"]), fmt(run["cpu_seconds"]),
                           fmt(run["peak_rss_bytes"] / 2**30), "", ""])
     runs = ([data["solve_korf100_15_7_8"]] if data.get("solve_korf100_15_7_8") else []) + (data.get("solve_24_1") or [])
+    runs += [run for pair in data.get("solve_24_1_repeats") or [] for run in pair]
     for run in runs:
-        steps.append([run["label"], fmt(run["wall_seconds"]), fmt(run["cpu_seconds"]), fmt(run["peak_rss_bytes"] / 2**30),
+        steps.append([run["label"], fmt(run["wall_seconds"]), fmt(run["cpu_seconds"]), fmt(run["peak_rss_bytes"] and run["peak_rss_bytes"] / 2**30),
                       fmt(run["search_seconds"]), fmt(run["nodes_generated"])])
     if steps:
         out.append(table(["step", "wall s", "CPU s", "peak RSS GiB", "search s", "nodes generated"], steps))
     if data.get("ray_over_threads_wall"):
-        out.append(f"\n`--ray` over `--threads {cores}`: {data['ray_over_threads_wall']:.2f} times the wall time "
-                   f"({data['ray_over_threads_search']:.2f} times the search time); `ray.init` of a local instance "
-                   f"alone took {fmt(data.get('ray_init_seconds'))} s.\n")
+        walls = data.get("ray_over_threads_wall_all") or [data["ray_over_threads_wall"]]
+        searches = data.get("ray_over_threads_search_all") or [data["ray_over_threads_search"]]
+        inits = [x for x in data.get("ray_init_seconds_all") or [data.get("ray_init_seconds")] if x is not None]
+        out.append(f"\n`--ray` over `--threads {cores}` on instance 1 ({len(walls)} pair(s) in turn): "
+                   f"{', '.join(fmt(x) for x in walls)} times the wall time (median {fmt(data['ray_over_threads_wall'])}), "
+                   f"{', '.join(fmt(x) for x in searches)} times the search time; `ray.init` of a local instance "
+                   f"alone took {', '.join(fmt(x) for x in inits)} s.\n")
+    if data.get("note"):
+        out.append(f"\n{data['note']}\n")
     load_text = f"{data.get('load_before', '?')} before, {data.get('load_after', '?')} after"
     out.append(f"\n_Measured {data.get('date', '?')} at commit `{(data.get('git_commit') or 'unknown')[:12]}` with "
                f"`{data.get('command', '?')}`; 1-minute load average {load_text}._\n\n")
