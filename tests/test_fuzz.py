@@ -152,6 +152,19 @@ def test_headers_that_lie_with_a_valid_checksum(sound_files, data, changes, dtyp
     assert_clean(invoke("verify", path, "--samples", "50"))
 
 
+def test_header_text_with_a_line_break_stays_on_one_line(sound_files):
+    """A header's text is shown escaped: a key or value with a line break cannot split a one-line error."""
+    for source, original in sound_files:
+        header, offset = fileformat.read_header(source)
+        header.pop("_file_bytes")
+        header["encoding_params"] = {"a\nb": "c\nd"}
+        raw = fileformat.encode_prefix(header) + original[offset:-8]
+        path = write("line-break.pdb", raw + xxhash.xxh64(raw).intdigest().to_bytes(8, "little"))
+        for result in (invoke("inspect", path), invoke("verify", path, "--samples", "50")):
+            assert_clean(result)
+            assert "a\nb" not in result.output
+
+
 # --- instance files -------------------------------------------------------------------------------------
 
 

@@ -252,8 +252,15 @@ def missing_report(path: str | Path, detail: str) -> Report:
     return _rest_not_run(report)
 
 
+def _plain(value: Any) -> str:
+    """Header text as it is when short and printable, else escaped (a line break must not split a report line)."""
+    text = str(value)
+    return text if text.isprintable() and len(text) <= 40 else fileformat.clip(value)
+
+
 def describe_table(table: PatternTable) -> str:
-    enc = table.encoding + "".join(f" {k}={v}" for k, v in sorted(table.encoding_params.items()))
+    enc = _plain(table.encoding) + "".join(f" {_plain(k)}={_plain(v)}"
+                                           for k, v in sorted(table.encoding_params.items()))
     return f"{{{table.pattern}}} on {table.board.dims} goal {table.board.goal_name}, {table.blank}, {enc}"
 
 
