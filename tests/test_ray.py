@@ -156,8 +156,8 @@ def test_tables_are_shipped_once_and_checked(cluster, cache_dir, tmp_path):
     files = RaySolver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir))).files
     assert len(files) == 3  # 5-5-5 with reflection: three files
     node_dir = tmp_path / "node-cache"
-    first = stage_tables(cluster, files, str(node_dir))
-    assert first.nodes == 1 and sum(len(v) for v in first.shipped.values()) == 3
+    first = stage_tables(cluster, files, str(node_dir), checked_here=True)  # another directory: asked
+    assert first.nodes == 1 and sum(len(v) for v in first.shipped.values()) == 3 and not first.here
     assert first.bytes_put == sum(f.stat().st_size for f in files)
     for f in files:
         assert (node_dir / f.name).read_bytes() == f.read_bytes()
@@ -173,6 +173,10 @@ def test_tables_are_shipped_once_and_checked(cluster, cache_dir, tmp_path):
     assert sum(len(v) for v in third.shipped.values()) == 1 and third.bytes_put == files[0].stat().st_size
     assert damaged.read_bytes() == files[0].read_bytes()
     assert not list(node_dir.glob("*.tmp-*")) and not list(node_dir.glob("*.lock"))
+    # the driver's own cache, its files checked when the driver loaded them: the node is not asked again
+    mine = stage_tables(cluster, files, str(cache_dir), checked_here=True)
+    assert mine.here and mine.nodes == 1 and not mine.shipped and "checked when loaded here" in mine.describe()
+    assert not stage_tables(cluster, files, str(cache_dir)).here
 
 
 # --- one instance, its iterations cut into units of work ------------------------------------------------
@@ -311,6 +315,133 @@ def test_split_unit_adds_up_to_the_unit(cluster, cache_dir):
         assert all(u.path[:len(unit.path)] == unit.path and len(u.path) > len(unit.path) for u in subs)
         checked += len(subs) > 0
     assert checked >= 3
+
+
+def big_unit(heuristic_name="manhattan"):
+    """A Manhattan-distance solver and a unit of hours: Korf's instance 60 from its root, the iteration
+    below its optimal length."""
+    from pdbtool.search.solver import Solver
+    from pdbtool.search.units import WorkUnit
+
+    solver = Solver(Board(4, 4), heuristic=heuristic_name)
+    (state, optimal), = korf([60])
+    return solver, state, WorkUnit((), optimal - 2)
+
+
+def test_the_stop_file_stops_a_unit_at_the_next_chunk(tmp_path):
+    """A unit whose byte the driver sets stops at the end of the chunk it is in (read through a map of
+    its own, as a worker on the driver's node reads it); a neighbour's byte does not stop it."""
+    from pdbtool.search.driver import Tally
+    from pdbtool.search.ray_search import StopBoard, stop_check
+    from pdbtool.search.units import search_unit
+
+    solver, state, unit = big_unit()
+    board = StopBoard("this-node", directory=str(tmp_path))
+    mine, neighbour = board.new_slot(), board.new_slot()
+    chunk = 1 << 14
+    try:
+        tally = Tally()
+        check = stop_check(board.signal(mine), tally, "this-node")
+        assert check is not None
+        calls = [0]
+
+        def progress():
+            calls[0] += 1
+            if calls[0] == 3:
+                board.cancel([neighbour])
+            if calls[0] == 6:
+                board.cancel([mine])
+            check()
+
+        assert search_unit(solver.heuristic, state, unit, chunk, tally, progress) is None
+        assert calls[0] == 6 and tally.generated < 7 * chunk  # a chunk ends within a node of its budget
+    finally:
+        board.close()
+    assert not Path(board.path).exists()
+
+
+def test_without_the_stop_file_a_unit_asks_the_actor(tmp_path):
+    """A worker on another node (another node id, or the file gone) polls the flags actor instead; with
+    neither, nothing stops its unit but its limits."""
+    from pdbtool.search.driver import Tally
+    from pdbtool.search.ray_search import StopBoard, stop_check
+
+    class Answer:
+        def __init__(self, value):
+            self.value = value
+
+        def done(self):
+            return True
+
+        def result(self):
+            return self.value
+
+    class Flags:  # StopFlags as a task sees its handle: .cancelled.remote(slot).future()
+        def __init__(self):
+            self.asked, self.slots = [], set()
+            outer = self
+
+            class Method:
+                def remote(self, slot):
+                    outer.asked.append(slot)
+                    return type("Ref", (), {"future": lambda _: Answer(slot in outer.slots)})()
+
+            self.cancelled = Method()
+
+    flags = Flags()
+    board = StopBoard("driver-node", flags=None, directory=str(tmp_path))
+    try:
+        slot = board.new_slot()
+        signal_ = board.signal(slot)
+        assert stop_check(signal_, Tally(), "another-node") is None  # no file there, no actor
+        remote = type(signal_)(signal_.node_id, signal_.path, slot, flags)
+        tally = Tally()
+        check = stop_check(remote, tally, "another-node")
+        board.cancel([slot])  # the file says stop, but this worker cannot see it
+        check()
+        assert not tally.stop.is_set() and flags.asked == []  # the first question waits POLL_SECONDS
+        from pdbtool.search import ray_search
+
+        poll = ray_search.poll_stop(flags, slot, tally, every=0.0)
+        poll()
+        assert flags.asked == [slot] and not tally.stop.is_set()
+        flags.slots.add(slot)
+        poll()  # reads the answer to the question asked before the cancel, asks again
+        assert flags.asked == [slot, slot] and not tally.stop.is_set()
+        poll()
+        assert tally.stop.is_set()
+        gone = type(signal_)("driver-node", str(tmp_path / "gone"), slot, flags)  # the driver's node, no file
+        assert stop_check(gone, Tally(), "driver-node").__qualname__.startswith("poll_stop.")
+        assert stop_check(board.signal(slot), Tally(), "driver-node").__qualname__.startswith("stop_check.")
+    finally:
+        board.close()
+
+
+@needs_ray
+@pytest.mark.parametrize("node", ["driver", "another"])
+def test_a_unit_task_stops_when_the_driver_no_longer_wants_it(cluster, node):
+    """A unit of hours searched by a worker: stopped through the stop file on the driver's node, through
+    the actor when the worker takes itself for one on another node."""
+    from pdbtool.search.ray_backend import search_unit_task
+    from pdbtool.search.ray_search import StopBoard, StopFlags
+
+    solver, state, unit = big_unit()
+    node_id = cluster.get_runtime_context().get_node_id() if node == "driver" else "another-node"
+    board = StopBoard(node_id, flags=cluster.remote(num_cpus=0)(StopFlags).remote())
+    try:
+        slot = board.new_slot()
+        task = cluster.remote(num_cpus=1, max_retries=0)(search_unit_task)
+        ref = task.remote(SolveOptions(heuristic="manhattan"), Board(4, 4), state, unit, board.signal(slot),
+                          300.0, None)
+        assert wait_for(lambda: unit_workers(), 60), "the unit did not start"
+        time.sleep(0.5)
+        board.cancel([slot])
+        cancelled = time.monotonic()
+        ready, _ = cluster.wait([ref], timeout=60)
+        assert ready and cluster.get(ref) is None
+        assert time.monotonic() - cancelled < (10 if node == "another" else 3)
+    finally:
+        board.close()
 
 
 def unit_workers():

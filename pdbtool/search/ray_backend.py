@@ -32,7 +32,7 @@ from ..errors import PdbtoolError
 from ..tables.cache import TableCache
 from .driver import Tally
 from .parallel import SERIAL_BELOW, parallel_search
-from .ray_search import RESPLIT_AFTER, UNITS_PER_WORKER, WAIT_SECONDS, ClusterError, RayUnits, poll_stop, wait
+from .ray_search import RESPLIT_AFTER, UNITS_PER_WORKER, WAIT_SECONDS, ClusterError, RayUnits, stop_check, wait
 from .ray_tables import StageReport, stage_tables
 from .solver import CHUNK_NODES, SolveOptions, SolveResult, Solver, SolverPool
 from .units import search_unit
@@ -260,7 +260,7 @@ class RaySolver(Solver):
 
         def stage(ray):
             try:
-                staging.append(stage_tables(ray, self.files, self.node_cache_dir))
+                staging.append(stage_tables(ray, self.files, self.node_cache_dir, checked_here=True))
             except BaseException as exc:  # raised by connect()
                 staging.append(exc)
 
@@ -287,15 +287,19 @@ class RaySolver(Solver):
                                 f"started; the units not taken yet and the next iterations run on the cluster")
             task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(search_unit_task)
 
-            def submit(unit, key, flags, seconds_left, nodes_left):
-                return task.remote(options, board, start, unit, key, flags, seconds_left, nodes_left)
+            def submit(unit, stop, seconds_left, nodes_left):
+                return task.remote(options, board, start, unit, stop, seconds_left, nodes_left)
 
             return ray, submit
 
-        self.executor = RayUnits(connect, self.resplit_after)
+        # a local instance started for the session has this node only: its workers read the stop file
+        self.executor = RayUnits(connect, self.resplit_after, other_nodes=not session.local)
         self.workers = session.cpus
-        # any count above one takes Solver.solve's parallel path, which _parallel_outcome runs here
-        return super().solve(state, time_limit, node_limit, progress, chunk, threads=max(2, self.workers))
+        try:
+            # any count above one takes Solver.solve's parallel path, which _parallel_outcome runs here
+            return super().solve(state, time_limit, node_limit, progress, chunk, threads=max(2, self.workers))
+        finally:
+            self.executor.close()
 
     def _parallel_outcome(self, state, h0, threads, deadline, node_limit, progress, chunk):
         self.outcome = parallel_search(self.heuristic, state, h0, self.workers, deadline=deadline,
@@ -321,13 +325,16 @@ def solve_instance_task(options: SolveOptions, inst) -> SolveResult:
     return worker_pool(options).solve(inst)
 
 
-def search_unit_task(options: SolveOptions, board, state, unit, key: str, flags, seconds_left: float | None,
+def search_unit_task(options: SolveOptions, board, state, unit, stop, seconds_left: float | None,
                      nodes_left: int | None):
     """One instance's task: one unit of work (``UnitResult``, or None when a limit or the driver, through
-    ``flags``, stopped it)."""
+    the ``StopSignal`` ``stop``, stopped it)."""
+    import ray
+
     solver = worker_pool(options).get(board)
     tally = Tally(nodes_left, None if seconds_left is None else time.perf_counter() + seconds_left)
-    return search_unit(solver.heuristic, state, unit, tally=tally, progress=poll_stop(flags, key, tally))
+    check = stop_check(stop, tally, ray.get_runtime_context().get_node_id())
+    return search_unit(solver.heuristic, state, unit, tally=tally, progress=check)
 
 
 def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | None,
@@ -339,7 +346,7 @@ def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | N
             files += RaySolver(board, options, notify=notify).files
         except PdbtoolError:
             pass  # reported per instance by the workers
-    report = stage_tables(ray, files, node_cache_dir)
+    report = stage_tables(ray, files, node_cache_dir, checked_here=True)
     if notify is not None:
         notify(report.describe())
     return report

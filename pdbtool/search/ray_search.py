@@ -17,6 +17,13 @@ task goes on.  Whichever finishes first gives the unit's result: the unit's task
 sub-units (whose counts add up to the unit's exactly); the other is stopped (:class:`StopFlags`) and its
 result, if any, ignored.  A unit's counts reach the iteration's tally once, when it is resolved.
 
+Stopping a unit (:class:`StopBoard`): each task has a slot, one byte of a file on the driver's node
+(in ``/dev/shm`` where there is one) that the driver sets when it no longer wants the unit.  A worker on
+the driver's node maps the file and reads its byte between chunks of nodes, as a thread reads the
+threads' stop flag; a worker on another node, which cannot see the file, asks a :class:`StopFlags` actor
+once every ``POLL_SECONDS`` instead (:func:`poll_stop`).  A local instance started for the run has the
+driver's node only, and no actor.
+
 So the counts of every finished iteration are exactly those of the serial iteration, whatever the tasks
 did, and the length found equals the serial search's (every goal found under bound B has length B).  In
 the last iteration the counts are those of the units that finished (a stopped unit's partial count is
@@ -29,6 +36,9 @@ arguments, so the retry gives the same result.  The task itself is given by the 
 
 from __future__ import annotations
 
+import mmap
+import os
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -44,7 +54,8 @@ RESPLIT_AFTER = 2.0        # seconds a unit must have run before it is cut again
 RESPLIT_MEAN_FACTOR = 2.0  # ... and longer than this many times the mean finished unit
 RESPLIT_UNITS = 8          # sub-units per idle worker when a unit is cut again
 WAIT_SECONDS = 0.5         # longest wait for results between looks at signals, limits and progress
-POLL_SECONDS = 1.0         # how often a task asks whether its unit is still wanted (an actor call; see poll_stop)
+POLL_SECONDS = 1.0         # how often a task on another node asks whether its unit is still wanted (poll_stop)
+STOP_SLOTS = 1 << 20       # units one solve can stop through the file (bytes of a sparse file; then the actor)
 
 
 def split_unit(heuristic, state: Sequence[int], unit: WorkUnit, target: int) -> tuple[list[WorkUnit], UnitResult]:
@@ -82,6 +93,7 @@ class _Item:
 
     unit: WorkUnit
     parent: int | None
+    slot: int = -1       # its byte of the StopBoard
     ref: object = None
     submitted: float = 0.0
     top: UnitResult | None = None
@@ -92,10 +104,10 @@ class _Item:
 class _Iteration:
     """The units of one iteration on the cluster and what has come back."""
 
-    def __init__(self, ray, submit: Callable, units: list[WorkUnit], tally: Tally, flags, name: str,
+    def __init__(self, ray, submit: Callable, units: list[WorkUnit], tally: Tally, board: "StopBoard",
                  resplit_after: float = RESPLIT_AFTER):
         self.ray = ray
-        self.flags, self.name = flags, name
+        self.board = board
         self.resplit_after = resplit_after
         self.submit = submit
         self.tally = tally
@@ -108,29 +120,26 @@ class _Iteration:
         self.roots = [self._add(u, None) for u in units]
 
     def _add(self, unit: WorkUnit, parent: int | None) -> int:
-        self.items.append(_Item(unit, parent, submitted=time.perf_counter()))
+        item = _Item(unit, parent, slot=self.board.new_slot(), submitted=time.perf_counter())
+        self.items.append(item)
         i = len(self.items) - 1
-        self.items[i].ref = self.submit(unit, self._key(i))
-        self.running[self.items[i].ref] = i
+        item.ref = self.submit(unit, self.board.signal(item.slot))
+        self.running[item.ref] = i
         return i
-
-    def _key(self, i: int) -> str:
-        return f"{self.name}/{i}"
 
     def _cancel(self, i: int) -> None:
         """Stop the task of item ``i`` and of every item below it (their results will be ignored)."""
-        keys = []
+        slots = []
 
         def collect(j):
             item = self.items[j]
             if item.ref is not None and self.running.pop(item.ref, None) is not None:
-                keys.append(self._key(j))
+                slots.append(item.slot)
             for c in item.children:
                 collect(c)
 
         collect(i)
-        if keys:
-            self.flags.cancel.remote(keys)
+        self.board.cancel(slots)
 
     def done(self) -> bool:
         return self.found is not None or self.stopped or all(self.items[i].result is not None for i in self.roots)
@@ -193,8 +202,7 @@ class _Iteration:
         self.resplits += 1
 
     def cancel_all(self) -> None:
-        if self.running:
-            self.flags.cancel.remote([self._key(i) for i in self.running.values()])
+        self.board.cancel([self.items[i].slot for i in self.running.values()])
         self.running.clear()
 
 
@@ -205,15 +213,18 @@ class RayUnits:
     an iteration that begins before it is up runs on threads here (the threads' executor,
     ``local_iterations`` counts them) until it is up, and the units no thread has taken by then run on the
     cluster: a local instance's start-up overlaps the first iterations.
-    ``submit(unit, key, flags, seconds_left, nodes_left)`` starts a task searching ``unit`` and returns its
-    reference; the task polls the actor ``flags`` (a :class:`StopFlags`) for its ``key``
-    (:func:`poll_stop`).  Units no longer wanted are stopped that way rather than with ``ray.cancel``,
-    which in Ray 2.60 can crash the driver when it meets a task's completion (ray-project/ray#54846).
-    ``resplits`` counts the units cut again at the tails of iterations."""
+    ``submit(unit, stop, seconds_left, nodes_left)`` starts a task searching ``unit`` and returns its
+    reference; the task stops when the driver sets its :class:`StopSignal` ``stop`` (:func:`stop_check`).
+    Units no longer wanted are stopped that way rather than with ``ray.cancel``, which in Ray 2.60 can
+    crash the driver when it meets a task's completion (ray-project/ray#54846).  ``other_nodes``: whether
+    workers may run on nodes other than the driver's (they need the :class:`StopFlags` actor; a local
+    instance started for the run has none).  ``resplits`` counts the units cut again at the tails of
+    iterations.  :meth:`close` removes the stop file."""
 
-    def __init__(self, connect: Callable[[], tuple | None], resplit_after: float = RESPLIT_AFTER):
-        self.connect, self.resplit_after = connect, resplit_after
-        self.ray = self.submit = self.flags = None
+    def __init__(self, connect: Callable[[], tuple | None], resplit_after: float = RESPLIT_AFTER,
+                 other_nodes: bool = True):
+        self.connect, self.resplit_after, self.other_nodes = connect, resplit_after, other_nodes
+        self.ray = self.submit = self.board = None
         self.resplits = 0
         self.iterations = 0
         self.local_iterations = 0
@@ -224,9 +235,15 @@ class RayUnits:
             connected = self.connect()
             if connected is None:
                 return False
-            self.ray, self.submit = connected
-            self.flags = self.ray.remote(num_cpus=0)(StopFlags).remote()
+            ray, self.submit = connected
+            actor = ray.remote(num_cpus=0)(StopFlags).remote() if self.other_nodes else None
+            self.board = StopBoard(ray.get_runtime_context().get_node_id(), actor)
+            self.ray = ray
         return True
+
+    def close(self) -> None:
+        if self.board is not None:
+            self.board.close()
 
     def __call__(self, heuristic, state, units: list[WorkUnit], workers: int, tally: Tally, chunk: int,
                  progress: Callable[[], None] | None, report_every: float) -> list[tuple[int, UnitResult]]:
@@ -261,13 +278,13 @@ class RayUnits:
                     progress: Callable[[], None] | None) -> list[tuple[int, UnitResult]]:
         from ray.exceptions import RayError
 
-        def start(unit, key):
+        def start(unit, stop):
             seconds = None if tally.deadline is None else max(0.0, tally.deadline - time.perf_counter())
             nodes = None if tally.node_limit is None else max(0, tally.node_limit - tally.generated)
-            return self.submit(unit, key, self.flags, seconds, nodes)
+            return self.submit(unit, stop, seconds, nodes)
 
         self.iterations += 1
-        it = _Iteration(self.ray, start, units, tally, self.flags, str(self.iterations), self.resplit_after)
+        it = _Iteration(self.ray, start, units, tally, self.board, self.resplit_after)
         try:
             while not it.done():
                 ready, _ = wait(self.ray, list(it.running))
@@ -293,22 +310,119 @@ class RayUnits:
         return it.results()
 
 
+@dataclass(frozen=True)
+class StopSignal:
+    """How a task learns that its unit is no longer wanted: byte ``slot`` of the file ``path`` on the node
+    ``node_id`` (None: no byte), or else the :class:`StopFlags` actor ``flags`` (None: none), asked for the
+    same slot."""
+
+    node_id: str
+    path: str | None
+    slot: int
+    flags: object = None
+
+
+def _stop_dir() -> str | None:
+    """Where the stop file goes: shared memory when the system has it, else the temporary directory."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+class StopBoard:
+    """The driver's side of stopping units: a byte per unit in a sparse file of ``capacity`` bytes that the
+    workers on the driver's node (``node_id``) map, and the same slots in the :class:`StopFlags` actor
+    ``flags`` for workers elsewhere (None: no worker is elsewhere).  A slot past the file's capacity is
+    reached through the actor only."""
+
+    def __init__(self, node_id: str, flags=None, capacity: int = STOP_SLOTS, directory: str | None = None):
+        self.node_id, self.flags, self.capacity = node_id, flags, capacity
+        fd, self.path = tempfile.mkstemp(prefix="pdbtool-stop-", dir=directory or _stop_dir())
+        try:
+            os.ftruncate(fd, capacity)
+            self.mapped = mmap.mmap(fd, capacity)
+        finally:
+            os.close(fd)
+        self.slots = 0
+
+    def new_slot(self) -> int:
+        self.slots += 1
+        return self.slots - 1
+
+    def signal(self, slot: int) -> StopSignal:
+        return StopSignal(self.node_id, self.path if slot < self.capacity else None, slot, self.flags)
+
+    def cancel(self, slots: list[int]) -> None:
+        """Stop the units of ``slots``."""
+        if not slots:
+            return
+        for slot in slots:
+            if slot < self.capacity:
+                self.mapped[slot] = 1
+        if self.flags is not None:
+            self.flags.cancel.remote(slots)
+
+    def close(self) -> None:
+        """Unmap and remove the file (workers that mapped it keep their map; their units are over)."""
+        if not self.mapped.closed:
+            self.mapped.close()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
 class StopFlags:
-    """The keys of the units whose search is no longer wanted (a Ray actor, one per solve)."""
+    """The slots of the units whose search is no longer wanted (a Ray actor, one per solve), for workers
+    on nodes other than the driver's."""
 
     def __init__(self):
-        self.keys: set[str] = set()
+        self.slots: set[int] = set()
 
-    def cancel(self, keys: list[str]) -> None:
-        self.keys.update(keys)
+    def cancel(self, slots: list[int]) -> None:
+        self.slots.update(slots)
 
-    def cancelled(self, key: str) -> bool:
-        return key in self.keys
+    def cancelled(self, slot: int) -> bool:
+        return slot in self.slots
 
 
-def poll_stop(flags, key: str, tally: Tally, every: float = POLL_SECONDS) -> Callable[[], None]:
+_STOP_MAP: list = [None, None]  # this worker process's map of the driver's stop file: [path, mmap]
+
+
+def _map_stop_file(path: str):
+    """A read-only map of the stop file ``path`` (kept for the next task of the same solve), or None."""
+    if _STOP_MAP[0] != path:
+        try:
+            with open(path, "rb") as f:
+                mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        if _STOP_MAP[1] is not None:
+            _STOP_MAP[1].close()
+        _STOP_MAP[:] = [path, mapped]
+    return _STOP_MAP[1]
+
+
+def stop_check(stop: StopSignal, tally: Tally, node_id: str) -> Callable[[], None] | None:
+    """A ``progress`` callback for :func:`search_unit` in a task on the node ``node_id``: it stops the
+    search (``tally``) once the driver no longer wants the unit.  On the driver's node it reads the unit's
+    byte of the stop file, at every call (between chunks of nodes); elsewhere, or where the file cannot be
+    opened, it polls the actor (:func:`poll_stop`); with neither, None (the unit runs to its end)."""
+    mapped = _map_stop_file(stop.path) if stop.path is not None and node_id == stop.node_id else None
+    if mapped is not None and stop.slot < len(mapped):
+        slot = stop.slot
+
+        def check():
+            if mapped[slot]:
+                tally.stop.set()
+
+        return check
+    if stop.flags is not None:
+        return poll_stop(stop.flags, stop.slot, tally)
+    return None
+
+
+def poll_stop(flags, slot: int, tally: Tally, every: float = POLL_SECONDS) -> Callable[[], None]:
     """A ``progress`` callback for :func:`search_unit` in a task: at most every ``every`` seconds it asks
-    ``flags`` whether the unit ``key`` is still wanted, and stops the search (``tally``) when not.
+    ``flags`` whether the unit of ``slot`` is still wanted, and stops the search (``tally``) when not.
 
     It never waits for the answer: the question's reference is turned into a future
     (``ObjectRef.future``), read at a later call once it is done, and only then is the next question sent.
@@ -334,7 +448,7 @@ def poll_stop(flags, key: str, tally: Tally, every: float = POLL_SECONDS) -> Cal
             if not wanted:
                 tally.stop.set()
                 return
-        asked[0] = flags.cancelled.remote(key).future()
+        asked[0] = flags.cancelled.remote(slot).future()
 
     return poll
 
@@ -352,4 +466,4 @@ def wait(ray, pending: list, num_returns: int = 1) -> tuple[list, list]:
         raise
 
 
-__all__ = ["ClusterError", "RayUnits", "StopFlags", "poll_stop", "split_unit", "wait", "UNITS_PER_WORKER", "RESPLIT_AFTER"]
+__all__ = ["ClusterError", "RayUnits", "StopBoard", "StopFlags", "StopSignal", "stop_check", "poll_stop", "split_unit", "wait", "UNITS_PER_WORKER", "RESPLIT_AFTER"]

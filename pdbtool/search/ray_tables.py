@@ -114,14 +114,16 @@ class StageReport:
     shipped: dict[str, list[str]] = field(default_factory=dict)  # node id -> names written there
     bytes_put: int = 0
     seconds: float = 0.0
+    here: bool = False  # the driver's node was not asked: its cache holds the very files the driver checked
 
     def describe(self) -> str:
         copies = sum(len(v) for v in self.shipped.values())
         if not self.files:
             return f"tables: none needed on the {self.nodes} node(s)"
         if not copies:
+            checked = "this node's checked when loaded here, " if self.here else ""
             return (f"tables: {self.files} file(s) already in the cache of each of {self.nodes} node(s) "
-                    f"({self.seconds:.1f} s to check)")
+                    f"({checked}{self.seconds:.1f} s to check)")
         return (f"tables: {copies} copy(ies) shipped to {len(self.shipped)} of {self.nodes} node(s), "
                 f"{self.bytes_put / 2**20:.1f} MiB put into the object store ({self.seconds:.1f} s)")
 
@@ -144,8 +146,12 @@ def _put_file(ray, path: Path):
     return ref
 
 
-def stage_tables(ray, paths: list[Path], cache_dir: str | None) -> StageReport:
-    """Make every live node's cache at ``cache_dir`` (None: each node's default) hold the files ``paths``."""
+def stage_tables(ray, paths: list[Path], cache_dir: str | None, checked_here: bool = False) -> StageReport:
+    """Make every live node's cache at ``cache_dir`` (None: each node's default) hold the files ``paths``.
+
+    ``checked_here``: this process loaded ``paths`` through its cache, checksums checked; when they are the
+    files of ``cache_dir`` on this machine, the driver's node is not asked again (a local instance then
+    starts its search without a task reading every table)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     start = time.perf_counter()
@@ -154,6 +160,11 @@ def stage_tables(ray, paths: list[Path], cache_dir: str | None) -> StageReport:
     report = StageReport(files=len(infos))
     nodes = cluster_nodes(ray)
     report.nodes = len(nodes)
+    here = ray.get_runtime_context().get_node_id()
+    if checked_here and here in nodes and all(p.parent.resolve() == TableCache(cache_dir).dir.resolve()
+                                              for p, _ in infos.values()):
+        nodes.remove(here)
+        report.here = True
     if not infos or not nodes:
         report.seconds = time.perf_counter() - start
         return report
