@@ -556,6 +556,30 @@ def test_ctrl_c_prints_what_was_solved_and_stops_the_work():
 
 
 @needs_ray
+def test_a_local_instance_runs_without_the_monitors():
+    """A local instance started for the run has no autoscaler monitor and no log monitor, and works."""
+    code = """
+import json, ray, psutil
+from pdbtool.search.ray_backend import ray_session
+with ray_session(num_cpus=1) as ray:
+    answer = ray.get(ray.remote(num_cpus=1)(lambda: 6 * 7).remote())
+    family = [" ".join(p.cmdline()) for p in psutil.Process().children(recursive=True)]
+print(json.dumps([answer, family]))
+"""
+    work = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                              env=dict(os.environ, RAY_TMPDIR=str(work)))
+    finally:
+        shutil.rmtree(work, True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    answer, family = json.loads(done.stdout.splitlines()[-1])
+    assert answer == 42
+    assert any("raylet" in cmd for cmd in family) and any("gcs_server" in cmd for cmd in family)
+    assert not [cmd for cmd in family if "log_monitor.py" in cmd or "autoscaler/_private/monitor.py" in cmd]
+
+
+@needs_ray
 def test_a_lost_driver_leaves_no_work_running():
     """The driver killed outright while the units of one instance run: the workers stop with it."""
     import psutil
