@@ -246,6 +246,26 @@ def test_three_by_four_and_five_by_five_like_serial(cluster, cache_dir):
     check_like_serial(large, random_walk(Board(5, 5), 30, 7))
 
 
+def test_units_wanted_follows_the_estimated_iteration():
+    from pdbtool.search.parallel import MAX_UNITS, units_wanted
+
+    assert units_wanted(2, 32, None, 10**9, 10**8) == 64
+    assert units_wanted(2, 32, 1 << 24, 0, 0) == 64                          # no estimate yet
+    assert units_wanted(2, 32, 1 << 24, 905_426_553, 85_828_369) == 569      # 24-puzzle #1, bound 95
+    assert units_wanted(2, 32, 1 << 24, 85_828_369, 7_513_443) == 64         # bound 93: the floor
+    assert units_wanted(2, 32, 1, 10**12, 10**9) == MAX_UNITS
+
+
+@needs_ray
+def test_units_of_a_node_count_count_like_serial(cluster, cache_dir):
+    """Iterations cut into units of about 2,000 nodes (many more than 4 per worker): serial counts."""
+    solver = ray_solver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)),
+                        unit_nodes=2000)
+    for state, optimal in korf([3, 10]):
+        check_like_serial(solver, state, optimal)
+        assert max(solver.outcome.subtrees) > 3 * 4 * 2
+
+
 @needs_ray
 def test_units_cut_again_at_the_tail_count_like_serial(cluster, cache_dir, monkeypatch):
     """With every running unit cut again as soon as a worker is idle, counts and length stay serial."""

@@ -29,6 +29,7 @@ from .units import UNIT_CHUNK_NODES, UnitResult, WorkUnit, search_unit, split_it
 
 FRONTIER_PER_THREAD = 256
 SERIAL_BELOW = 1 << 22  # an iteration after a smaller one runs on one thread
+MAX_UNITS = 1 << 13     # the most units units_wanted asks for an iteration
 
 
 @dataclass
@@ -90,23 +91,37 @@ def _search_units(heuristic, state, units: list[WorkUnit], threads: int, tally: 
     return results
 
 
+def units_wanted(threads: int, frontier_per_thread: int, unit_nodes: int | None, last: int, before: int) -> int:
+    """The number of units to cut the next iteration into: ``frontier_per_thread`` per thread, or more with
+    ``unit_nodes``, enough that the units average about ``unit_nodes`` nodes by an estimate of the
+    iteration (the last one's nodes times its growth over the one ``before``; at most ``MAX_UNITS``)."""
+    target = frontier_per_thread * threads
+    if unit_nodes and before > 0 and last > 0:
+        estimate = last * (last / before)
+        target = max(target, min(MAX_UNITS, int(estimate // unit_nodes)))
+    return target
+
+
 def parallel_search(heuristic, state, h0: int, threads: int, deadline: float | None = None,
                     node_limit: int | None = None, progress: Callable[[int, int, int], None] | None = None,
                     chunk: int = UNIT_CHUNK_NODES, frontier_per_thread: int = FRONTIER_PER_THREAD,
                     serial_below: int = SERIAL_BELOW, report_every: float = 0.5,
-                    search_units: Callable | None = None) -> ParallelOutcome:
+                    search_units: Callable | None = None, unit_nodes: int | None = None) -> ParallelOutcome:
     """IDA* from ``state`` (not the goal) with ``threads`` threads; see the module docstring.
 
     An iteration after one that generated fewer than ``serial_below`` nodes runs as one unit (its counts are
     the serial ones, whether or not it is the last).  ``search_units`` is the executor of an iteration's
     units, called as ``_search_units`` is (default: it, on threads here; another: Ray tasks,
-    :class:`pdbtool.search.ray_search.RayUnits`)."""
+    :class:`pdbtool.search.ray_search.RayUnits`).  ``unit_nodes``: cut an iteration finer when it is
+    estimated large (:func:`units_wanted`), so that the units in flight when the goal is found, in the
+    last iteration, are small; for an executor whose units cost something each (a task), where
+    ``frontier_per_thread`` is kept low."""
     search_units = search_units or _search_units
     state = tuple(int(t) for t in state)
     chunk = max(1, min(chunk, UNIT_CHUNK_NODES))
     out = ParallelOutcome()
     bound = int(h0)
-    last_iteration = 0
+    last_iteration = before_last = 0
     while True:
         tally = Tally(None if node_limit is None else node_limit - out.generated, deadline)
         if tally.expired():
@@ -117,7 +132,8 @@ def parallel_search(heuristic, state, h0: int, threads: int, deadline: float | N
         if last_iteration < serial_below:
             units, top = [WorkUnit((), bound)], UnitResult(0, 0, INF, None)
         else:
-            units, top = split_iteration(heuristic, state, bound, frontier_per_thread * threads)
+            target = units_wanted(threads, frontier_per_thread, unit_nodes, last_iteration, before_last)
+            units, top = split_iteration(heuristic, state, bound, target)
             tally.add(top.generated, top.expanded)
             if top.solution is not None:
                 out.generated += top.generated
@@ -133,7 +149,7 @@ def parallel_search(heuristic, state, h0: int, threads: int, deadline: float | N
             if units else []
         out.generated += tally.generated
         out.expanded += tally.expanded
-        last_iteration = tally.generated
+        last_iteration, before_last = tally.generated, last_iteration
         found = sorted((i, r.solution) for i, r in results if r.solution is not None)
         if found:
             out.moves = list(found[0][1])
@@ -150,4 +166,4 @@ def parallel_search(heuristic, state, h0: int, threads: int, deadline: float | N
             progress(bound, out.generated, out.expanded)
 
 
-__all__ = ["parallel_search", "ParallelOutcome", "FRONTIER_PER_THREAD", "SERIAL_BELOW"]
+__all__ = ["parallel_search", "units_wanted", "ParallelOutcome", "FRONTIER_PER_THREAD", "SERIAL_BELOW"]

@@ -32,7 +32,8 @@ from ..errors import PdbtoolError
 from ..tables.cache import TableCache
 from .driver import Tally
 from .parallel import SERIAL_BELOW, parallel_search
-from .ray_search import RESPLIT_AFTER, UNITS_PER_WORKER, WAIT_SECONDS, ClusterError, RayUnits, stop_check, wait
+from .ray_search import (RESPLIT_AFTER, UNIT_NODES, UNITS_PER_WORKER, WAIT_SECONDS, ClusterError, RayUnits, stop_check,
+                         wait)
 from .ray_tables import StageReport, stage_tables
 from .solver import CHUNK_NODES, SolveOptions, SolveResult, Solver, SolverPool
 from .units import search_unit
@@ -243,7 +244,9 @@ class RaySolver(Solver):
     heuristic); missing tables are built here.  ``address`` / ``num_cpus`` as :func:`ray_session` takes
     them (each :meth:`solve` opens a session unless the solver was given one, ``session``, or this process
     already has a connection); ``node_cache_dir``: the nodes' table cache (default ``options.cache_dir``, a
-    path on each node; None: each node's default).
+    path on each node; None: each node's default).  An iteration is cut into ``units_per_worker`` units per
+    worker, or into units of about ``unit_nodes`` nodes when it is estimated larger (None: never), so that
+    few nodes are in flight when the goal is found (:func:`pdbtool.search.parallel.units_wanted`).
 
     Example::
 
@@ -254,7 +257,8 @@ class RaySolver(Solver):
     def __init__(self, board=None, options: SolveOptions | None = None, address: str | None = None,
                  notify: Callable[[str], None] | None = None, node_cache_dir=_SAME, num_cpus: int | None = None,
                  units_per_worker: int = UNITS_PER_WORKER, serial_below: int = SERIAL_BELOW,
-                 resplit_after: float = RESPLIT_AFTER, session: RaySession | None = None):
+                 resplit_after: float = RESPLIT_AFTER, session: RaySession | None = None,
+                 unit_nodes: int | None = UNIT_NODES):
         options = options or SolveOptions()
         cache = _RecordingCache(options.cache_dir, notify)
         super().__init__(board, heuristic=options.heuristic, partition=options.partition, reflect=options.reflect,
@@ -267,6 +271,7 @@ class RaySolver(Solver):
         self.node_cache_dir = None if node_dir is None else str(node_dir)
         self.worker_options = replace(options, cache_dir=self.node_cache_dir, threads=None, search_threads=1)
         self.units_per_worker, self.serial_below, self.resplit_after = units_per_worker, serial_below, resplit_after
+        self.unit_nodes = unit_nodes
         self.workers = 0          # the cluster's CPUs during the last solve
         self.outcome = None       # the ParallelOutcome of the last solve
         self.executor = None      # the RayUnits of the last solve
@@ -345,7 +350,8 @@ class RaySolver(Solver):
         self.outcome = parallel_search(self.heuristic, state, h0, self.workers, deadline=deadline,
                                        node_limit=node_limit, progress=progress, chunk=chunk,
                                        frontier_per_thread=self.units_per_worker, serial_below=self.serial_below,
-                                       report_every=WAIT_SECONDS, search_units=self.executor)
+                                       report_every=WAIT_SECONDS, search_units=self.executor,
+                                       unit_nodes=self.unit_nodes)
         return self.outcome
 
 

@@ -49,7 +49,8 @@ from .driver import CUT, FOUND, INF, ITERATION_DONE, Search, Tally
 from .parallel import _search_units as search_units_on_threads
 from .units import UnitResult, WorkUnit, apply_path, search_unit
 
-UNITS_PER_WORKER = 32      # units an iteration is cut into, per worker of the cluster
+UNITS_PER_WORKER = 32      # units an iteration is cut into, per worker of the cluster, at least
+UNIT_NODES = 1 << 24       # ... and more in an iteration estimated large: units of about this many nodes
 RESPLIT_AFTER = 2.0        # seconds a unit must have run before it is cut again at the tail of an iteration
 RESPLIT_MEAN_FACTOR = 2.0  # ... and longer than this many times the mean finished unit
 RESPLIT_UNITS = 8          # sub-units per idle worker when a unit is cut again
@@ -466,4 +467,5 @@ def wait(ray, pending: list, num_returns: int = 1) -> tuple[list, list]:
         raise
 
 
-__all__ = ["ClusterError", "RayUnits", "StopBoard", "StopFlags", "StopSignal", "stop_check", "poll_stop", "split_unit", "wait", "UNITS_PER_WORKER", "RESPLIT_AFTER"]
+__all__ = ["ClusterError", "RayUnits", "StopBoard", "StopFlags", "StopSignal", "stop_check", "poll_stop", "split_unit", "wait", "UNITS_PER_WORKER", "UNIT_NODES",
+           "RESPLIT_AFTER"]
