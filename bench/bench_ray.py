@@ -53,28 +53,59 @@ def commit() -> str:
         return "unknown"
 
 
-def solve_cli(args: list[str]) -> dict:
+def _tree_cpu(root: int, seen: dict[int, float]) -> None:
+    """Note in ``seen`` (pid -> CPU seconds) the CPU time of ``root`` and every process below it now."""
+    import psutil  # Ray's copy (ray puts its third-party directory on the path)
+
+    try:
+        procs = [psutil.Process(root)]
+        procs += procs[0].children(recursive=True)
+    except psutil.Error:
+        return
+    for proc in procs:
+        try:
+            times = proc.cpu_times()
+            seen[proc.pid] = max(seen.get(proc.pid, 0.0), times.user + times.system)
+        except psutil.Error:
+            pass
+
+
+def solve_cli(args: list[str], sample_every: float = 0.25) -> dict:
     """Run ``pdbtool solve ARGS --format json``: its summary, wall time and the load before and after, the
-    CPU seconds of it and its children (not with ``--ray``: Ray's workers are not the command's children
-    when they end), and with ``--ray`` the lines where it reports Ray's start-up."""
+    CPU seconds of it and its children, and with ``--ray`` the lines where it reports Ray's start-up.
+
+    CPU: from ``getrusage`` of the waited children; with ``--ray`` (Ray's workers are not waited for by the
+    command) the sum over every process of the command's tree, sampled every ``sample_every`` seconds
+    (the CPU a process spends after its last sample is missed: ``cpu_seconds_sampled``)."""
+    import ray  # noqa: F401  (puts Ray's psutil on the path)
+
     command = PDBTOOL + ["solve", *args, "--format", "json"]
     before = load()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seen: dict[int, float] = {}
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-    wall = time.perf_counter() - start
+    with tempfile.TemporaryFile("w+") as out_file, tempfile.TemporaryFile("w+") as err_file:
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=out_file, stderr=err_file, text=True)
+        while proc.poll() is None:
+            _tree_cpu(proc.pid, seen)
+            time.sleep(sample_every)
+        wall = time.perf_counter() - start
+        out_file.seek(0)
+        err_file.seek(0)
+        stdout, stderr = out_file.read(), err_file.read()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
-    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{stderr[-2000:]}")
+    rows = [json.loads(line) for line in stdout.splitlines()]
     out = {"command": "pdbtool " + " ".join(command[3:]), "wall_seconds": round(wall, 2),
            "cpu_seconds": round(after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime, 2),
            "summary": rows[-1], "lengths": [r["length"] for r in rows[:-1]],
            "generated": [r["nodes_generated"] for r in rows[:-1]], "load_before": before, "load_after": load()}
-    notes = [ln[len("pdbtool: "):] for ln in done.stderr.splitlines()
+    notes = [ln[len("pdbtool: "):] for ln in stderr.splitlines()
              if ln.startswith("pdbtool: ray:") or ln.startswith("pdbtool: tables:")]
     if "--ray" in args:
         del out["cpu_seconds"]
+        out["cpu_seconds_sampled"] = round(sum(seen.values()), 2)
     if notes:
         out["ray_notes"] = notes
         started = [float(m.group(1)) for ln in notes if (m := re.search(r"Ray instance .* in ([0-9.]+) s", ln))]
@@ -245,7 +276,8 @@ def bench_24(args) -> dict:
             pair = {"threads2": solve_cli(common + ["--threads", "2"]), "ray": solve_cli(common + ["--ray"])}
             pair["wall_ratio"] = round(pair["ray"]["wall_seconds"] / pair["threads2"]["wall_seconds"], 3)
             pairs.append(pair)
-            print("24-1 threads2 wall", pair["threads2"]["wall_seconds"], "ray wall", pair["ray"]["wall_seconds"],
+            print("24-1 threads2 wall", pair["threads2"]["wall_seconds"], "cpu", pair["threads2"]["cpu_seconds"],
+                  "ray wall", pair["ray"]["wall_seconds"], "cpu (sampled)", pair["ray"]["cpu_seconds_sampled"],
                   "ratio", pair["wall_ratio"], "ray start", pair["ray"].get("ray_start_seconds"),
                   "load", pair["threads2"]["load_before"], pair["ray"]["load_after"], flush=True)
     ratios = sorted(p["wall_ratio"] for p in pairs)
