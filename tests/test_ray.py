@@ -604,6 +604,7 @@ def test_a_lost_driver_leaves_no_work_running():
     """The driver killed outright while the units of one instance run: the workers stop with it."""
     import psutil
 
+    stop_files = set(Path("/dev/shm").glob("pdbtool-stop-*"))
     proc, out = start_solve([korf_line(60)], "--heuristic", "manhattan")
     family = []
     try:
@@ -620,6 +621,8 @@ def test_a_lost_driver_leaves_no_work_running():
         proc.kill()
         for p in alive(family):  # Ray's idle agents exit on their own a minute or two later
             p.kill()
+        for left in set(Path("/dev/shm").glob("pdbtool-stop-*")) - stop_files:  # the killed driver's
+            left.unlink(missing_ok=True)
 
 
 @needs_ray
