@@ -465,12 +465,16 @@ def test_a_unit_task_stops_when_the_driver_no_longer_wants_it(cluster, node):
 
 
 def unit_workers():
-    """Worker processes running a unit of work now."""
+    """This test's worker processes running a unit of work now (those of the module's cluster, which this
+    process started: not another Ray's on the machine)."""
     import psutil
 
     out = []
-    for proc in psutil.process_iter(["cmdline"]):
-        cmd = proc.info.get("cmdline") or []
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            cmd = proc.cmdline()
+        except psutil.Error:
+            continue
         if cmd and cmd[0].startswith("ray::search_unit_task"):
             out.append(proc)
     return out
@@ -577,14 +581,15 @@ def test_ctrl_c_prints_what_was_solved_and_stops_the_work():
 
 @needs_ray
 def test_a_local_instance_runs_without_the_monitors():
-    """A local instance started for the run has no autoscaler monitor and no log monitor, and works."""
+    """A local instance started for the run has no autoscaler monitor and no log monitor, and works; its
+    workers run at the command's priority (Ray's default adds 15 to it)."""
     code = """
-import json, ray, psutil
+import json, os, ray, psutil
 from pdbtool.search.ray_backend import ray_session
 with ray_session(num_cpus=1) as ray:
-    answer = ray.get(ray.remote(num_cpus=1)(lambda: 6 * 7).remote())
+    answer = ray.get(ray.remote(num_cpus=1)(lambda: 6 * 7 + os.nice(0)).remote())
     family = [" ".join(p.cmdline()) for p in psutil.Process().children(recursive=True)]
-print(json.dumps([answer, family]))
+print(json.dumps([answer - os.nice(0), family]))
 """
     work = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
     try:

@@ -52,6 +52,9 @@ def import_ray():
     return ray
 
 
+# A local instance's workers run at the priority of the command, as --threads does (Ray's default, 15,
+# gives any other work on the machine precedence over the search)
+LOCAL_SYSTEM_CONFIG = {"worker_niceness": 0}
 # Processes a local instance started for one run does without (RayParams' fields; see _local_params)
 LEAN_LOCAL = {"no_monitor": True,              # the autoscaler's monitor: no nodes to add to a local instance
               "include_log_monitor": False}    # forwards workers' output, which log_to_driver=False drops
@@ -98,7 +101,7 @@ def _init(ray, address: str | None, num_cpus: int | None, notify: Callable[[str]
         if address in (None, LOCAL):
             with _local_params(ray):
                 ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level=logging.WARNING,
-                         log_to_driver=False)
+                         log_to_driver=False, _system_config=LOCAL_SYSTEM_CONFIG)
         elif address.startswith("ray://"):
             ray.init(address=address, logging_level=logging.WARNING)
         else:
