@@ -61,13 +61,14 @@ LEAN_LOCAL = {"no_monitor": True,              # the autoscaler's monitor: no no
 
 
 @contextmanager
-def _local_params(ray) -> Iterator[bool]:
+def _local_params() -> Iterator[bool]:
     """While ``ray.init`` starts a local instance: the instance without the processes of ``LEAN_LOCAL``.
 
     ``ray.init`` does not take these options (``ray start`` has ``--no-monitor``); they are fields of the
     ``RayParams`` it builds, set here as defaults for the block.  On a Ray whose ``RayParams`` lacks them
-    nothing changes (the block's value is False).  Their cost on this machine: the two monitors took 3.5
-    CPU s of a 90 s solve, and the autoscaler's monitor ignores SIGTERM, adding 1 s to ``ray.shutdown``."""
+    nothing changes (the block's value is False).  Their cost on this machine: 2.2 CPU s of the 211 of
+    the 24-puzzle's instance 1 (log monitor 1.9, autoscaler's monitor 0.3; docs/cluster.md), and the
+    autoscaler's monitor ignores SIGTERM, which added 1 s to ``ray.shutdown``."""
     try:
         import inspect
 
@@ -99,7 +100,7 @@ def _init(ray, address: str | None, num_cpus: int | None, notify: Callable[[str]
     try:
         # workers' output stays in the cluster's logs: stdout carries the results (JSON Lines, CSV)
         if address in (None, LOCAL):
-            with _local_params(ray):
+            with _local_params():
                 ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level=logging.WARNING,
                          log_to_driver=False, _system_config=LOCAL_SYSTEM_CONFIG)
         elif address.startswith("ray://"):
