@@ -68,6 +68,29 @@ def test_a_local_start_that_fails_is_one_line(monkeypatch, tmp_path, instances):
         "pdbtool: cannot start a local Ray instance: no room for the object store"
 
 
+def test_ray_messages_on_stdout_go_to_stderr(monkeypatch):
+    """Ray's driver prints the cluster's errors ("A worker died ...") with print(), on whatever sys.stdout
+    is, from a thread of its own: with --ray they land on stderr, and stdout holds only the JSON lines."""
+    from pdbtool.search import ray_backend, solver
+
+    def printing_batch(items, options, address=None, notify=None, progress=None):
+        def ray_listener():
+            print("A worker died or was killed while executing a task by an unexpected system error.")
+        for result in solver.solve_batch(items, options, jobs=1):
+            listener = threading.Thread(target=ray_listener)
+            listener.start()
+            listener.join()
+            yield result
+
+    monkeypatch.setattr(ray_backend, "solve_batch", printing_batch)
+    result = run(EXAMPLES / "8puzzle.txt", "--heuristic", "manhattan", "--format", "json", "--ray")
+    assert result.exit_code == 0, result.output
+    count = len(load_instances(str(EXAMPLES / "8puzzle.txt")))
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(records) == count + 1 and records[-1]["summary"] and records[-1]["solved"] == count
+    assert result.stderr.count("A worker died") == count
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     if ray is None:

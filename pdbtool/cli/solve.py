@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 
@@ -98,31 +99,36 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
 
         bar = tqdm(total=len(items), desc="solve", unit=" instance", file=sys.stderr, disable=None, leave=False)
     stream = None
-    try:
-        live = bar is not None and not bar.disable
-        progress = ProgressLine(bar if live else None)
-        if ray_address is None:
-            stream = solve_batch(items, options, jobs=jobs, notify=say, progress=progress)
-        else:
-            from ..search import ray_backend
+    # Ray's driver prints the cluster's errors ("A worker died ...") on sys.stdout, from a thread of its own,
+    # until the session ends in stream.close(): send them to stderr, stdout is for results (the writer holds
+    # the real stdout).
+    ray_prints = contextlib.redirect_stdout(sys.stderr) if ray_address is not None else contextlib.nullcontext()
+    with ray_prints:
+        try:
+            live = bar is not None and not bar.disable
+            progress = ProgressLine(bar if live else None)
+            if ray_address is None:
+                stream = solve_batch(items, options, jobs=jobs, notify=say, progress=progress)
+            else:
+                from ..search import ray_backend
 
-            stream = ray_backend.solve_batch(items, options, address=ray_address, notify=say, progress=progress)
-        for result in stream:
-            results.append(result)
-            if result.error is not None:
+                stream = ray_backend.solve_batch(items, options, address=ray_address, notify=say, progress=progress)
+            for result in stream:
+                results.append(result)
+                if result.error is not None:
+                    if bar is not None:
+                        bar.clear()
+                    say(result.error)
+                writer.write(result)
                 if bar is not None:
-                    bar.clear()
-                say(result.error)
-            writer.write(result)
+                    bar.update(1)
+        except Interrupted as exc:  # report what was solved, then let the entry point exit 128 + signal
+            interrupted = exc
+        finally:
             if bar is not None:
-                bar.update(1)
-    except Interrupted as exc:  # report what was solved, then let the entry point exit 128 + signal
-        interrupted = exc
-    finally:
-        if bar is not None:
-            bar.close()
-        if stream is not None:
-            stream.close()  # stops the work still running (worker processes, Ray tasks)
+                bar.close()
+            if stream is not None:
+                stream.close()  # stops the work still running (worker processes, Ray tasks)
     stopped = items[len(results)] if interrupted is not None and len(results) < len(items) else None
     if stopped is not None:
         writer.write_interrupted(stopped)
