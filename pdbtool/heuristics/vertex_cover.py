@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from .._native.intrinsics import extract_bits, popcount, prefetch, trailing_zeros
+from .._native.intrinsics import extract_bits, popcount, trailing_zeros
 from ..errors import PdbtoolError
 from ..tables.pairs_triples import PAIR_BY_REGION
 
@@ -494,28 +494,11 @@ def try_move(t, c, n, near, records, rows, pw, g, hl, cons, memo):
     for u in range(1, n):
         hits |= ((near[base + u] >> g[POS, u]) & 1) << u
     hits &= ~bt
-    # the hits' records, then their rows, are fetched before any is used, so that their cache misses
-    # overlap (g[ORDER], the branch and bound's work space, holds the records meanwhile)
-    rem = hits
-    while rem:
-        u = trailing_zeros(rem)
-        rem &= rem - 1
-        w = near[base + u]
-        i = (w >> 32) + popcount(w & ((np.int64(1) << g[POS, u]) - 1))
-        g[ORDER, u] = i
-        prefetch(records, i)
-    rem = hits
-    while rem:
-        u = trailing_zeros(rem)
-        rem &= rem - 1
-        rec = records[g[ORDER, u]]
-        g[ORDER, u] = rec
-        prefetch(rows, rec & 0xFFFFFFFF)
     new_adj = np.int64(0)
     while hits:
         u = trailing_zeros(hits)
         hits &= hits - 1
-        rec = g[ORDER, u]
+        rec = _key_record(near, records, base + u, g[POS, u])
         w = _record_units(rec, rows, blank)
         g[NROW, u] = w
         if w:
