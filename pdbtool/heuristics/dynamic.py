@@ -135,7 +135,7 @@ class DynamicHeuristic:
     # --- whole-state evaluation ------------------------------------------------------------------------------
     def cover(self, state: Sequence[int]) -> int:
         """The least weighted vertex cover of the state's conflict graph (in units of two moves)."""
-        # one graph per thread, reused: allocating one (its memo is 4 MB) costs some 40 times its reset
+        # one graph per thread, reused: allocating one costs some 40 times its reset
         graph = getattr(self._scratch, "graph", None)
         if graph is None:
             graph = self._scratch.graph = ConflictGraph(self.tables, self._memo())
