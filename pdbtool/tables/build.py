@@ -14,12 +14,14 @@
   block is scanned by one thread, which alone writes the byte-table entries of its ranks (the first
   depth at which one of its regions is expanded: the least distance over blank cells).
 
-Both builders run in parallel over blocks of ranks (``prange``, dynamically scheduled chunks), one
+The byte table is filled with 255 by all threads before the search (``fill_parallel``): the page faults
+of a large fresh array are otherwise a serial phase.  Both builders run in parallel over blocks of ranks (``prange``, dynamically scheduled chunks), one
 layer a step, in one of two directions (Beamer, Asanović & Patterson's direction-optimizing BFS):
 
-* **top-down** (the default): each frontier state's moves are generated (a move's child rank is the
-  parent's plus a step precomputed per tile and direction, see ``_moves_into``), prefetched, and looked
-  up a batch later so that their cache misses overlap.  A flag per chunk of ``CHUNK`` ranks says whether
+* **top-down** (the default): each frontier rank is unranked incrementally from the last one scanned
+  (``_unrank_next``), its moves are generated (a move's child rank is the parent's plus a step computed
+  from the cells it crosses, see ``_moves_into``), prefetched, and looked up a batch later so that their
+  cache misses overlap.  A flag per chunk of ``CHUNK`` ranks says whether
   the chunk holds states of the layer to expand; a step scans only the flagged chunks, so that the many
   small first and last layers cost about their states, not a pass over the whole table;
 * **bottom-up** (``direction="bottom-up"``): each unseen state looks for a neighbour in the frontier,
