@@ -226,3 +226,41 @@ def test_layers_count_every_abstract_state():
     result = build_table(pattern, "ignored")
     assert sum(result.layers) == pattern.entries
     assert len(result.layers) == int(result.table.max()) + 1
+
+
+@pytest.mark.parametrize("w,h,k", [(4, 4, 7), (5, 5, 3), (3, 3, 2), (4, 4, 1)])
+def test_incremental_unrank_follows_any_increasing_ranks(w, h, k):
+    """``_unrank_next`` (last tile only within a run, last two within a group of runs, else a full unrank)
+    gives the cells, the occupied mask and the cell weights of a full unrank, along increasing ranks with
+    steps of every size: within a run, within a group, and beyond."""
+    from numba import njit
+
+    from pdbtool.tables.build import _block_scratch, _unrank_next
+    from pdbtool.tables.ranking import radix_inverses, rank_weights, unrank_digits
+
+    @njit
+    def mismatches(ranks, n, k, inverses, weights):
+        cells, digits, prefix, _a, _b, _c, cellw = _block_scratch(n, k, 1)
+        ref_cells, ref_digits, ref_prefix = np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.uint64)
+        full = (np.uint64(1) << np.uint64(n)) - np.uint64(1)
+        run_start = -ranks.shape[0] - (1 << 40)
+        bad = 0
+        for r in ranks:
+            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                               cellw, full)
+            ref = unrank_digits(r, n, k, inverses, ref_cells, ref_digits, ref_prefix)
+            ok = occupied == ref and run_start == r - ref_digits[k - 1]
+            for i in range(k):
+                ok = ok and cells[i] == ref_cells[i] and cellw[ref_cells[i]] == weights[i]
+            ok = ok and np.count_nonzero(cellw) == k
+            bad += not ok
+        return bad
+
+    n = w * h
+    entries = int(np.prod(np.arange(n - k + 1, n + 1)))
+    run = n - k + 1
+    rng = np.random.default_rng(k)
+    steps = rng.choice([1, 2, run - 1, run, run + 1, run * run, run * (run + 1), 7 * run * run + 3], 4000)
+    ranks = np.cumsum(steps) % entries
+    ranks = np.sort(ranks)
+    assert mismatches(ranks, n, k, radix_inverses(n, k), rank_weights(n, k)) == 0

@@ -14,12 +14,14 @@
   block is scanned by one thread, which alone writes the byte-table entries of its ranks (the first
   depth at which one of its regions is expanded: the least distance over blank cells).
 
-Both builders run in parallel over blocks of ranks (``prange``, dynamically scheduled chunks), one
+The byte table is filled with 255 by all threads before the search (``fill_parallel``): the page faults
+of a large fresh array are otherwise a serial phase.  Both builders run in parallel over blocks of ranks (``prange``, dynamically scheduled chunks), one
 layer a step, in one of two directions (Beamer, Asanović & Patterson's direction-optimizing BFS):
 
-* **top-down** (the default): each frontier state's moves are generated (a move's child rank is the
-  parent's plus a step precomputed per tile and direction, see ``_moves_into``), prefetched, and looked
-  up a batch later so that their cache misses overlap.  A flag per chunk of ``CHUNK`` ranks says whether
+* **top-down** (the default): each frontier rank is unranked incrementally from the last one scanned
+  (``_unrank_next``), its moves are generated (a move's child rank is the parent's plus a step computed
+  from the cells it crosses, see ``_moves_into``), prefetched, and looked up a batch later so that their
+  cache misses overlap.  A flag per chunk of ``CHUNK`` ranks says whether
   the chunk holds states of the layer to expand; a step scans only the flagged chunks, so that the many
   small first and last layers cost about their states, not a pass over the whole table;
 * **bottom-up** (``direction="bottom-up"``): each unseen state looks for a neighbour in the frontier,
@@ -172,25 +174,45 @@ def _divide(x, d, inverse):
 @njit(cache=True, inline="always")
 def _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix, cellw, full):
     """Unrank ``r`` after ``run_start``'s run: ranks come in runs of n - k + 1 that differ only in the
-    last tile's cell, so inside the run of the last call only that tile moves.  Returns the occupied
-    mask and the start of ``r``'s run."""
+    last tile's cell, and runs in groups of n - k + 2 that differ only in the last two tiles' cells.  Inside
+    the run of the last call only the last tile moves; inside its group, only the last two (scanned
+    frontiers are dense enough that most ranks fall there).  Returns the occupied mask and the start of
+    ``r``'s run."""
+    run = n - k + 1
     d = r - run_start
-    if 0 <= d < n - k + 1:
+    if 0 <= d < run:
         cellw[cells[k - 1]] = 0
         bit = select_bit(d, full & ~prefix[k - 1])
         cells[k - 1] = trailing_zeros(bit)
         digits[k - 1] = d
         cellw[cells[k - 1]] = weights[k - 1]
         return prefix[k - 1] | bit, run_start
+    if k >= 2:
+        e = d + digits[k - 2] * run  # r less the start of the last call's group
+        if 0 <= e < run * (run + 1):
+            high = e // run
+            low = e - high * run
+            cellw[cells[k - 2]] = 0
+            cellw[cells[k - 1]] = 0
+            bit = select_bit(high, full & ~prefix[k - 2])
+            cells[k - 2] = trailing_zeros(bit)
+            digits[k - 2] = high
+            prefix[k - 1] = prefix[k - 2] | bit
+            bit = select_bit(low, full & ~prefix[k - 1])
+            cells[k - 1] = trailing_zeros(bit)
+            digits[k - 1] = low
+            cellw[cells[k - 2]] = weights[k - 2]
+            cellw[cells[k - 1]] = weights[k - 1]
+            return prefix[k - 1] | bit, r - low
     occupied = _unrank_with_weights(r, n, k, inverses, weights, cells, digits, prefix, cellw)
     return occupied, r - digits[k - 1]
 
 
 @njit(cache=True, inline="always")
 def _block_scratch(n, k, size):
-    """A block's working arrays: the cells, digits and prefix masks of the placement in hand (cells start
-    valid for ``_unrank_next``), three move buffers of ``size`` entries, and the cell weights."""
-    return (np.zeros(k, dtype=np.int64), np.empty(k, dtype=np.int64), np.empty(k, dtype=np.uint64),
+    """A block's working arrays: the cells, digits and prefix masks of the placement in hand (cells and
+    digits start valid for ``_unrank_next``), three move buffers of ``size`` entries, and the cell weights."""
+    return (np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64), np.empty(k, dtype=np.uint64),
             np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64),
             np.zeros(n, dtype=np.int64))
 
@@ -423,14 +445,14 @@ def _retire_stale(bits, w0, w1, stale):
 
 
 @njit(cache=True, inline="always")
-def _mark_minimized_children(bits, count, child_first, child_slot, child_cell, child_occ, full, nf, nxt,
-                             not_first_col, not_last_col, width, active_next, inverse_nf):
+def _mark_minimized_children(bits, count, child_rank, child_slot, child_cell, child_occ, full, nf, nxt,
+                             not_first_col, not_last_col, width, active_next):
     """Mark "next" every looked-up child still unseen and flag its chunk in ``active_next``; return
     (states it made new, their cells)."""
     new = 0
     new_cells = 0
     for j in range(count):
-        first = child_first[j]
+        first = child_rank[j] * nf
         if _state_of(bits, first + child_slot[j]):
             continue
         child_free = full & ~child_occ[j]
@@ -440,7 +462,7 @@ def _mark_minimized_children(bits, count, child_first, child_slot, child_cell, c
         # the region's lowest slot decides which of several racing writers made the state new
         probe = first + (trailing_zeros(slots) >> 1)
         if _or_rank_states(bits, first, nf, slots * nxt, probe) == 0:
-            active_next[_divide(first, nf, inverse_nf) >> _CHUNK_SHIFT] = 1
+            active_next[child_rank[j] >> _CHUNK_SHIFT] = 1
             new += 1
             new_cells += popcount(region)
     return new, new_cells
@@ -478,7 +500,7 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
         if not _any_active(active, r0, r1):
             continue
         size = _BATCH + 4 * k
-        cells, digits, prefix, child_first, child_cell, move_to, cellw = _block_scratch(n, k, size)
+        cells, digits, prefix, child_rank, child_cell, move_to, cellw = _block_scratch(n, k, size)
         child_slot = np.empty(size, dtype=np.int64)
         child_occ = np.empty(size, dtype=np.uint64)
         run_start = -entries
@@ -512,7 +534,7 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
                 expanded_cells += popcount(union)
                 start = pending
                 pending = _moves_into(union, r, occupied, cellw, width, not_first_col, not_last_col,
-                                      child_first, child_cell, move_to, pending)
+                                      child_rank, child_cell, move_to, pending)
                 moves += pending - start
                 for j in range(start, pending):
                     # the tile slides from c into q; the child's blank is in c
@@ -520,22 +542,20 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
                     q = move_to[j]
                     cbit = numba.uint64(1) << numba.uint64(c)
                     slot = c - popcount(occupied & (cbit - numba.uint64(1))) - (q < c)
-                    child_first[j] *= nf
                     child_slot[j] = slot
                     child_occ[j] = occupied ^ cbit ^ (numba.uint64(1) << numba.uint64(q))
-                    prefetch(bits, (child_first[j] + slot) >> 5)
+                    prefetch(bits, (child_rank[j] * nf + slot) >> 5)
                 _xor_rank_states(bits, first, nf, retire)
                 if pending >= _BATCH:
-                    a, c2 = _mark_minimized_children(bits, pending, child_first, child_slot, child_cell,
+                    a, c2 = _mark_minimized_children(bits, pending, child_rank, child_slot, child_cell,
                                                      child_occ, full, nf, nxt, not_first_col, not_last_col,
-                                                     width, active_next, inverse_nf)
+                                                     width, active_next)
                     new += a
                     new_cells += c2
                     pending = 0
                 s = first + nf
-        a, c2 = _mark_minimized_children(bits, pending, child_first, child_slot, child_cell, child_occ,
-                                         full, nf, nxt, not_first_col, not_last_col, width, active_next,
-                                         inverse_nf)
+        a, c2 = _mark_minimized_children(bits, pending, child_rank, child_slot, child_cell, child_occ,
+                                         full, nf, nxt, not_first_col, not_last_col, width, active_next)
         counts[b, 0] = expanded_cells
         counts[b, 1] = new + a
         counts[b, 2] = new_cells + c2
@@ -700,6 +720,15 @@ def excess_violations(table, n, k, md_rows, block, inverses):
     return bad.sum(), unreached.sum()
 
 
+@njit(parallel=True, cache=True)
+def fill_parallel(array, value):
+    """``array[:] = value`` by all threads, 2 MiB a task: the first touch of a large fresh array (its page
+    faults) is a serial phase otherwise."""
+    step = 1 << 21
+    for b in prange((array.shape[0] + step - 1) // step):
+        array[b * step: min(array.shape[0], (b + 1) * step)] = value
+
+
 # --- driver ---------------------------------------------------------------------------------------------
 
 @dataclass
@@ -767,7 +796,8 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
     layers: list[int] = []
     moves = 0
     try:
-        table = np.full(entries, UNSEEN, dtype=np.uint8)
+        table = np.empty(entries, dtype=np.uint8)
+        fill_parallel(table, UNSEEN)
         nfc, nlc = column_masks(board)
         masks = (np.uint64(nfc), np.uint64(nlc), board.width)
         # the chunks of ranks that hold the layer to expand, and those that receive the next: a top-down
