@@ -289,7 +289,8 @@ class RaySolver(Solver):
         """Solve one state optimally on the cluster (``threads=1``: here, on one thread, as ``Solver``), in
         the solver's ``session`` or, without one, in a session opened for this call by
         :func:`ray_session_started`.  While a local instance is still starting, the units run on threads
-        here (as many as it will have CPUs); once it is up (and its tables checked), on the cluster.  ``cpu_seconds`` is the driver's CPU time (the workers' is not gathered)."""
+        here (as many as it will have CPUs); once it is up (and its tables checked), on the cluster.
+        ``cpu_seconds`` is the driver's CPU time (the workers' is not gathered)."""
         if threads == 1:
             return super().solve(state, time_limit, node_limit, progress, chunk, threads=1)
         state = self.board.check_state(state)

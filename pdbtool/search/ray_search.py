@@ -467,5 +467,5 @@ def wait(ray, pending: list, num_returns: int = 1) -> tuple[list, list]:
         raise
 
 
-__all__ = ["ClusterError", "RayUnits", "StopBoard", "StopFlags", "StopSignal", "stop_check", "poll_stop", "split_unit", "wait", "UNITS_PER_WORKER", "UNIT_NODES",
-           "RESPLIT_AFTER"]
+__all__ = ["ClusterError", "RayUnits", "StopBoard", "StopFlags", "StopSignal", "stop_check", "poll_stop",
+           "split_unit", "wait", "UNITS_PER_WORKER", "UNIT_NODES", "RESPLIT_AFTER"]

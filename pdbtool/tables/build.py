@@ -15,8 +15,9 @@
   depth at which one of its regions is expanded: the least distance over blank cells).
 
 The byte table is filled with 255 by all threads before the search (``fill_parallel``): the page faults
-of a large fresh array are otherwise a serial phase.  Both builders run in parallel over blocks of ranks (``prange``, dynamically scheduled chunks), one
-layer a step, in one of two directions (Beamer, Asanović & Patterson's direction-optimizing BFS):
+of a large fresh array are otherwise a serial phase.  Both builders run in parallel over blocks of
+ranks (``prange``, dynamically scheduled chunks), one layer a step, in one of two directions (Beamer,
+Asanović & Patterson's direction-optimizing BFS):
 
 * **top-down** (the default): each frontier rank is unranked incrementally from the last one scanned
   (``_unrank_next``), its moves are generated (a move's child rank is the parent's plus a step computed
@@ -245,8 +246,8 @@ def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, wid
 
     Only the chunks of ``CHUNK`` ranks flagged in ``active`` hold placements at ``depth``, and only they
     are scanned; a chunk that receives a child is flagged in ``active_next`` (every writer writes 1: a
-    benign race).  ``discovered`` may count a child twice when two threads reach it at once (both write depth + 1, a
-    benign race); the driver takes each layer's size from ``expanded``.
+    benign race).  ``discovered`` may count a child twice when two threads reach it at once (both write
+    depth + 1, a benign race); the driver takes each layer's size from ``expanded``.
     """
     entries, full, nblocks, counts, words = _ignored_step_arrays(table, n, block)
     for b in prange(nblocks):
@@ -476,13 +477,12 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
 
     The frontier ("current") states are found by scanning the two-bit words of the chunks of ``CHUNK``
     ranks flagged in ``active`` (the others hold none); a chunk that receives a new child is flagged in
-    ``active_next`` (every writer writes 1: a benign race).  A rank's frontier cells are
-    the union of its frontier regions, so the moves into them are the children of all of them (no
-    flood); the children's ranks are the parent's plus precomputed steps (``_moves_into``), prefetched and
-    looked up a batch of about ``_BATCH`` children later, so that the cache misses of many states overlap.
-    A new child is flooded and
-    marked "next" in every cell of its region with an atomic OR; a scanned rank's frontier states turn
-    to 11 with an atomic XOR.  ``table`` receives, for each rank, the first depth at which one of
+    ``active_next`` (every writer writes 1: a benign race).  A rank's frontier cells are the union of its
+    frontier regions, so the moves into them are the children of all of them (no flood); the children's
+    ranks are the parent's plus precomputed steps (``_moves_into``), prefetched and looked up a batch of
+    about ``_BATCH`` children later, so that the cache misses of many states overlap.  A new child is
+    flooded and marked "next" in every cell of its region with an atomic OR; a scanned rank's frontier
+    states turn to 11 with an atomic XOR.  ``table`` receives, for each rank, the first depth at which one of
     its regions is expanded.  ``discovered`` counts each new state once (see ``_or_rank_states``).
     """
     entries = table.shape[0]
@@ -585,9 +585,8 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
     the words of its own blocks (plain stores) and reads look only for the "current" value, which no
     write of this step makes or removes: no atomics are needed.  Every block is scanned (``active`` is
     not read); a chunk that gains a state is flagged in ``active_next`` (a chunk may straddle two blocks:
-    both writers write 1, a benign race).  The current layer stays
-    "current" until the next step retires it (``stale`` there); ``stale`` here does the same for the
-    layer before.
+    both writers write 1, a benign race).  The current layer stays "current" until the next step retires
+    it (``stale`` there); ``stale`` here does the same for the layer before.
     """
     entries = table.shape[0]
     nf = n - k
