@@ -158,6 +158,61 @@ def test_parallel_build_equals_single_thread_build():
         assert same_table and same_layers, (w, h, blank, direction)
 
 
+DISPENSER_CHECK = textwrap.dedent("""
+    import json, sys
+    import numba
+    import numpy as np
+    from numba import njit, prange
+    from pdbtool._native.intrinsics import atomic_add_u64
+    from pdbtool.tables.build import _block_dispenser, _next_block
+
+    @njit(parallel=True)
+    def hand_out(nblocks, workers, spin_limit):
+        # the builders' worker loop: each block counts its takers; the worker holding block 0 waits
+        # (at most spin_limit atomic reads) until the others have taken every other block
+        dispenser = _block_dispenser()
+        takers = np.zeros(nblocks, dtype=np.uint64)
+        taken_by = np.zeros(workers, dtype=np.int64)
+        waited = np.zeros(1, dtype=np.int64)
+        for worker in prange(workers):
+            while True:
+                b = _next_block(dispenser)
+                if b >= nblocks:
+                    break
+                atomic_add_u64(takers, b, 1)
+                taken_by[worker] += 1
+                if b == 0:
+                    spins = 0
+                    while atomic_add_u64(dispenser, 0, 0) < nblocks and spins < spin_limit:
+                        spins += 1
+                    waited[0] = spins
+        return takers, taken_by, waited[0], dispenser[0]
+
+    workers = numba.config.NUMBA_NUM_THREADS
+    nblocks, rounds = int(sys.argv[1]), int(sys.argv[2])
+    report = {"workers": workers, "rounds": rounds, "takers_not_one": 0, "bad_counter": 0, "block_0_in_the_way": 0}
+    for _ in range(rounds):
+        takers, taken_by, spins, counter = hand_out(nblocks, workers, 10**10)
+        report["takers_not_one"] += int((takers != 1).sum()) + int(taken_by.sum() != nblocks)
+        # every worker's last take found the dispenser empty
+        report["bad_counter"] += int(counter != nblocks + workers)
+        # dynamic: the other workers took every remaining block while one worker held block 0
+        report["block_0_in_the_way"] += int(spins >= 10**10)
+    print(json.dumps(report))
+""")
+
+
+def test_block_dispenser_hands_out_every_block_exactly_once():
+    # Eight threads whatever the machine's cores, so that racing takers can show up even on one CPU;
+    # rounds of a million one-step blocks keep the counter as contended as it gets.
+    env = dict(os.environ, NUMBA_NUM_THREADS="8")
+    proc = subprocess.run([sys.executable, "-c", DISPENSER_CHECK, "1000000", "20"], capture_output=True,
+                          text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result == {"workers": 8, "rounds": 20, "takers_not_one": 0, "bad_counter": 0, "block_0_in_the_way": 0}
+
+
 @pytest.mark.parametrize("w,h,tiles", [(3, 3, tuple(range(1, 9))), (4, 4, (1, 2, 4, 5)), (3, 4, (1, 2, 3, 4, 5)),
                                        (5, 2, (1, 2, 6, 7)), (4, 3, (5, 6, 7)), (5, 5, (1, 2, 5))])
 @pytest.mark.parametrize("blank", ["minimized", "ignored"])

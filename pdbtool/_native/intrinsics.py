@@ -3,7 +3,8 @@
 * ``pdep``/``pext`` (BMI2, with a bit-loop fallback on CPUs without it, chosen once at import from the
   host CPU's features) and ``select_bit``: the j-th set bit of a mask, for unranking;
 * ``popcount`` and ``trailing_zeros``: one instruction each;
-* atomic OR and XOR on a uint64 word (LLVM ``atomicrmw``), for the parallel two-bit BFS;
+* atomic OR, XOR and add on a uint64 word (LLVM ``atomicrmw``), for the parallel two-bit BFS and for
+  handing out blocks of work to threads;
 * ``prefetch``: a cache hint for an array element about to be read;
 * ``load_u8``/``load_u64``: a load from a raw address, so that a kernel can read several tables through
   one array of addresses.
@@ -144,6 +145,7 @@ def _atomic_rmw_u64(op):
 
 atomic_or_u64 = _atomic_rmw_u64("or")
 atomic_xor_u64 = _atomic_rmw_u64("xor")
+atomic_add_u64 = _atomic_rmw_u64("add")
 
 
 @intrinsic

@@ -16,8 +16,11 @@
 
 The byte table is filled with 255 by all threads before the search (``fill_parallel``): the page faults
 of a large fresh array are otherwise a serial phase.  Both builders run in parallel over blocks of
-ranks (``prange``, dynamically scheduled chunks), one layer a step, in one of two directions (Beamer,
-Asanović & Patterson's direction-optimizing BFS):
+ranks, one layer a step: a ``prange`` over one worker per thread, each taking the next block from a
+shared counter (an atomic fetch-and-add, ``_next_block``) until none is left, so that a thread never
+waits while blocks remain (neighbouring blocks have very different amounts of work, and Numba's own
+``prange`` schedule is static under its omp and workqueue threading layers).  A step goes in one of two
+directions (Beamer, Asanović & Patterson's direction-optimizing BFS):
 
 * **top-down** (the default): each frontier rank is unranked incrementally from the last one scanned
   (``_unrank_next``), its moves are generated (a move's child rank is the parent's plus a step computed
@@ -44,8 +47,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .._native.intrinsics import (atomic_or_u64, atomic_xor_u64, deposit_bits, extract_bits, popcount, prefetch,
-                          select_bit, trailing_zeros)
+from .._native.intrinsics import (atomic_add_u64, atomic_or_u64, atomic_xor_u64, deposit_bits, extract_bits,
+                                  popcount, prefetch, select_bit, trailing_zeros)
 from .ranking import (TilePattern, column_masks, radix_inverses, rank_weights,
                       unrank_digits)
 
@@ -59,6 +62,22 @@ _NEAR = 4096  # ranks: a neighbour this close is looked up first by a bottom-up 
 # ranks per chunk of the "holds the layer to expand" flags: a top-down step scans only flagged chunks
 _CHUNK_SHIFT = 8
 CHUNK = 1 << _CHUNK_SHIFT
+
+
+@njit(cache=True, inline="always")
+def _block_dispenser():
+    """The counter from which the workers of a parallel step (a ``prange`` over one per thread, their
+    number passed in: ``numba.get_num_threads()`` in a kernel stops Numba from caching it) take the
+    indices of the blocks of ranks to scan (``_next_block``)."""
+    return np.zeros(1, dtype=np.uint64)
+
+
+@njit(cache=True, inline="always")
+def _next_block(dispenser):
+    """The next block to scan, by an atomic fetch-and-add on the dispenser's counter: a worker done with
+    its block takes the next one, so the schedule is dynamic under every threading layer (Numba's
+    ``prange`` splits its iterations statically under the omp and workqueue layers)."""
+    return np.int64(atomic_add_u64(dispenser, 0, numba.uint64(1)))
 
 
 @njit(cache=True, inline="always")
@@ -211,8 +230,9 @@ def _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix, c
 
 @njit(cache=True, inline="always")
 def _block_scratch(n, k, size):
-    """A block's working arrays: the cells, digits and prefix masks of the placement in hand (cells and
-    digits start valid for ``_unrank_next``), three move buffers of ``size`` entries, and the cell weights."""
+    """A worker's arrays, kept from block to block: the cells, digits and prefix masks of the placement in
+    hand (cells and digits start valid for ``_unrank_next``), three move buffers of ``size`` entries, and
+    the cell weights."""
     return (np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64), np.empty(k, dtype=np.uint64),
             np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64),
             np.zeros(n, dtype=np.int64))
@@ -241,59 +261,65 @@ def _ignored_step_arrays(table, n, block):
 
 @njit(parallel=True, cache=True)
 def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses,
-                     active, active_next):
+                     active, active_next, workers):
     """Expand every placement at ``depth`` (blank ignored); return ``[expanded, discovered, moves]``.
 
     Only the chunks of ``CHUNK`` ranks flagged in ``active`` hold placements at ``depth``, and only they
     are scanned; a chunk that receives a child is flagged in ``active_next`` (every writer writes 1: a
     benign race).  ``discovered`` may count a child twice when two threads reach it at once (both write
     depth + 1, a benign race); the driver takes each layer's size from ``expanded``.
+    The ``workers`` (one per thread) take the blocks of ``block`` ranks one at a time (``_next_block``).
     """
     entries, full, nblocks, counts, words = _ignored_step_arrays(table, n, block)
-    for b in prange(nblocks):
-        r0 = b * block
-        r1 = min(entries, r0 + block)
-        if not _any_active(active, r0, r1):
-            continue
+    dispenser = _block_dispenser()
+    for _ in prange(workers):
         cells, digits, prefix, children, move_from, move_to, cellw = _block_scratch(n, k, _BATCH + 4 * k)
-        run_start = -entries
-        found = 0
-        new = 0
-        moves = 0
-        pending = 0
-        for chunk in range(r0 >> _CHUNK_SHIFT, ((r1 - 1) >> _CHUNK_SHIFT) + 1):
-            if not active[chunk]:
+        while True:
+            b = _next_block(dispenser)
+            if b >= nblocks:
+                break
+            r0 = b * block
+            r1 = min(entries, r0 + block)
+            if not _any_active(active, r0, r1):
                 continue
-            r = max(r0, chunk << _CHUNK_SHIFT)
-            r_end = min(r1, (chunk + 1) << _CHUNK_SHIFT)
-            while r < r_end:
-                # skip eight entries at a time when none of them is at this depth
-                if r % 8 == 0 and r + 8 <= r_end and r + 8 <= words.shape[0] * 8:
-                    if _bytes_equal_mask(words[r // 8], depth) == 0:
-                        r += 8
-                        continue
-                if table[r] != depth:
-                    r += 1
+            run_start = -entries
+            found = 0
+            new = 0
+            moves = 0
+            pending = 0
+            for chunk in range(r0 >> _CHUNK_SHIFT, ((r1 - 1) >> _CHUNK_SHIFT) + 1):
+                if not active[chunk]:
                     continue
-                found += 1
-                occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
-                                                   cellw, full)
-                # children are prefetched as they are made and looked up a batch later: the cache misses
-                # of many placements overlap
-                start = pending
-                pending = _moves_into(full & ~occupied, r, occupied, cellw, width, not_first_col, not_last_col,
-                                      children, move_from, move_to, pending)
-                moves += pending - start
-                for j in range(start, pending):
-                    prefetch(table, children[j])
-                if pending >= _BATCH:
-                    new += _mark_ignored_children(table, children, pending, depth, active_next)
-                    pending = 0
-                r += 1
-        new += _mark_ignored_children(table, children, pending, depth, active_next)
-        counts[b, 0] = found
-        counts[b, 1] = new
-        counts[b, 2] = moves
+                r = max(r0, chunk << _CHUNK_SHIFT)
+                r_end = min(r1, (chunk + 1) << _CHUNK_SHIFT)
+                while r < r_end:
+                    # skip eight entries at a time when none of them is at this depth
+                    if r % 8 == 0 and r + 8 <= r_end and r + 8 <= words.shape[0] * 8:
+                        if _bytes_equal_mask(words[r // 8], depth) == 0:
+                            r += 8
+                            continue
+                    if table[r] != depth:
+                        r += 1
+                        continue
+                    found += 1
+                    occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits,
+                                                       prefix, cellw, full)
+                    # children are prefetched as they are made and looked up a batch later: the cache
+                    # misses of many placements overlap
+                    start = pending
+                    pending = _moves_into(full & ~occupied, r, occupied, cellw, width, not_first_col,
+                                          not_last_col, children, move_from, move_to, pending)
+                    moves += pending - start
+                    for j in range(start, pending):
+                        prefetch(table, children[j])
+                    if pending >= _BATCH:
+                        new += _mark_ignored_children(table, children, pending, depth, active_next)
+                        pending = 0
+                    r += 1
+            new += _mark_ignored_children(table, children, pending, depth, active_next)
+            counts[b, 0] = found
+            counts[b, 1] = new
+            counts[b, 2] = moves
     return counts.sum(axis=0)
 
 
@@ -322,7 +348,7 @@ def _first_at(table, neighbours, count, r, depth):
 
 @njit(parallel=True, cache=True)
 def ignored_bottom_up(table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses,
-                      active, active_next):
+                      active, active_next, workers):
     """Give depth + 1 to every unseen placement with a neighbour at ``depth``; return ``[at depth, discovered,
     moves]``.
 
@@ -330,43 +356,49 @@ def ignored_bottom_up(table, depth, n, k, block, not_first_col, not_last_col, wi
     ``active_next`` (a chunk may straddle two blocks: both writers write 1, a benign race).  Each thread
     writes only the entries of its own blocks, and reads look for ``depth`` only, which no write of this
     step produces: no race.
+    The ``workers`` (one per thread) take the blocks of ``block`` ranks one at a time (``_next_block``).
     """
     entries, full, nblocks, counts, words = _ignored_step_arrays(table, n, block)
-    for b in prange(nblocks):
+    dispenser = _block_dispenser()
+    for _ in prange(workers):
         cells, digits, prefix, neighbours, move_from, move_to, cellw = _block_scratch(n, k, 4 * k)
-        run_start = -entries
-        r0 = b * block
-        r1 = min(entries, r0 + block)
-        found = 0
-        new = 0
-        moves = 0
-        r = r0
-        while r < r1:
-            if r % 8 == 0 and r + 8 <= r1 and r + 8 <= words.shape[0] * 8:
-                word = words[r // 8]
-                if _bytes_equal_mask(word, UNSEEN) == 0 and _bytes_equal_mask(word, depth) == 0:
-                    r += 8
+        while True:
+            b = _next_block(dispenser)
+            if b >= nblocks:
+                break
+            run_start = -entries
+            r0 = b * block
+            r1 = min(entries, r0 + block)
+            found = 0
+            new = 0
+            moves = 0
+            r = r0
+            while r < r1:
+                if r % 8 == 0 and r + 8 <= r1 and r + 8 <= words.shape[0] * 8:
+                    word = words[r // 8]
+                    if _bytes_equal_mask(word, UNSEEN) == 0 and _bytes_equal_mask(word, depth) == 0:
+                        r += 8
+                        continue
+                if table[r] != UNSEEN:
+                    if table[r] == depth:
+                        found += 1
+                    r += 1
                     continue
-            if table[r] != UNSEEN:
-                if table[r] == depth:
-                    found += 1
+                occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                                   cellw, full)
+                count = _moves_into(full & ~occupied, r, occupied, cellw, width, not_first_col, not_last_col,
+                                    neighbours, move_from, move_to, 0)
+                moves += count
+                for j in range(count):
+                    prefetch(table, neighbours[j])
+                if _first_at(table, neighbours, count, r, depth):
+                    table[r] = depth + 1
+                    active_next[r >> _CHUNK_SHIFT] = 1
+                    new += 1
                 r += 1
-                continue
-            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
-                                               cellw, full)
-            count = _moves_into(full & ~occupied, r, occupied, cellw, width, not_first_col, not_last_col,
-                                neighbours, move_from, move_to, 0)
-            moves += count
-            for j in range(count):
-                prefetch(table, neighbours[j])
-            if _first_at(table, neighbours, count, r, depth):
-                table[r] = depth + 1
-                active_next[r >> _CHUNK_SHIFT] = 1
-                new += 1
-            r += 1
-        counts[b, 0] = found
-        counts[b, 1] = new
-        counts[b, 2] = moves
+            counts[b, 0] = found
+            counts[b, 1] = new
+            counts[b, 2] = moves
     return counts.sum(axis=0)
 
 
@@ -471,7 +503,7 @@ def _mark_minimized_children(bits, count, child_rank, child_slot, child_cell, ch
 
 @njit(parallel=True, cache=True)
 def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_col, width,
-                       weights, inverses, active, active_next):
+                       weights, inverses, active, active_next, workers):
     """Expand every (placement, blank region) state at ``depth``; return ``[cells expanded, discovered,
     cells discovered]``.
 
@@ -484,6 +516,7 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     flooded and marked "next" in every cell of its region with an atomic OR; a scanned rank's frontier
     states turn to 11 with an atomic XOR.  ``table`` receives, for each rank, the first depth at which one of
     its regions is expanded.  ``discovered`` counts each new state once (see ``_or_rank_states``).
+    The ``workers`` (one per thread) take the blocks of ``block`` ranks one at a time (``_next_block``).
     """
     entries = table.shape[0]
     nf = n - k
@@ -494,72 +527,77 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     inverse_nf = 1.0 / nf
     nblocks = (entries + block - 1) // block
     counts = np.zeros((nblocks, 4), dtype=np.int64)
-    for b in prange(nblocks):
-        r0 = b * block
-        r1 = min(entries, r0 + block)
-        if not _any_active(active, r0, r1):
-            continue
+    dispenser = _block_dispenser()
+    for _ in prange(workers):
         size = _BATCH + 4 * k
         cells, digits, prefix, child_rank, child_cell, move_to, cellw = _block_scratch(n, k, size)
         child_slot = np.empty(size, dtype=np.int64)
         child_occ = np.empty(size, dtype=np.uint64)
-        run_start = -entries
-        expanded_cells = 0
-        new = 0
-        new_cells = 0
-        moves = 0
-        pending = 0
-        for chunk in range(r0 >> _CHUNK_SHIFT, ((r1 - 1) >> _CHUNK_SHIFT) + 1):
-            if not active[chunk]:
+        while True:
+            b = _next_block(dispenser)
+            if b >= nblocks:
+                break
+            r0 = b * block
+            r1 = min(entries, r0 + block)
+            if not _any_active(active, r0, r1):
                 continue
-            s = max(r0, chunk << _CHUNK_SHIFT) * nf
-            s1 = min(r1, (chunk + 1) << _CHUNK_SHIFT) * nf
-            while s < s1:
-                w = s >> 5
-                match = _in_window(_slots_equal(bits[w], cur), w, s, s1)
-                if match == 0:
-                    s = (w + 1) * 32
+            run_start = -entries
+            expanded_cells = 0
+            new = 0
+            new_cells = 0
+            moves = 0
+            pending = 0
+            for chunk in range(r0 >> _CHUNK_SHIFT, ((r1 - 1) >> _CHUNK_SHIFT) + 1):
+                if not active[chunk]:
                     continue
-                r = _divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
-                first = r * nf
-                frontier = _slots_equal(_rank_states(bits, first, nf), cur) & rank_slots
-                retire = frontier * (numba.uint64(3) - cur)
-                occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
-                                                   cellw, full)
-                if table[r] == UNSEEN:
-                    table[r] = depth
-                # every cell of a frontier region carries its state: the union of the frontier regions is
-                # the frontier cells, and the moves into it are the children of all of them
-                union = deposit_bits(extract_bits(frontier, _LOW_BITS), full & ~occupied)
-                expanded_cells += popcount(union)
-                start = pending
-                pending = _moves_into(union, r, occupied, cellw, width, not_first_col, not_last_col,
-                                      child_rank, child_cell, move_to, pending)
-                moves += pending - start
-                for j in range(start, pending):
-                    # the tile slides from c into q; the child's blank is in c
-                    c = child_cell[j]
-                    q = move_to[j]
-                    cbit = numba.uint64(1) << numba.uint64(c)
-                    slot = c - popcount(occupied & (cbit - numba.uint64(1))) - (q < c)
-                    child_slot[j] = slot
-                    child_occ[j] = occupied ^ cbit ^ (numba.uint64(1) << numba.uint64(q))
-                    prefetch(bits, (child_rank[j] * nf + slot) >> 5)
-                _xor_rank_states(bits, first, nf, retire)
-                if pending >= _BATCH:
-                    a, c2 = _mark_minimized_children(bits, pending, child_rank, child_slot, child_cell,
-                                                     child_occ, full, nf, nxt, not_first_col, not_last_col,
-                                                     width, active_next)
-                    new += a
-                    new_cells += c2
-                    pending = 0
-                s = first + nf
-        a, c2 = _mark_minimized_children(bits, pending, child_rank, child_slot, child_cell, child_occ,
-                                         full, nf, nxt, not_first_col, not_last_col, width, active_next)
-        counts[b, 0] = expanded_cells
-        counts[b, 1] = new + a
-        counts[b, 2] = new_cells + c2
-        counts[b, 3] = moves
+                s = max(r0, chunk << _CHUNK_SHIFT) * nf
+                s1 = min(r1, (chunk + 1) << _CHUNK_SHIFT) * nf
+                while s < s1:
+                    w = s >> 5
+                    match = _in_window(_slots_equal(bits[w], cur), w, s, s1)
+                    if match == 0:
+                        s = (w + 1) * 32
+                        continue
+                    r = _divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
+                    first = r * nf
+                    frontier = _slots_equal(_rank_states(bits, first, nf), cur) & rank_slots
+                    retire = frontier * (numba.uint64(3) - cur)
+                    occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                                       cellw, full)
+                    if table[r] == UNSEEN:
+                        table[r] = depth
+                    # every cell of a frontier region carries its state: the union of the frontier regions is
+                    # the frontier cells, and the moves into it are the children of all of them
+                    union = deposit_bits(extract_bits(frontier, _LOW_BITS), full & ~occupied)
+                    expanded_cells += popcount(union)
+                    start = pending
+                    pending = _moves_into(union, r, occupied, cellw, width, not_first_col, not_last_col,
+                                          child_rank, child_cell, move_to, pending)
+                    moves += pending - start
+                    for j in range(start, pending):
+                        # the tile slides from c into q; the child's blank is in c
+                        c = child_cell[j]
+                        q = move_to[j]
+                        cbit = numba.uint64(1) << numba.uint64(c)
+                        slot = c - popcount(occupied & (cbit - numba.uint64(1))) - (q < c)
+                        child_slot[j] = slot
+                        child_occ[j] = occupied ^ cbit ^ (numba.uint64(1) << numba.uint64(q))
+                        prefetch(bits, (child_rank[j] * nf + slot) >> 5)
+                    _xor_rank_states(bits, first, nf, retire)
+                    if pending >= _BATCH:
+                        a, c2 = _mark_minimized_children(bits, pending, child_rank, child_slot, child_cell,
+                                                         child_occ, full, nf, nxt, not_first_col, not_last_col,
+                                                         width, active_next)
+                        new += a
+                        new_cells += c2
+                        pending = 0
+                    s = first + nf
+            a, c2 = _mark_minimized_children(bits, pending, child_rank, child_slot, child_cell, child_occ,
+                                             full, nf, nxt, not_first_col, not_last_col, width, active_next)
+            counts[b, 0] = expanded_cells
+            counts[b, 1] = new + a
+            counts[b, 2] = new_cells + c2
+            counts[b, 3] = moves
     return counts.sum(axis=0)
 
 
@@ -577,7 +615,7 @@ def _first_current(bits, neighbours, slots, count, r, nf, cur):
 
 @njit(parallel=True, cache=True)
 def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, not_last_col, width,
-                        weights, inverses, active, active_next):
+                        weights, inverses, active, active_next, workers):
     """Mark "next" every unseen state with a neighbour at ``depth``; return ``[0, discovered, cells]``.
 
     Each unseen (placement, blank region) looks for a neighbour in the current layer (the moves of the
@@ -587,6 +625,7 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
     not read); a chunk that gains a state is flagged in ``active_next`` (a chunk may straddle two blocks:
     both writers write 1, a benign race).  The current layer stays "current" until the next step retires
     it (``stale`` there); ``stale`` here does the same for the layer before.
+    The ``workers`` (one per thread) take the blocks of ``block`` ranks one at a time (``_next_block``).
     """
     entries = table.shape[0]
     nf = n - k
@@ -596,67 +635,72 @@ def minimized_bottom_up(bits, table, depth, stale, n, k, block, not_first_col, n
     inverse_nf = 1.0 / nf
     nblocks = (entries + block - 1) // block
     counts = np.zeros((nblocks, 4), dtype=np.int64)
-    for b in prange(nblocks):
+    dispenser = _block_dispenser()
+    for _ in prange(workers):
         cells, digits, prefix, neighbours, move_from, move_to, cellw = _block_scratch(n, k, 4 * k)
-        run_start = -entries
         rank_slots = deposit_bits((numba.uint64(1) << numba.uint64(nf)) - numba.uint64(1), _LOW_BITS)
-        r0 = b * block
-        r1 = min(entries, r0 + block)
-        s1 = r1 * nf
-        s = r0 * nf
-        if stale:
-            _retire_stale(bits, s >> 5, (s1 + 31) >> 5, stale)
-        new = 0
-        new_cells = 0
-        moves = 0
-        while s < s1:
-            w = s >> 5
-            y = bits[w]
-            match = _in_window(_slots_equal(y, 0) | _slots_equal(y, cur), w, s, s1)
-            if match == 0:
-                s = (w + 1) * 32
-                continue
-            r = _divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
-            first = r * nf
-            states = _rank_states(bits, first, nf)
-            # a rank of the current layer gets its depth here when a top-down step marked it
-            if table[r] == UNSEEN and _slots_equal(states, cur) & rank_slots:
-                table[r] = depth
-            unseen = extract_bits(_slots_equal(states, 0) & rank_slots, _LOW_BITS)
-            if unseen == 0:
+        while True:
+            b = _next_block(dispenser)
+            if b >= nblocks:
+                break
+            run_start = -entries
+            r0 = b * block
+            r1 = min(entries, r0 + block)
+            s1 = r1 * nf
+            s = r0 * nf
+            if stale:
+                _retire_stale(bits, s >> 5, (s1 + 31) >> 5, stale)
+            new = 0
+            new_cells = 0
+            moves = 0
+            while s < s1:
+                w = s >> 5
+                y = bits[w]
+                match = _in_window(_slots_equal(y, 0) | _slots_equal(y, cur), w, s, s1)
+                if match == 0:
+                    s = (w + 1) * 32
+                    continue
+                r = _divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
+                first = r * nf
+                states = _rank_states(bits, first, nf)
+                # a rank of the current layer gets its depth here when a top-down step marked it
+                if table[r] == UNSEEN and _slots_equal(states, cur) & rank_slots:
+                    table[r] = depth
+                unseen = extract_bits(_slots_equal(states, 0) & rank_slots, _LOW_BITS)
+                if unseen == 0:
+                    s = first + nf
+                    continue
+                occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                                   cellw, full)
+                free = full & ~occupied
+                marks = numba.uint64(0)
+                while unseen:
+                    blank = select_bit(trailing_zeros(unseen), free)
+                    region = _flood(blank, free, not_first_col, not_last_col, width)
+                    region_slots = extract_bits(region, free)
+                    unseen &= ~region_slots
+                    count = _moves_into(region, r, occupied, cellw, width, not_first_col, not_last_col,
+                                        neighbours, move_from, move_to, 0)
+                    moves += count
+                    for j in range(count):
+                        c = move_from[j]
+                        cbit = numba.uint64(1) << numba.uint64(c)
+                        slot = c - popcount(occupied & (cbit - numba.uint64(1))) - (move_to[j] < c)
+                        prefetch(bits, (neighbours[j] * nf + slot) >> 5)
+                        move_to[j] = slot
+                    if _first_current(bits, neighbours, move_to, count, r, nf, cur):
+                        marks |= deposit_bits(region_slots, _LOW_BITS) * nxt
+                        new += 1
+                        new_cells += popcount(region)
+                if marks:
+                    _or_own_rank_states(bits, first, nf, marks)
+                    active_next[r >> _CHUNK_SHIFT] = 1
+                    if table[r] == UNSEEN:
+                        table[r] = depth + 1
                 s = first + nf
-                continue
-            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
-                                               cellw, full)
-            free = full & ~occupied
-            marks = numba.uint64(0)
-            while unseen:
-                blank = select_bit(trailing_zeros(unseen), free)
-                region = _flood(blank, free, not_first_col, not_last_col, width)
-                region_slots = extract_bits(region, free)
-                unseen &= ~region_slots
-                count = _moves_into(region, r, occupied, cellw, width, not_first_col, not_last_col,
-                                    neighbours, move_from, move_to, 0)
-                moves += count
-                for j in range(count):
-                    c = move_from[j]
-                    cbit = numba.uint64(1) << numba.uint64(c)
-                    slot = c - popcount(occupied & (cbit - numba.uint64(1))) - (move_to[j] < c)
-                    prefetch(bits, (neighbours[j] * nf + slot) >> 5)
-                    move_to[j] = slot
-                if _first_current(bits, neighbours, move_to, count, r, nf, cur):
-                    marks |= deposit_bits(region_slots, _LOW_BITS) * nxt
-                    new += 1
-                    new_cells += popcount(region)
-            if marks:
-                _or_own_rank_states(bits, first, nf, marks)
-                active_next[r >> _CHUNK_SHIFT] = 1
-                if table[r] == UNSEEN:
-                    table[r] = depth + 1
-            s = first + nf
-        counts[b, 1] = new
-        counts[b, 2] = new_cells
-        counts[b, 3] = moves
+            counts[b, 1] = new
+            counts[b, 2] = new_cells
+            counts[b, 3] = moves
     return counts.sum(axis=0)
 
 
@@ -740,8 +784,9 @@ class BuildResult:
 
 
 def _block_size(entries: int, threads: int) -> int:
-    # many more blocks than threads: neighbouring rank blocks have very different work, and the
-    # chunks are handed out dynamically; a multiple of 32 keeps blocks on whole two-bit words often
+    # many more blocks than threads: neighbouring rank blocks have very different work, and a thread
+    # done with its block takes the next (_next_block); a multiple of 32 keeps blocks on whole two-bit
+    # words often
     return max(256, min(1 << 16, (entries // (threads * 256)) // 32 * 32 or 256))
 
 
@@ -804,72 +849,73 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
         active = np.zeros((entries + CHUNK - 1) // CHUNK, dtype=np.uint8)
         active_next = np.zeros_like(active)
         active[goal_rank // CHUNK] = 1
-        with numba.parallel_chunksize(1):
-            if blank == "ignored":
-                table[goal_rank] = 0
-                depth, seen = 0, 1
-                while True:
-                    if _bottom_up_now(direction, depth):
-                        step = ignored_bottom_up
-                    else:
-                        step = ignored_top_down
-                    expanded, discovered, looked_up = (int(x) for x in step(
-                        table, depth, n, k, block, *masks, weights, inverses, active, active_next))
-                    active, active_next = active_next, active
-                    active_next[:] = 0
-                    moves += looked_up
-                    layers.append(expanded)
-                    if progress:
-                        progress(depth, expanded, min(1.0, (seen + discovered) / entries))
-                    if discovered == 0:
-                        break
-                    seen += discovered  # may count a child twice after a top-down step: progress only
-                    depth += 1
-                    if depth >= UNSEEN - 1:
-                        raise OverflowError("distances exceed 253: the table would not fit a byte")
-            else:
-                nfree = pattern.free_cells
-                bits = np.zeros(bits_bytes(pattern) // 8, dtype=np.uint64)
-                goal_cells = pattern.goal_cells()
-                occupied = 0
-                for c in goal_cells:
-                    occupied |= 1 << int(c)
-                # depth 0 (value 01) in every cell of the goal's blank region
-                goal_region = pattern.blank_region(goal_cells, board.goal[0])
-                for cell in goal_region:
-                    s = goal_rank * nfree + cell - bin(occupied & ((1 << cell) - 1)).count("1")
-                    bits[s >> 5] |= np.uint64(1) << np.uint64(2 * (s & 31))
-                cells_total = entries * nfree
-                depth, frontier, frontier_cells, seen_cells = 0, 1, len(goal_region), len(goal_region)
-                stale = 0  # the value a bottom-up step left on its frontier, still to be retired
-                while True:
-                    layers.append(frontier)
-                    if progress:
-                        progress(depth, frontier, seen_cells / cells_total)
-                    if _bottom_up_now(direction, depth):
-                        expanded, discovered, new_cells, looked_up = (int(x) for x in minimized_bottom_up(
-                            bits, table, depth, stale, n, k, block, *masks, weights, inverses, active, active_next))
-                        stale = 1 + (depth & 1)
-                    else:
-                        if stale:
-                            retire_stale(bits, np.uint64(stale), max(1, block * nfree // 32))
-                            stale = 0
-                        expanded, discovered, new_cells, looked_up = (int(x) for x in minimized_top_down(
-                            bits, table, depth, n, k, block, *masks, weights, inverses, active, active_next))
-                        if expanded != frontier_cells:
-                            raise AssertionError(f"depth {depth}: {expanded} cells expanded, {frontier_cells} "
-                                                 "marked: a builder bug")
-                    active, active_next = active_next, active
-                    active_next[:] = 0
-                    moves += looked_up
-                    if discovered == 0:
-                        break
-                    frontier, frontier_cells = discovered, new_cells
-                    seen_cells += new_cells
-                    depth += 1
-                    if depth >= UNSEEN - 1:
-                        raise OverflowError("distances exceed 253: the table would not fit a byte")
-                del bits
+        if blank == "ignored":
+            table[goal_rank] = 0
+            depth, seen = 0, 1
+            while True:
+                if _bottom_up_now(direction, depth):
+                    step = ignored_bottom_up
+                else:
+                    step = ignored_top_down
+                expanded, discovered, looked_up = (int(x) for x in step(
+                    table, depth, n, k, block, *masks, weights, inverses, active, active_next, threads))
+                active, active_next = active_next, active
+                active_next[:] = 0
+                moves += looked_up
+                layers.append(expanded)
+                if progress:
+                    progress(depth, expanded, min(1.0, (seen + discovered) / entries))
+                if discovered == 0:
+                    break
+                seen += discovered  # may count a child twice after a top-down step: progress only
+                depth += 1
+                if depth >= UNSEEN - 1:
+                    raise OverflowError("distances exceed 253: the table would not fit a byte")
+        else:
+            nfree = pattern.free_cells
+            bits = np.zeros(bits_bytes(pattern) // 8, dtype=np.uint64)
+            goal_cells = pattern.goal_cells()
+            occupied = 0
+            for c in goal_cells:
+                occupied |= 1 << int(c)
+            # depth 0 (value 01) in every cell of the goal's blank region
+            goal_region = pattern.blank_region(goal_cells, board.goal[0])
+            for cell in goal_region:
+                s = goal_rank * nfree + cell - bin(occupied & ((1 << cell) - 1)).count("1")
+                bits[s >> 5] |= np.uint64(1) << np.uint64(2 * (s & 31))
+            cells_total = entries * nfree
+            depth, frontier, frontier_cells, seen_cells = 0, 1, len(goal_region), len(goal_region)
+            stale = 0  # the value a bottom-up step left on its frontier, still to be retired
+            while True:
+                layers.append(frontier)
+                if progress:
+                    progress(depth, frontier, seen_cells / cells_total)
+                if _bottom_up_now(direction, depth):
+                    expanded, discovered, new_cells, looked_up = (int(x) for x in minimized_bottom_up(
+                        bits, table, depth, stale, n, k, block, *masks, weights, inverses, active, active_next,
+                        threads))
+                    stale = 1 + (depth & 1)
+                else:
+                    if stale:
+                        retire_stale(bits, np.uint64(stale), max(1, block * nfree // 32))
+                        stale = 0
+                    expanded, discovered, new_cells, looked_up = (int(x) for x in minimized_top_down(
+                        bits, table, depth, n, k, block, *masks, weights, inverses, active, active_next,
+                        threads))
+                    if expanded != frontier_cells:
+                        raise AssertionError(f"depth {depth}: {expanded} cells expanded, {frontier_cells} "
+                                             "marked: a builder bug")
+                active, active_next = active_next, active
+                active_next[:] = 0
+                moves += looked_up
+                if discovered == 0:
+                    break
+                frontier, frontier_cells = discovered, new_cells
+                seen_cells += new_cells
+                depth += 1
+                if depth >= UNSEEN - 1:
+                    raise OverflowError("distances exceed 253: the table would not fit a byte")
+            del bits
         bad, unreachable = excess_violations(table, n, k, pattern.md_rows(), block, inverses)
     finally:
         numba.set_num_threads(previous_threads)
