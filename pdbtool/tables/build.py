@@ -248,6 +248,20 @@ def _any_active(active, r0, r1):
 
 
 @njit(cache=True, inline="always")
+def _next_active_block(dispenser, nblocks, block, entries, active):
+    """The next block (``_next_block``) with a chunk flagged in ``active``, as (block, first rank, end
+    rank), or block -1 when none is left."""
+    while True:
+        b = _next_block(dispenser)
+        if b >= nblocks:
+            return -1, 0, 0
+        r0 = b * block
+        r1 = min(entries, r0 + block)
+        if _any_active(active, r0, r1):
+            return b, r0, r1
+
+
+@njit(cache=True, inline="always")
 def _ignored_step_arrays(table, n, block):
     """What both blank-ignored steps start from: the entries, the mask of the board's cells, the number of
     rank blocks, a row of counts per block, and the table as 64-bit words (for skipping eight at a time)."""
@@ -275,13 +289,9 @@ def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, wid
     for _ in prange(workers):
         cells, digits, prefix, children, move_from, move_to, cellw = _block_scratch(n, k, _BATCH + 4 * k)
         while True:
-            b = _next_block(dispenser)
-            if b >= nblocks:
+            b, r0, r1 = _next_active_block(dispenser, nblocks, block, entries, active)
+            if b < 0:
                 break
-            r0 = b * block
-            r1 = min(entries, r0 + block)
-            if not _any_active(active, r0, r1):
-                continue
             run_start = -entries
             found = 0
             new = 0
@@ -534,13 +544,9 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
         child_slot = np.empty(size, dtype=np.int64)
         child_occ = np.empty(size, dtype=np.uint64)
         while True:
-            b = _next_block(dispenser)
-            if b >= nblocks:
+            b, r0, r1 = _next_active_block(dispenser, nblocks, block, entries, active)
+            if b < 0:
                 break
-            r0 = b * block
-            r1 = min(entries, r0 + block)
-            if not _any_active(active, r0, r1):
-                continue
             run_start = -entries
             expanded_cells = 0
             new = 0
