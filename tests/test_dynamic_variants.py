@@ -5,14 +5,13 @@ them can generate fewer nodes than it in the same search)."""
 
 from __future__ import annotations
 
-import heapq
 import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from oracle import true_distances
+from oracle import tile_blank_distances, true_distances
 from pdbtool.heuristics.vertex_cover import ConflictGraph
 from pdbtool.puzzle.board import Board
 from pdbtool.tables.cache import TableCache
@@ -27,26 +26,9 @@ _spec.loader.exec_module(variants)
 
 
 def anywhere_distances(board, tiles):
-    """{(cells of the tiles, blank cell): least moves of the tiles to their home cells, the blank anywhere},
-    by a Dijkstra from every goal state (a blank step through the other cells is free)."""
-    home = tuple(board.goal_tiles.index(t) for t in tiles)
-    nb = board.neighbours()
-    dist, heap = {}, []
-    for b in range(board.n):
-        if b not in home:
-            dist[home, b] = 0
-            heap.append((0, home, b))
-    while heap:
-        d, cells, b = heapq.heappop(heap)
-        if dist[cells, b] < d:
-            continue
-        for q in (int(x) for x in nb[b] if x >= 0):
-            moved = tuple(b if c == q else c for c in cells)
-            nd = d + (moved != cells)
-            if nd < dist.get((moved, q), 1 << 30):
-                dist[moved, q] = nd
-                heapq.heappush(heap, (nd, moved, q))
-    return dist
+    """{(cells of the tiles, blank cell): least moves of the tiles to their home cells, the blank anywhere}."""
+    home = [board.goal_tiles.index(t) for t in tiles]
+    return tile_blank_distances(board, tiles, [b for b in range(board.n) if b not in home])
 
 
 def test_goal_anywhere_is_exact_and_differs_only_where_home_cells_cut_the_board():
