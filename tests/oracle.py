@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from functools import lru_cache
 
@@ -75,6 +76,27 @@ def abstract_distances(board: Board, tiles: tuple[int, ...], blank_rule: str) ->
                 else:
                     queue.appendleft(child)
     return best
+
+
+def tile_blank_distances(board: Board, tiles: tuple[int, ...], goal_blanks) -> dict:
+    """{(cells of the tiles, blank cell): least number of moves of the tiles to their home cells with the
+    blank in one of ``goal_blanks``}, by a plain Dijkstra over the tiles and the blank (a blank step
+    through the other cells is free)."""
+    home = tuple(board.goal_tiles.index(t) for t in tiles)
+    nb = board.neighbours()
+    dist = {(home, b): 0 for b in goal_blanks}
+    heap = [(0, home, b) for b in goal_blanks]
+    while heap:
+        d, cells, b = heapq.heappop(heap)
+        if dist[cells, b] < d:
+            continue
+        for q in (int(x) for x in nb[b] if x >= 0):
+            moved = tuple(b if c == q else c for c in cells)
+            nd = d + (moved != cells)
+            if nd < dist.get((moved, q), 1 << 30):
+                dist[moved, q] = nd
+                heapq.heappush(heap, (nd, moved, q))
+    return dist
 
 
 def reference_ida(board: Board, h, state):

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle import reference_ida, true_distances
+from oracle import reference_ida, tile_blank_distances, true_distances
 from pdbtool.heuristics.dynamic import DynamicHeuristic
 from pdbtool.heuristics.vertex_cover import (ADJ, CCOVER, CMASK, MEMO_KEYS, ConflictGraph, brute_force_cover,
                                              min_cover)
@@ -386,26 +386,9 @@ def test_lookups_match_the_tables(tables):
 
 
 def abstract_distances(board, tiles):
-    """{(cells of the tiles, blank cell): least number of moves of the tiles to the goal}, by a plain
-    Dijkstra over the tiles and the blank (a blank step through the other cells is free)."""
-    import heapq
-
-    goal = tuple(board.goal_tiles.index(t) for t in tiles)
-    blank_goal = board.goal_tiles.index(0)
-    nb = board.neighbours()
-    dist = {(goal, blank_goal): 0}
-    heap = [(0, goal, blank_goal)]
-    while heap:
-        d, cells, b = heapq.heappop(heap)
-        if dist[cells, b] < d:
-            continue
-        for q in (int(x) for x in nb[b] if x >= 0):
-            moved = tuple(b if c == q else c for c in cells)
-            nd = d + (moved != cells)
-            if nd < dist.get((moved, q), 1 << 30):
-                dist[moved, q] = nd
-                heapq.heappush(heap, (nd, moved, q))
-    return dist
+    """{(cells of the tiles, blank cell): least number of moves of the tiles to the goal} (the blank in its
+    goal cell)."""
+    return tile_blank_distances(board, tiles, (board.goal_tiles.index(0),))
 
 
 def test_region_values_match_an_exact_search(tables, cache_dir):

@@ -30,6 +30,12 @@ Which triples are kept: ``pairs+triples`` and ``pairs+triples-region`` keep thos
 what their three pairs already force (the least cover of the triangle: the only triples that can raise the
 vertex cover); ``pairs+triples-fkh`` keeps, as Felner, Korf & Hanan (2004) do, only those whose excess
 exceeds the sum of their three pairs' excesses.
+
+Variants of these definitions, measured by ``bench/bench_dynamic_variants.py`` against the published node
+counts: :func:`group_excess` and :func:`group_regions` take the abstract goal ``"anywhere"`` (the blank
+anywhere, instead of in the goal blank's region), and :func:`make_lookups` takes a :class:`SetDefinition`
+of its own (the sum rule with regions, triples kept against the blank-minimized pairs, or empty region
+rows of one size).
 """
 
 from __future__ import annotations
@@ -62,14 +68,30 @@ class DynamicError(PdbtoolError):
     pass
 
 
+TRIPLE_RULES = ("cover", "sum")
+KEEP_AGAINST = ("values", "minimized")
+GOAL_RULES = ("region", "anywhere")
+
+
 @dataclass(frozen=True)
 class SetDefinition:
     """What a dynamic set name means: group sizes, whether values follow the blank's region, which triples
-    are kept (``"cover"``: beyond their pairs' least cover; ``"sum"``: beyond the sum of their pairs)."""
+    are kept (``"cover"``: beyond their pairs' least cover; ``"sum"``: beyond the sum of their pairs) and
+    against which pair values (``"values"``: those the set looks up, by region in a ``-region`` set;
+    ``"minimized"``: the blank-minimized ones, which keeps more triples and gives the same cover).
+
+    The named sets use the default ``keep_against``; :func:`make_lookups` also takes a definition of its
+    own, so that variants of the published definition can be measured (``bench/bench_dynamic_variants.py``)."""
 
     sizes: tuple[int, ...]
     regions: bool
     triple_rule: str
+    keep_against: str = "values"
+
+    def __post_init__(self):
+        if self.triple_rule not in TRIPLE_RULES or self.keep_against not in KEEP_AGAINST or \
+                not set(self.sizes) <= {2, 3} or 2 not in self.sizes:
+            raise DynamicError(f"bad dynamic set definition {self}")
 
 
 def parse_set(name: str) -> SetDefinition:
@@ -90,10 +112,24 @@ def groups_of(board: Board, k: int) -> list[tuple[int, ...]]:
 
 # --- building --------------------------------------------------------------------------------------------
 
-def group_excess(board: Board, tiles: tuple[int, ...]) -> tuple[np.ndarray, int]:
-    """(excess per rank as uint8, unreachable count) of one group, from its blank-minimized table."""
+def group_excess(board: Board, tiles: tuple[int, ...], goal: str = "region") -> tuple[np.ndarray, int]:
+    """(excess per rank as uint8, unreachable count) of one group, from its blank-minimized table.
+
+    ``goal``: the abstract goal is the group's tiles at home with the blank in the goal blank's region
+    (``"region"``, what the builders do) or anywhere (``"anywhere"``: weaker where the home cells cut the
+    free cells, e.g. tiles 1 and 5 around the corner of Korf's goal; computed from
+    :func:`group_distances`)."""
     from .build import build_table
 
+    if goal != "region":
+        pattern, dist = group_distances(board, tiles, goal)
+        least = dist.reshape(pattern.entries, pattern.n).min(axis=1).astype(np.int64)
+        md = manhattan_of_ranks(np.arange(pattern.entries, dtype=np.int64), pattern.n, pattern.k, pattern.md_rows())
+        unreached = least == 255
+        excess = np.where(unreached, 0, least - md)
+        if excess.min() < 0 or excess.max() >= 255 or (excess & 1).any():
+            raise AssertionError(f"group {tiles}: excess over Manhattan is negative or odd (a builder bug)")
+        return excess.astype(np.uint8), int(unreached.sum())
     pattern = TilePattern(board, tiles)
     table = build_table(pattern, "minimized", threads=1).table
     md = manhattan_of_ranks(np.arange(pattern.entries, dtype=np.int64), pattern.n, pattern.k, pattern.md_rows())
@@ -204,14 +240,33 @@ def _region_rows(dist, n, k, entries, md_rows, not_first, not_last, width, out):
     return rows
 
 
-def group_regions(board: Board, tiles: tuple[int, ...]) -> np.ndarray:
-    """The region rows (rank, region mask, excess) of one group (see :func:`_region_rows`)."""
+def group_distances(board: Board, tiles: tuple[int, ...], goal: str = "region") -> tuple[TilePattern, np.ndarray]:
+    """(pattern, distance of every (placement, blank cell), see :func:`_blank_distances`) of one group, to
+    its tiles at home with the blank in the goal blank's region (``goal="region"``) or anywhere."""
+    if goal not in GOAL_RULES:
+        raise DynamicError(f"unknown goal rule {goal!r}: choose one of {', '.join(GOAL_RULES)}")
     pattern = TilePattern(board, tiles)
-    n, k = pattern.n, pattern.k
     goal_cells = np.asarray(pattern.goal_cells(), dtype=np.int64)
-    goal_region = sum(1 << c for c in pattern.blank_region(goal_cells, board.goal[0]))
+    if goal == "region":
+        goal_region = sum(1 << c for c in pattern.blank_region(goal_cells, board.goal[0]))
+    else:
+        goal_region = ((1 << pattern.n) - 1) & ~sum(1 << int(c) for c in goal_cells)
     nb = np.asarray(board.neighbours(), dtype=np.int64)
-    dist = _blank_distances(goal_cells, goal_region, n, k, pattern.entries, nb)
+    return pattern, _blank_distances(goal_cells, goal_region, pattern.n, pattern.k, pattern.entries, nb)
+
+
+def goal_splits(board: Board, tiles: tuple[int, ...]) -> bool:
+    """Whether the group's home cells cut the free cells into regions (then the goal rules differ)."""
+    pattern = TilePattern(board, tiles)
+    goal_cells = pattern.goal_cells()
+    return len(pattern.blank_region(goal_cells, board.goal[0])) != pattern.free_cells
+
+
+def group_regions(board: Board, tiles: tuple[int, ...], goal: str = "region") -> np.ndarray:
+    """The region rows (rank, region mask, excess) of one group (see :func:`_region_rows`); ``goal`` as in
+    :func:`group_distances`."""
+    pattern, dist = group_distances(board, tiles, goal)
+    n, k = pattern.n, pattern.k
     not_first, not_last = column_masks(board)
     out = np.empty((pattern.entries * (k + 2), 3), dtype=np.int64)
     rows = _region_rows(dist, n, k, pattern.entries, pattern.md_rows(), np.uint64(not_first), np.uint64(not_last),
@@ -588,15 +643,21 @@ class DynamicTables:
 
 
 def make_lookups(board: Board, name: str, pairs: np.ndarray, triples: np.ndarray | None,
-                 pair_regions: np.ndarray | None = None, triple_regions: np.ndarray | None = None) -> DynamicTables:
-    """The look-ups of the set ``name`` from the excess arrays (and, for a ``-region`` set, the region rows)."""
-    definition = parse_set(name)
+                 pair_regions: np.ndarray | None = None, triple_regions: np.ndarray | None = None,
+                 definition: SetDefinition | None = None) -> DynamicTables:
+    """The look-ups of the set ``name`` from the excess arrays (and, for a ``-region`` set, the region rows).
+
+    ``definition`` replaces the one the name stands for (a variant; ``name`` is then only its label).  Empty
+    region rows of one size give that size its blank-minimized values in a ``-region`` definition."""
+    if definition is None:
+        definition = parse_set(name)
     if definition.regions and (pair_regions is None or (3 in definition.sizes and triple_regions is None)):
         raise DynamicError(f"the dynamic set {name} needs the region rows of its tables")
     n = board.n
     keys = n ** 4
     pgroups = np.array(groups_of(board, 2), dtype=np.int64).reshape(-1, 2)
     units = _pair_units(np.ascontiguousarray(pairs), pgroups, n)
+    minimized_units = units.copy()
     rows = np.zeros((0, 5), dtype=np.int64)
     if definition.regions and len(pair_regions):
         rows = np.empty((2 * len(pair_regions), 5), dtype=np.int64)
@@ -607,7 +668,11 @@ def make_lookups(board: Board, name: str, pairs: np.ndarray, triples: np.ndarray
         regions = (np.ascontiguousarray(triple_regions, dtype=np.int64) if definition.regions
                    else np.zeros((0, 4), dtype=np.int64))
         not_first, not_last = column_masks(board)
-        args = (np.ascontiguousarray(triples), tgroups, n, units, pstart, pent, regions,
+        if definition.keep_against == "minimized":
+            # then no pair reads its rows, and a triple kept holds wherever the blank is
+            pstart, pent = _csr(np.zeros((0, 5), dtype=np.int64), keys)
+        args = (np.ascontiguousarray(triples), tgroups, n,
+                minimized_units if definition.keep_against == "minimized" else units, pstart, pent, regions,
                 definition.triple_rule == "sum", definition.regions, np.uint64(not_first), np.uint64(not_last),
                 board.width)
         count = _triple_rows(*args, np.zeros((0, 5), dtype=np.int64), False)
