@@ -499,11 +499,17 @@ def try_move(t, c, n, near, records, rows, pw, g, hl, cons, memo):
     for u in range(1, n):
         hits |= ((near[base + u] >> g[POS, u]) & 1) << u
     hits &= ~bt
+    # the hits' records first, held in g[NROW], in a loop of independent loads whose cache misses overlap
+    rem = hits
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
+        g[NROW, u] = _key_record(near, records, base + u, g[POS, u])
     new_adj = np.int64(0)
     while hits:
         u = trailing_zeros(hits)
         hits &= hits - 1
-        rec = _key_record(near, records, base + u, g[POS, u])
+        rec = g[NROW, u]
         w = _record_units(rec, records, rows, blank)
         g[NROW, u] = w
         if w:
