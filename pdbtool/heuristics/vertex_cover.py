@@ -254,10 +254,13 @@ def brute_force_cover(edges: Sequence[tuple[Sequence[int], int]], n: int) -> int
 # :class:`pdbtool.tables.pairs_triples.DynamicTables` so that a key costs one or two cache lines:
 # * ``near[(t*n + c)*n + u]``: bit cu (low 32 bits) is set when the key has a pair value or rows; the high
 #   32 bits are the index in ``records`` of the word's first such key (keys in increasing order);
-# * ``records[i]``: of the i-th key with something: its first row (bits 0-31), its number of rows (32-47),
-#   its pair units (48-55; PAIR_BY_REGION: in its rows);
-# * ``rows[j]``: v (bits 0-4; 0 for a pair's value by region), cell of v (5-9), units (10-15), the cells of
-#   the blank where the row holds (16-47).
+# * ``records``: first the distinct blank masks of the rows (cells of the blank where a row holds), then for
+#   the i-th key with something (at ``records[masks + i]``): its first row (bits 0-31), its number of rows
+#   (32-47), its pair units (48-55; PAIR_BY_REGION: in its rows);
+# * ``rows[j]`` (int32, so that the rows take half the cache): v (bits 0-4; 0 for a pair's value by
+#   region), cell of v (5-9), units (10-15), the index of its blank mask in ``records`` (16-30).  The sets
+#   have few distinct masks (one without regions, 145 with them on the 24-puzzle), so the masks stay in the
+#   L1 cache and are read only for a row whose v stands in its cell.
 
 @njit(cache=True, _nrt=False, inline="always")
 def _key_record(near, records, word, cu):
@@ -267,15 +270,15 @@ def _key_record(near, records, word, cu):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _record_units(rec, rows, blank):
+def _record_units(rec, records, rows, blank):
     """The pair units of a key's record with the blank in cell ``blank``."""
     w = (rec >> 48) & 255
     if w != PAIR_BY_REGION:
         return w
     first = rec & 0xFFFFFFFF
     for j in range(first, first + ((rec >> 32) & 0xFFFF)):
-        r = rows[j]
-        if r & 31 == 0 and (r >> (16 + blank)) & 1:
+        r = np.int64(rows[j])
+        if r & 31 == 0 and (records[r >> 16] >> blank) & 1:
             return (r >> 10) & 63
     return np.int64(0)
 
@@ -405,7 +408,7 @@ def graph_from_scratch(n, near, records, rows, pw, g, hl, cons, memo):
             if not (near[word] >> cu) & 1:
                 continue
             rec = _key_record(near, records, word, cu)
-            w = _record_units(rec, rows, blank)
+            w = _record_units(rec, records, rows, blank)
             if w:
                 pw[t, u] = w
                 pw[u, t] = w
@@ -414,9 +417,9 @@ def graph_from_scratch(n, near, records, rows, pw, g, hl, cons, memo):
             # a triple is stored under each of its tiles; take it once, under its smallest (then u < v)
             first = rec & 0xFFFFFFFF
             for j in range(first, first + ((rec >> 32) & 0xFFFF)):
-                r = rows[j]
+                r = np.int64(rows[j])
                 v = r & 31
-                if v and g[POS, v] == (r >> 5) & 31 and (r >> (16 + blank)) & 1:
+                if v and g[POS, v] == (r >> 5) & 31 and (records[r >> 16] >> blank) & 1:
                     hl[HMASK, hcount] = (np.int64(1) << t) | (np.int64(1) << u) | (np.int64(1) << v)
                     hl[HW, hcount] = (r >> 10) & 63
                     hcount += 1
@@ -496,20 +499,26 @@ def try_move(t, c, n, near, records, rows, pw, g, hl, cons, memo):
     for u in range(1, n):
         hits |= ((near[base + u] >> g[POS, u]) & 1) << u
     hits &= ~bt
+    # the hits' records first, held in g[NROW], in a loop of independent loads whose cache misses overlap
+    rem = hits
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
+        g[NROW, u] = _key_record(near, records, base + u, g[POS, u])
     new_adj = np.int64(0)
     while hits:
         u = trailing_zeros(hits)
         hits &= hits - 1
-        rec = _key_record(near, records, base + u, g[POS, u])
-        w = _record_units(rec, rows, blank)
+        rec = g[NROW, u]
+        w = _record_units(rec, records, rows, blank)
         g[NROW, u] = w
         if w:
             new_adj |= np.int64(1) << u
         first = rec & 0xFFFFFFFF
         for j in range(first, first + ((rec >> 32) & 0xFFFF)):
-            r = rows[j]
+            r = np.int64(rows[j])
             v = r & 31
-            if v and g[POS, v] == (r >> 5) & 31 and (r >> (16 + blank)) & 1:
+            if v and g[POS, v] == (r >> 5) & 31 and (records[r >> 16] >> blank) & 1:
                 hl[NHM, nh] = bt | (np.int64(1) << u) | (np.int64(1) << v)
                 hl[NHW, nh] = (r >> 10) & 63
                 nh += 1
@@ -704,20 +713,21 @@ def pack_lookups(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     start = tables.tri_start.astype(np.int64)
     count = np.diff(start)
     keys = np.flatnonzero((tables.pair_units != 0) | (count > 0))
+    ent = tables.tri_ent.astype(np.int64)
+    masks, mask_index = np.unique(ent[:, 3] & 0xFFFFFFFF, return_inverse=True)
     words = keys // n
     near = np.zeros(n ** 3, dtype=np.int64)
     np.bitwise_or.at(near, words, np.int64(1) << (keys % n))
-    first_key = np.searchsorted(words, np.arange(n ** 3))
+    first_key = len(masks) + np.searchsorted(words, np.arange(n ** 3))
     near |= np.where(near != 0, first_key, 0).astype(np.int64) << 32
     units = tables.pair_units.astype(np.int64)[keys]
-    if len(keys) >= 1 << 31 or count.max(initial=0) >= 1 << 16 or len(tables.tri_ent) >= 1 << 32:
+    if len(keys) >= 1 << 31 or count.max(initial=0) >= 1 << 16 or len(ent) >= 1 << 31 or len(masks) >= 1 << 15:
         raise PdbtoolError("the dynamic tables are too large to pack for the search")
-    records = start[keys] | count[keys] << 32 | units << 48
-    ent = tables.tri_ent.astype(np.int64)
     if len(ent) and ent[:, 2].max() >= 64:
         raise PdbtoolError("a dynamic table row's units exceed 63")
-    rows = ent[:, 0] | (ent[:, 1] & 31) << 5 | ent[:, 2] << 10 | (ent[:, 3] & 0xFFFFFFFF) << 16
-    return near, np.ascontiguousarray(records), np.ascontiguousarray(rows)
+    records = np.concatenate([masks, start[keys] | count[keys] << 32 | units << 48])
+    rows = (ent[:, 0] | (ent[:, 1] & 31) << 5 | ent[:, 2] << 10 | mask_index.reshape(-1).astype(np.int64) << 16)
+    return near, np.ascontiguousarray(records), np.ascontiguousarray(rows.astype(np.int32))
 
 
 class ConflictGraph:
