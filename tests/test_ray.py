@@ -654,6 +654,36 @@ def test_a_lost_driver_leaves_no_work_running():
 
 
 @needs_ray
+def test_a_worker_killed_in_a_local_instance_changes_nothing():
+    """The local instance that ``--ray`` starts (with LOCAL_SYSTEM_CONFIG's lengthened and disabled
+    bookkeeping) still notices a worker killed while it searches a unit and runs the unit again: the
+    length is the optimal one."""
+    import psutil
+
+    # instance 1 with Manhattan distance: 0.27 billion nodes, long enough for the cluster to come up
+    proc, out = start_solve([korf_line(1)], "--heuristic", "manhattan", "--format", "json")
+    killed = []
+    try:
+        def kill_a_unit():
+            for p in alive(psutil.Process(proc.pid).children(recursive=True)):
+                if " ".join(p.cmdline()).startswith("ray::search_unit_task"):
+                    p.kill()
+                    killed.append(p.pid)
+                    return True
+            return proc.poll() is not None
+
+        assert wait_for(kill_a_unit, 120) and killed, "no unit of work was seen running"
+        proc.wait(300)
+        stderr = proc.stderr.read()
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stderr[-2000:]
+    assert wait_for(lambda: out, 10), stderr[-2000:]
+    record = json.loads(out[0])
+    assert record["length"] == 57 and record["solved"], record
+
+
+@needs_ray
 def test_one_instance_reports_progress_with_the_workers(cluster, cache_dir):
     from pdbtool.cli.solve import ProgressLine
     from pdbtool.search import ray_backend
