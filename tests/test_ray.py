@@ -655,32 +655,49 @@ def test_a_lost_driver_leaves_no_work_running():
 
 @needs_ray
 def test_a_worker_killed_in_a_local_instance_changes_nothing():
-    """The local instance that ``--ray`` starts (with LOCAL_SYSTEM_CONFIG's lengthened and disabled
+    """The local instance that pdbtool starts (ray_session: LOCAL_SYSTEM_CONFIG's lengthened and disabled
     bookkeeping) still notices a worker killed while it searches a unit and runs the unit again: the
-    length is the optimal one."""
-    import psutil
+    length is the optimal one.  In a process of its own, as ``--ray`` runs it."""
+    (state, optimal), = korf([9])
+    code = f"""
+import json, threading, time
+from pdbtool.puzzle.board import Board
+from pdbtool.search.ray_backend import RaySolver, ray_session
+import ray, psutil  # Ray's copy of psutil
+from pdbtool.search.solver import SolveOptions
+killed, done = [], threading.Event()
 
-    # instance 1 with Manhattan distance: 0.27 billion nodes, long enough for the cluster to come up
-    proc, out = start_solve([korf_line(1)], "--heuristic", "manhattan", "--format", "json")
-    killed = []
+def killer():
+    while not done.is_set() and not killed:
+        for proc in psutil.Process().children(recursive=True):
+            try:
+                if " ".join(proc.cmdline()).startswith("ray::search_unit_task"):
+                    proc.kill()
+                    killed.append(proc.pid)
+                    break
+            except psutil.Error:
+                pass
+        time.sleep(0.005)
+
+with ray_session(num_cpus=2):
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    solver = RaySolver(Board(4, 4), SolveOptions(heuristic="manhattan"), serial_below=0, units_per_worker=4)
+    result = solver.solve({list(state)})
+    done.set()
+    thread.join()
+print(json.dumps([result.length, result.solved, len(killed)]))
+"""
+    work = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))  # short: Ray's socket paths live below it
     try:
-        def kill_a_unit():
-            for p in alive(psutil.Process(proc.pid).children(recursive=True)):
-                if " ".join(p.cmdline()).startswith("ray::search_unit_task"):
-                    p.kill()
-                    killed.append(p.pid)
-                    return True
-            return proc.poll() is not None
-
-        assert wait_for(kill_a_unit, 120) and killed, "no unit of work was seen running"
-        proc.wait(300)
-        stderr = proc.stderr.read()
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                              env=dict(os.environ, RAY_TMPDIR=str(work)))
     finally:
-        proc.kill()
-    assert proc.returncode == 0, stderr[-2000:]
-    assert wait_for(lambda: out, 10), stderr[-2000:]
-    record = json.loads(out[0])
-    assert record["length"] == 57 and record["solved"], record
+        shutil.rmtree(work, True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    length, solved, killed = json.loads(done.stdout.splitlines()[-1])
+    assert killed == 1, "no unit was seen running, so none was killed"
+    assert solved and length == optimal
 
 
 @needs_ray
