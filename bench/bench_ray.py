@@ -20,6 +20,13 @@ The issue's overhead target alone (writes ``bench/results/ray_24.json``; about 3
 idle machine):
 
     .venv/bin/python bench/bench_ray.py --k24 --repeat 2
+
+Each ``--ray`` run's CPU seconds are read per thread from /proc for every process of the command's tree
+(``cpu_by_process``: the driver, Ray's daemons and agents, the workers' searching threads and their other
+threads).  Whether a worker searches more slowly than a thread, apart from Ray's other processes (writes
+``bench/results/ray_units.json``; about a minute a round):
+
+    .venv/bin/python bench/bench_ray.py --units --repeat 3
 """
 
 from __future__ import annotations
@@ -53,21 +60,84 @@ def commit() -> str:
         return "unknown"
 
 
-def _tree_cpu(root: int, seen: dict[int, float]) -> None:
-    """Note in ``seen`` (pid -> CPU seconds) the CPU time of ``root`` and every process below it now."""
-    import psutil  # Ray's copy (ray puts its third-party directory on the path)
+TICK = os.sysconf("SC_CLK_TCK")
 
-    try:
-        procs = [psutil.Process(root)]
-        procs += procs[0].children(recursive=True)
-    except psutil.Error:
-        return
-    for proc in procs:
+
+def _stat(path: str) -> tuple[float, int]:
+    """(CPU seconds, parent pid) from a /proc stat file (a process's or a thread's)."""
+    with open(path) as f:
+        text = f.read()
+    fields = text[text.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / TICK, int(fields[1])
+
+
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def _process_kind(pid: int, root: int, cmdline: str) -> str:
+    """What a process of a run's tree is: the command, one of Ray's daemons or agents, or a worker."""
+    if pid == root:
+        return "driver"
+    for part, kind in (("gcs_server", "gcs_server"), ("raylet", "raylet"), ("dashboard.py", "dashboard"),
+                       ("ray::DashboardAgent", "dashboard_agent"), ("ray::RuntimeEnvAgent", "runtime_env_agent"),
+                       ("log_monitor", "log_monitor"), ("monitor.py", "autoscaler_monitor")):
+        if part in cmdline:
+            return kind
+    return "worker" if cmdline.startswith(("ray::", "default_worker")) or "default_worker.py" in cmdline else "other"
+
+
+def _sample_tree(root: int, threads: dict, kinds: dict) -> None:
+    """Note the CPU seconds of every thread of ``root`` and of every process below it now: ``threads``
+    maps (pid, tid) to (seconds, the thread's name, or MAIN for a process's first thread); ``kinds`` each
+    pid to what it is (:func:`_process_kind`, a worker named by the tasks it ran)."""
+    parent = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parent[int(entry)] = _stat(f"/proc/{entry}/stat")[1]
+            except (OSError, ValueError):
+                pass
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent.items():
+        children.setdefault(ppid, []).append(pid)
+    tree, i = [root], 0
+    while i < len(tree):
+        tree += children.get(tree[i], [])
+        i += 1
+    for pid in tree:
         try:
-            times = proc.cpu_times()
-            seen[proc.pid] = max(seen.get(proc.pid, 0.0), times.user + times.system)
-        except psutil.Error:
+            cmdline = _read(f"/proc/{pid}/cmdline").replace("\0", " ").strip()
+            kind = _process_kind(pid, root, cmdline)
+            if not cmdline:  # exiting: it keeps the kind it was seen as
+                kinds.setdefault(pid, "other")
+            elif kind != "worker":
+                kinds[pid] = kind
+            elif cmdline.startswith("ray::") and not cmdline.startswith("ray::IDLE"):
+                kinds[pid] = "worker " + cmdline.split()[0][len("ray::"):]  # the task it runs
+            else:
+                kinds.setdefault(pid, "worker (idle)")
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                seconds, _ = _stat(f"/proc/{pid}/task/{tid}/stat")
+                name = "MAIN" if int(tid) == pid else _read(f"/proc/{pid}/task/{tid}/comm").strip()
+                key = (pid, int(tid))
+                threads[key] = (max(threads.get(key, (0.0,))[0], seconds), name)
+        except (OSError, ValueError):
             pass
+
+
+def cpu_by_process(threads: dict, kinds: dict) -> dict:
+    """The CPU seconds sampled by :func:`_sample_tree`, summed per kind of process, with the first thread
+    of the driver and of the workers (the tasks' searches) apart from their other threads (the driver's
+    search threads, Ray's gRPC and io_service threads)."""
+    out: dict[str, float] = {}
+    for (pid, tid), (seconds, name) in threads.items():
+        kind = kinds.get(pid, "other")
+        if kind == "driver" or kind.startswith("worker ") and kind != "worker (idle)":
+            kind += " (main thread)" if name == "MAIN" else " (other threads)"
+        out[kind] = out.get(kind, 0.0) + seconds
+    return {k: round(v, 2) for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
 
 
 def solve_cli(args: list[str], sample_every: float = 0.25) -> dict:
@@ -75,19 +145,20 @@ def solve_cli(args: list[str], sample_every: float = 0.25) -> dict:
     CPU seconds of it and its children, and with ``--ray`` the lines where it reports Ray's start-up.
 
     CPU: from ``getrusage`` of the waited children; with ``--ray`` (Ray's workers are not waited for by the
-    command) the sum over every process of the command's tree, sampled every ``sample_every`` seconds
-    (the CPU a process spends after its last sample is missed: ``cpu_seconds_sampled``)."""
-    import ray  # noqa: F401  (puts Ray's psutil on the path)
-
+    command) the sum over every thread of every process of the command's tree, read from /proc every
+    ``sample_every`` seconds (the CPU a thread spends after its last sample is missed:
+    ``cpu_seconds_sampled``), and per kind of process (``cpu_by_process``: the driver, Ray's daemons and
+    agents, the workers' searching threads apart from their other threads)."""
     command = PDBTOOL + ["solve", *args, "--format", "json"]
     before = load()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    seen: dict[int, float] = {}
+    threads: dict = {}
+    kinds: dict = {}
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out_file, tempfile.TemporaryFile("w+") as err_file:
         proc = subprocess.Popen(command, cwd=ROOT, stdout=out_file, stderr=err_file, text=True)
         while proc.poll() is None:
-            _tree_cpu(proc.pid, seen)
+            _sample_tree(proc.pid, threads, kinds)
             time.sleep(sample_every)
         wall = time.perf_counter() - start
         out_file.seek(0)
@@ -105,7 +176,8 @@ def solve_cli(args: list[str], sample_every: float = 0.25) -> dict:
              if ln.startswith("pdbtool: ray:") or ln.startswith("pdbtool: tables:")]
     if "--ray" in args:
         del out["cpu_seconds"]
-        out["cpu_seconds_sampled"] = round(sum(seen.values()), 2)
+        out["cpu_seconds_sampled"] = round(sum(seconds for seconds, _ in threads.values()), 2)
+        out["cpu_by_process"] = cpu_by_process(threads, kinds)
     if notes:
         out["ray_notes"] = notes
         started = [float(m.group(1)) for ln in notes if (m := re.search(r"Ray instance .* in ([0-9.]+) s", ln))]
@@ -280,12 +352,111 @@ def bench_24(args) -> dict:
                   "ray wall", pair["ray"]["wall_seconds"], "cpu (sampled)", pair["ray"]["cpu_seconds_sampled"],
                   "ratio", pair["wall_ratio"], "ray start", pair["ray"].get("ray_start_seconds"),
                   "load", pair["threads2"]["load_before"], pair["ray"]["load_after"], flush=True)
+            print("    ray CPU by process:", pair["ray"]["cpu_by_process"], flush=True)
     ratios = sorted(p["wall_ratio"] for p in pairs)
     return {"benchmark": "ray-24",
             "label": "24-puzzle instance 1, 24-6-6-6-6 with the reflection, tables cached: --threads 2 against "
                      "--ray on a local instance (2 CPUs), alternated; wall times of the whole command",
             "target": "ray wall at most 1.10 x threads wall (issue 15)",
             "runs": pairs, "wall_ratios": ratios, "median_wall_ratio": ratios[len(ratios) // 2]}
+
+
+K24_OPTIONS = dict(partition="24-6-6-6-6")  # the SolveOptions of the 24-puzzle's units
+
+
+def _k24_state() -> tuple[int, ...]:
+    src = ROOT / "examples" / "korf24.txt"
+    line = next(ln for ln in src.read_text().splitlines() if ln.strip() and not ln.startswith("#"))
+    return tuple(int(t) for t in line.split("#")[0].split()[1:])
+
+
+def _unit_heuristic(cache_dir: str):
+    """The heuristic as a Ray worker builds it (its solver pool: tables memory-mapped from the cache)."""
+    from pdbtool.puzzle.board import Board
+    from pdbtool.search.ray_backend import worker_pool
+    from pdbtool.search.solver import SolveOptions
+
+    options = SolveOptions(**K24_OPTIONS, cache_dir=cache_dir, search_threads=1)
+    return worker_pool(options).get(Board(5, 5)).heuristic
+
+
+def search_units_timed(cache_dir: str, units: list) -> dict:
+    """Search ``units`` ((path, bound) pairs of the 24-puzzle's instance 1) on this thread, after building
+    the heuristic: the nodes, this thread's CPU and wall seconds, its page faults and context switches."""
+    from pdbtool.search.units import WorkUnit, search_unit
+
+    heuristic, state = _unit_heuristic(cache_dir), _k24_state()
+    before, cpu, wall = resource.getrusage(resource.RUSAGE_THREAD), time.thread_time(), time.perf_counter()
+    nodes = sum(search_unit(heuristic, state, WorkUnit(tuple(path), bound)).generated for path, bound in units)
+    after = resource.getrusage(resource.RUSAGE_THREAD)
+    cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+    return {"pid": os.getpid(), "nodes": nodes, "cpu_seconds": round(cpu, 3), "wall_seconds": round(wall, 3),
+            "m_nodes_per_cpu_second": round(nodes / cpu / 1e6, 2), "minor_faults": after.ru_minflt - before.ru_minflt,
+            "major_faults": after.ru_majflt - before.ru_majflt,
+            "involuntary_switches": after.ru_nivcsw - before.ru_nivcsw}
+
+
+def bench_units(args) -> dict:
+    """The same units of one iteration of the 24-puzzle's instance 1 searched by two searchers at once:
+    two threads of one process (as ``--threads 2``), two plain processes, two Ray workers of a local
+    instance started as ``--ray`` starts it; in turn, ``--repeat`` rounds.  Nodes per CPU second of the
+    searching threads separate a slower search in a worker from CPU taken by Ray's other processes."""
+    import threading
+
+    from pdbtool.search import ray_backend
+    from pdbtool.search.units import search_unit, split_iteration
+
+    heuristic, state = _unit_heuristic(args.cache_dir), _k24_state()
+    cut, _ = split_iteration(heuristic, state, args.units_bound, 64)
+    units, nodes = [], 0
+    for unit in cut:  # the first units of the cut, up to about --units-nodes nodes
+        units.append((list(unit.path), unit.bound))
+        nodes += search_unit(heuristic, state, unit).generated
+        if nodes >= args.units_nodes:
+            break
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import bench_ray; "
+            "print(json.dumps(bench_ray.search_units_timed(sys.argv[2], json.loads(sys.stdin.read()))))")
+
+    def threads():
+        results = [None, None]
+
+        def run(i):
+            results[i] = search_units_timed(args.cache_dir, units)
+
+        workers = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        return results
+
+    def processes():
+        procs = [subprocess.Popen([sys.executable, "-c", code, str(ROOT / "bench"), args.cache_dir], cwd=ROOT,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+        for proc in procs:
+            proc.stdin.write(json.dumps(units))
+            proc.stdin.close()
+        return [json.loads(proc.stdout.read().strip().splitlines()[-1]) for proc in procs if proc.wait() == 0]
+
+    def ray_workers():
+        with ray_backend.ray_session(num_cpus=2) as ray:
+            task = ray.remote(num_cpus=1)(search_units_timed)
+            warm = ray.remote(num_cpus=1)(lambda cache_dir: (_unit_heuristic(cache_dir), os.getpid())[1])
+            ray.get([warm.remote(args.cache_dir) for _ in range(2)])  # both workers set up before timing
+            return ray.get([task.remote(args.cache_dir, units) for _ in range(2)])
+
+    rounds = []
+    for _ in range(args.repeat):
+        for name, run in (("threads", threads), ("processes", processes), ("ray_workers", ray_workers)):
+            before = load()
+            rows = run()
+            rounds.append({"searchers": name, "load_before": before, "load_after": load(), "runs": rows})
+            print(f"{name:12} M nodes per CPU s", [r["m_nodes_per_cpu_second"] for r in rows],
+                  "wall", [r["wall_seconds"] for r in rows], "load", before, flush=True)
+    return {"benchmark": "ray-units",
+            "label": f"the first {len(units)} units ({nodes:,} nodes) of the iteration of bound {args.units_bound} "
+                     "of the 24-puzzle's instance 1 (24-6-6-6-6), searched by each of two searchers at once",
+            "rounds": rounds}
 
 
 def main(argv=None):
@@ -299,6 +470,10 @@ def main(argv=None):
     parser.add_argument("--skip", default="", help="comma-separated: batch, single, tables")
     parser.add_argument("--out", default=None,
                         help="default: bench/results/ray.json, with --k24 bench/results/ray_24.json")
+    parser.add_argument("--units", action="store_true",
+                        help="only the unit search: the same units in two threads, two processes, two Ray workers")
+    parser.add_argument("--units-bound", type=int, default=91)
+    parser.add_argument("--units-nodes", type=float, default=6e7)
     parser.add_argument("--k24", action="store_true",
                         help="only the 24-puzzle's instance 1: --threads 2 against --ray, alternated --repeat "
                              "times")
@@ -306,6 +481,17 @@ def main(argv=None):
     skip = set(filter(None, args.skip.split(",")))
     import ray
 
+    if args.units:
+        meta = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": commit(),
+                "command": " ".join(["bench/bench_ray.py", *(argv or sys.argv[1:])]),
+                "machine": {"name": platform.node(), "cores": os.cpu_count()}, "ray": ray.__version__}
+        result = bench_units(args)
+        result = {"benchmark": result.pop("benchmark"), "meta": meta, **result}
+        out = Path(args.out or ROOT / "bench" / "results" / "ray_units.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"wrote {out}")
+        return
     if args.k24:
         out = Path(args.out or ROOT / "bench" / "results" / "ray_24.json")
         meta = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": commit(),

@@ -602,6 +602,19 @@ def test_ctrl_c_prints_what_was_solved_and_stops_the_work():
     assert wait_for(lambda: not alive(family), 30), [p.cmdline() for p in alive(family)]
 
 
+def run_python(code: str, timeout: float):
+    """Run ``code`` in a Python process of its own (its Ray below a short temporary directory: Ray's
+    socket paths live below it); the JSON of its last line of output."""
+    work = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+                              env=dict(os.environ, RAY_TMPDIR=str(work)))
+    finally:
+        shutil.rmtree(work, True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 @needs_ray
 def test_a_local_instance_runs_without_the_monitors():
     """A local instance started for the run has no autoscaler monitor and no log monitor, and works; its
@@ -614,14 +627,7 @@ with ray_session(num_cpus=1) as ray:
     family = [" ".join(p.cmdline()) for p in psutil.Process().children(recursive=True)]
 print(json.dumps([answer - os.nice(0), family]))
 """
-    work = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
-    try:
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                              env=dict(os.environ, RAY_TMPDIR=str(work)))
-    finally:
-        shutil.rmtree(work, True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    answer, family = json.loads(done.stdout.splitlines()[-1])
+    answer, family = run_python(code, 300)
     assert answer == 42
     assert any("raylet" in cmd for cmd in family) and any("gcs_server" in cmd for cmd in family)
     assert not [cmd for cmd in family if "log_monitor.py" in cmd or "autoscaler/_private/monitor.py" in cmd]
@@ -651,6 +657,46 @@ def test_a_lost_driver_leaves_no_work_running():
             p.kill()
         for left in set(Path("/dev/shm").glob("pdbtool-stop-*")) - stop_files:  # the killed driver's
             left.unlink(missing_ok=True)
+
+
+@needs_ray
+def test_a_worker_killed_in_a_local_instance_changes_nothing():
+    """The local instance that pdbtool starts (ray_session: LOCAL_SYSTEM_CONFIG's lengthened and disabled
+    bookkeeping) still notices a worker killed while it searches a unit and runs the unit again: the
+    length is the optimal one.  In a process of its own, as ``--ray`` runs it."""
+    (state, optimal), = korf([9])
+    code = f"""
+import json, threading, time
+from pdbtool.puzzle.board import Board
+from pdbtool.search.ray_backend import RaySolver, ray_session
+import ray, psutil  # Ray's copy of psutil
+from pdbtool.search.solver import SolveOptions
+killed, done = [], threading.Event()
+
+def killer():
+    while not done.is_set() and not killed:
+        for proc in psutil.Process().children(recursive=True):
+            try:
+                if " ".join(proc.cmdline()).startswith("ray::search_unit_task"):
+                    proc.kill()
+                    killed.append(proc.pid)
+                    break
+            except psutil.Error:
+                pass
+        time.sleep(0.005)
+
+with ray_session(num_cpus=2):
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    solver = RaySolver(Board(4, 4), SolveOptions(heuristic="manhattan"), serial_below=0, units_per_worker=4)
+    result = solver.solve({list(state)})
+    done.set()
+    thread.join()
+print(json.dumps([result.length, result.solved, len(killed)]))
+"""
+    length, solved, killed = run_python(code, 600)
+    assert killed == 1, "no unit was seen running, so none was killed"
+    assert solved and length == optimal
 
 
 @needs_ray

@@ -52,9 +52,21 @@ def import_ray():
     return ray
 
 
-# A local instance's workers run at the priority of the command, as --threads does (Ray's default, 15,
-# gives any other work on the machine precedence over the search)
-LOCAL_SYSTEM_CONFIG = {"worker_niceness": 0}
+# Ray's settings for a local instance started for one run (a cluster given by address keeps its own).
+# Its workers run at the priority of the command, as --threads does (Ray's default, 15, gives any other
+# work on the machine precedence over the search).  The rest lengthens or turns off Ray's periodic
+# bookkeeping, whose wake-ups take CPU from the search on the node's cores: task events and metrics
+# (kept for the dashboard, which a local instance does not run), event-loop statistics, the raylet's
+# resource reports (one node: nobody schedules on them) and its memory monitor (still on, 1 s instead of
+# 0.25 s).  Health checks and worker-failure detection keep Ray's defaults.  docs/cluster.md says why
+# each.
+LOCAL_SYSTEM_CONFIG = {"worker_niceness": 0,
+                       "task_events_report_interval_ms": 0,       # 0: no task events recorded or sent
+                       "enable_timeline": False,
+                       "enable_metrics_collection": False,
+                       "event_stats": False,
+                       "raylet_report_resources_period_milliseconds": 1000,  # Ray's default 100
+                       "memory_monitor_refresh_ms": 1000}                   # Ray's default 250
 # Processes a local instance started for one run does without (RayParams' fields; see _local_params)
 LEAN_LOCAL = {"no_monitor": True,              # the autoscaler's monitor: no nodes to add to a local instance
               "include_log_monitor": False}    # forwards workers' output, which log_to_driver=False drops
