@@ -121,21 +121,15 @@ def group_excess(board: Board, tiles: tuple[int, ...], goal: str = "region") -> 
     :func:`group_distances`)."""
     from .build import build_table
 
-    if goal != "region":
+    if goal == "region":
+        pattern = TilePattern(board, tiles)
+        least = build_table(pattern, "minimized", threads=1).table.astype(np.int64)
+    else:
         pattern, dist = group_distances(board, tiles, goal)
         least = dist.reshape(pattern.entries, pattern.n).min(axis=1).astype(np.int64)
-        md = manhattan_of_ranks(np.arange(pattern.entries, dtype=np.int64), pattern.n, pattern.k, pattern.md_rows())
-        unreached = least == 255
-        excess = np.where(unreached, 0, least - md)
-        if excess.min() < 0 or excess.max() >= 255 or (excess & 1).any():
-            raise AssertionError(f"group {tiles}: excess over Manhattan is negative or odd (a builder bug)")
-        return excess.astype(np.uint8), int(unreached.sum())
-    pattern = TilePattern(board, tiles)
-    table = build_table(pattern, "minimized", threads=1).table
     md = manhattan_of_ranks(np.arange(pattern.entries, dtype=np.int64), pattern.n, pattern.k, pattern.md_rows())
-    unreached = table == 255
-    excess = table.astype(np.int64) - md
-    excess[unreached] = 0
+    unreached = least == 255
+    excess = np.where(unreached, 0, least - md)
     if excess.min() < 0 or excess.max() >= 255 or (excess & 1).any():
         raise AssertionError(f"group {tiles}: excess over Manhattan is negative or odd (a builder bug)")
     return excess.astype(np.uint8), int(unreached.sum())
@@ -657,7 +651,8 @@ def make_lookups(board: Board, name: str, pairs: np.ndarray, triples: np.ndarray
     keys = n ** 4
     pgroups = np.array(groups_of(board, 2), dtype=np.int64).reshape(-1, 2)
     units = _pair_units(np.ascontiguousarray(pairs), pgroups, n)
-    minimized_units = units.copy()
+    # the pair units a triple is kept against: with "minimized", a copy taken before region pairs are marked
+    keep_units = units.copy() if definition.keep_against == "minimized" else units
     rows = np.zeros((0, 5), dtype=np.int64)
     if definition.regions and len(pair_regions):
         rows = np.empty((2 * len(pair_regions), 5), dtype=np.int64)
@@ -671,8 +666,7 @@ def make_lookups(board: Board, name: str, pairs: np.ndarray, triples: np.ndarray
         if definition.keep_against == "minimized":
             # then no pair reads its rows, and a triple kept holds wherever the blank is
             pstart, pent = _csr(np.zeros((0, 5), dtype=np.int64), keys)
-        args = (np.ascontiguousarray(triples), tgroups, n,
-                minimized_units if definition.keep_against == "minimized" else units, pstart, pent, regions,
+        args = (np.ascontiguousarray(triples), tgroups, n, keep_units, pstart, pent, regions,
                 definition.triple_rule == "sum", definition.regions, np.uint64(not_first), np.uint64(not_last),
                 board.width)
         count = _triple_rows(*args, np.zeros((0, 5), dtype=np.int64), False)
