@@ -253,11 +253,13 @@ def ray_solver(board, options, **kwargs):
 @needs_ray
 def test_korf_1_to_10_like_serial(cluster, cache_dir):
     solver = ray_solver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)))
-    cut = 0
+    cut = tail_splits = 0
     for state, optimal in korf(range(1, 11)):
         check_like_serial(solver, state, optimal)
         cut += sum(solver.outcome.subtrees)
+        tail_splits += solver.executor.tail_splits
     assert cut > 100  # the iterations were cut into units
+    assert tail_splits > 0  # and the last units of iterations cut again before they ran
 
 
 @needs_ray
@@ -358,6 +360,94 @@ def test_split_unit_adds_up_to_the_unit(cluster, cache_dir):
         assert all(u.path[:len(unit.path)] == unit.path and len(u.path) > len(unit.path) for u in subs)
         checked += len(subs) > 0
     assert checked >= 3
+
+
+class _Board:
+    """A StopBoard stand-in: slots, no file."""
+
+    def __init__(self):
+        self.slots, self.cancelled = 0, []
+
+    def new_slot(self):
+        self.slots += 1
+        return self.slots - 1
+
+    def signal(self, slot):
+        return slot
+
+    def cancel(self, slots):
+        self.cancelled += slots
+
+
+def test_a_unit_is_timed_from_when_a_worker_takes_it_not_from_its_submission(monkeypatch):
+    """Tasks start in the order submitted as workers free up: the tail's resplit times a unit from its
+    estimated start, so a unit that waited long in the queue but has only just started is not cut."""
+    from pdbtool.search import ray_search
+    from pdbtool.search.driver import Tally
+    from pdbtool.search.units import UnitResult, WorkUnit
+
+    clock = [100.0]
+    monkeypatch.setattr(ray_search.time, "perf_counter", lambda: clock[0])
+    submitted = []
+
+    def submit(unit, stop):
+        submitted.append(unit)
+        return f"ref{len(submitted) - 1}"
+
+    units = [WorkUnit((m,), 50) for m in range(5)]
+    it = ray_search._Iteration(None, submit, units, Tally(), _Board(), resplit_after=1.0, workers=2)
+    started = lambda: [it.items[i].started for i in it.roots]  # noqa: E731
+    assert started() == [100.0, 100.0, None, None, None]
+    for ref, now in (("ref0", 101.0), ("ref1", 102.0), ("ref2", 103.0), ("ref3", 104.0)):
+        clock[0] = now
+        it.receive(ref, UnitResult(10, 4, 52, None))
+    assert started() == [100.0, 100.0, 101.0, 102.0, 103.0]
+    assert it.finished_seconds == [1.0, 2.0, 2.0, 2.0]  # mean 1.75 s
+    cut = []
+    monkeypatch.setattr(ray_search, "split_unit",
+                        lambda h, s, unit, target: cut.append(unit) or ([], UnitResult(3, 1, 60, None)))
+    # one worker idle; unit 4 was submitted 4.5 s ago, over twice the mean task (3.5 s), but it started
+    # 1.5 s ago: not cut yet
+    clock[0] = 104.5
+    it.resplit(None, None, 2)
+    assert cut == []
+    clock[0] = 106.6  # 3.6 s since its start
+    it.resplit(None, None, 2)
+    assert cut == [units[4]]
+
+
+def test_the_last_units_of_an_iteration_are_cut_before_they_run(monkeypatch):
+    """The last ``TAIL_UNITS_PER_WORKER`` units per worker are submitted as their sub-units, and the
+    iteration's results add each one's top and sub-units up to the unit's."""
+    from pdbtool.search import ray_search
+    from pdbtool.search.driver import Tally
+    from pdbtool.search.units import UnitResult, WorkUnit
+
+    monkeypatch.setattr(ray_search, "TAIL_UNITS_PER_WORKER", 1)
+    monkeypatch.setattr(ray_search, "TAIL_SUBUNITS", 3)
+
+    def split_unit(heuristic, state, unit, target):
+        return [WorkUnit(unit.path + (m,), unit.bound) for m in range(target)], UnitResult(1, 1, 70, None)
+
+    monkeypatch.setattr(ray_search, "split_unit", split_unit)
+    submitted = []
+
+    def submit(unit, stop):
+        submitted.append(unit)
+        return len(submitted) - 1
+
+    tally = Tally()
+    units = [WorkUnit((m,), 50) for m in range(6)]
+    it = ray_search._Iteration(None, submit, units, tally, _Board(), workers=2, heuristic="h", state="s")
+    assert [u.path for u in submitted] == [(0,), (1,), (2,), (3,), (4, 0), (4, 1), (4, 2),
+                                           (5, 0), (5, 1), (5, 2)]
+    assert it.tail_splits == 2
+    for ref, unit in enumerate(submitted):
+        it.receive(ref, UnitResult(10, 5, 60 + len(unit.path), None))
+    assert it.done()
+    assert [(n, r.generated, r.expanded, r.next_bound) for n, r in it.results()] == [
+        (0, 10, 5, 61), (1, 10, 5, 61), (2, 10, 5, 61), (3, 10, 5, 61), (4, 31, 16, 62), (5, 31, 16, 62)]
+    assert (tally.generated, tally.expanded) == (4 * 10 + 2 * 31, 4 * 5 + 2 * 16)
 
 
 def big_unit(heuristic_name="manhattan"):

@@ -9,13 +9,19 @@ the other one: each unit becomes a Ray task, which a worker searches with
 that begins while the cluster is not yet up (a local instance starting, its tables being checked) runs on
 threads here instead, with the same units, so it counts the same.
 
-The tail of an iteration: once fewer tasks are running than there are workers, the unit that has run
-longest (if it has run ``RESPLIT_AFTER`` seconds and longer than ``RESPLIT_MEAN_FACTOR`` times the mean
-finished unit) is cut again below its root (:func:`split_unit`, the cut of ``split_iteration`` with the
-unit's root as the start, never undoing the move into it) and its sub-units are submitted while its own
-task goes on.  Whichever finishes first gives the unit's result: the unit's task, or its top and all its
-sub-units (whose counts add up to the unit's exactly); the other is stopped (:class:`StopFlags`) and its
-result, if any, ignored.  A unit's counts reach the iteration's tally once, when it is resolved.
+The tail of an iteration.  The tasks run in the order submitted, so the last units of an iteration are
+what the workers have left when they fall idle.  Those last units (``TAIL_UNITS_PER_WORKER`` per
+worker) are therefore cut once more before anything runs (:func:`split_unit`, the cut of
+``split_iteration`` with the unit's root as the start, never undoing the move into it; into about
+``TAIL_SUBUNITS`` each): the top above the cut is searched here and the sub-units are submitted in the
+unit's place, so that the iteration ends with small tasks.  And once fewer tasks are running than there
+are workers, the unit that has run longest (if it has run ``RESPLIT_AFTER`` seconds and longer than
+``RESPLIT_MEAN_FACTOR`` times the mean unit, both timed from the estimated start of its task: a task
+starts when one submitted before it ends, ``_Iteration._note_starts``) is cut again in the same way and
+its sub-units are submitted while its own task goes on.  Whichever finishes first gives the unit's
+result: the unit's task, or its top and all its sub-units (whose counts add up to the unit's exactly);
+the other is stopped (:class:`StopFlags`) and its result, if any, ignored.  A unit's counts reach the
+iteration's tally once, when it is resolved.
 
 Stopping a unit (:class:`StopBoard`): each task has a slot, one byte of a file on the driver's node
 (in ``/dev/shm`` where there is one) that the driver sets when it no longer wants the unit.  A worker on
@@ -54,6 +60,8 @@ UNIT_NODES = 1 << 24       # ... and more in an iteration estimated large: units
 RESPLIT_AFTER = 2.0        # seconds a unit must have run before it is cut again at the tail of an iteration
 RESPLIT_MEAN_FACTOR = 2.0  # ... and longer than this many times the mean finished unit
 RESPLIT_UNITS = 8          # sub-units per idle worker when a unit is cut again
+TAIL_UNITS_PER_WORKER = 2  # the last units of an iteration cut again before they run, per worker
+TAIL_SUBUNITS = 8          # ... into about this many sub-units each
 WAIT_SECONDS = 0.5         # longest wait for results between looks at signals, limits and progress
 POLL_SECONDS = 1.0         # how often a task on another node asks whether its unit is still wanted (poll_stop)
 STOP_SLOTS = 1 << 20       # units one solve can stop through the file (bytes of a sparse file; then the actor)
@@ -97,6 +105,7 @@ class _Item:
     slot: int = -1       # its byte of the StopBoard
     ref: object = None
     submitted: float = 0.0
+    started: float | None = None  # when its task is estimated to have started (_Iteration._note_starts)
     top: UnitResult | None = None
     children: list[int] = field(default_factory=list)
     result: UnitResult | None = None
@@ -106,19 +115,28 @@ class _Iteration:
     """The units of one iteration on the cluster and what has come back."""
 
     def __init__(self, ray, submit: Callable, units: list[WorkUnit], tally: Tally, board: "StopBoard",
-                 resplit_after: float = RESPLIT_AFTER):
+                 resplit_after: float = RESPLIT_AFTER, workers: int = 1, heuristic=None, state=None):
         self.ray = ray
         self.board = board
         self.resplit_after = resplit_after
         self.submit = submit
         self.tally = tally
+        self.workers = max(1, workers)
         self.items: list[_Item] = []
-        self.running: dict = {}  # task reference -> item index
+        self.running: dict = {}  # task reference -> item index, in the order submitted
         self.found: tuple[int, ...] | None = None
         self.stopped = False
-        self.finished_seconds: list[float] = []
+        self.finished_seconds: list[float] = []  # how long each finished task ran, from its estimated start
         self.resplits = 0
-        self.roots = [self._add(u, None) for u in units]
+        self.tail_splits = 0
+        tail = len(units) - TAIL_UNITS_PER_WORKER * self.workers if heuristic is not None else len(units)
+        self.roots = []
+        for n, unit in enumerate(units):
+            if n < tail:
+                self.roots.append(self._add(unit, None))
+            else:
+                self.roots.append(self._add_cut(heuristic, state, unit, TAIL_SUBUNITS))
+        self._note_starts(time.perf_counter())
 
     def _add(self, unit: WorkUnit, parent: int | None) -> int:
         item = _Item(unit, parent, slot=self.board.new_slot(), submitted=time.perf_counter())
@@ -127,6 +145,29 @@ class _Iteration:
         item.ref = self.submit(unit, self.board.signal(item.slot))
         self.running[item.ref] = i
         return i
+
+    def _add_cut(self, heuristic, state, unit: WorkUnit, target: int) -> int:
+        """A unit of the iteration cut before it runs: its top searched here, its sub-units submitted in its
+        place (no task of its own)."""
+        units, top = split_unit(heuristic, state, unit, target)
+        item = _Item(unit, None, submitted=time.perf_counter(), top=top)
+        self.items.append(item)
+        i = len(self.items) - 1
+        if top.solution is not None or not units:
+            self._resolve(i, top)
+        else:
+            item.children = [self._add(u, i) for u in units]
+            self.tail_splits += 1
+        return i
+
+    def _note_starts(self, now: float) -> None:
+        """Mark started, at ``now``, the tasks that are among the first ``workers`` still running in the
+        order submitted (a worker takes the next task when its own ends)."""
+        for n, i in enumerate(self.running.values()):
+            if n >= self.workers:
+                break
+            if self.items[i].started is None:
+                self.items[i].started = now
 
     def _cancel(self, i: int) -> None:
         """Stop the task of item ``i`` and of every item below it (their results will be ignored)."""
@@ -149,8 +190,11 @@ class _Iteration:
         i = self.running.pop(ref, None)
         if i is None:  # cancelled meanwhile
             return
-        self.items[i].ref = None
-        self.finished_seconds.append(time.perf_counter() - self.items[i].submitted)
+        now = time.perf_counter()
+        item = self.items[i]
+        item.ref = None
+        self.finished_seconds.append(now - (item.submitted if item.started is None else item.started))
+        self._note_starts(now)
         if result is None:  # stopped by its time or node limit
             self.stopped = True
             return
@@ -187,12 +231,12 @@ class _Iteration:
             return
         now = time.perf_counter()
         mean = sum(self.finished_seconds) / len(self.finished_seconds) if self.finished_seconds else 0.0
-        whole = [j for j in self.running.values() if not self.items[j].children]
+        whole = [j for j in self.running.values() if not self.items[j].children and self.items[j].started is not None]
         if not whole:
             return
-        i = min(whole, key=lambda j: self.items[j].submitted)
+        i = min(whole, key=lambda j: self.items[j].started)
         item = self.items[i]
-        if now - item.submitted < max(self.resplit_after, RESPLIT_MEAN_FACTOR * mean):
+        if now - item.started < max(self.resplit_after, RESPLIT_MEAN_FACTOR * mean):
             return
         units, top = split_unit(heuristic, state, item.unit, RESPLIT_UNITS * idle)
         item.top = top
@@ -200,6 +244,7 @@ class _Iteration:
             self._resolve(i, top)
             return
         item.children = [self._add(u, i) for u in units]
+        self._note_starts(now)
         self.resplits += 1
 
     def cancel_all(self) -> None:
@@ -220,13 +265,15 @@ class RayUnits:
     crash the driver when it meets a task's completion (ray-project/ray#54846).  ``other_nodes``: whether
     workers may run on nodes other than the driver's (they need the :class:`StopFlags` actor; a local
     instance started for the run has none).  ``resplits`` counts the units cut again at the tails of
-    iterations.  :meth:`close` removes the stop file."""
+    iterations while they ran, ``tail_splits`` those cut before they ran (the last of each iteration).
+    :meth:`close` removes the stop file."""
 
     def __init__(self, connect: Callable[[], tuple | None], resplit_after: float = RESPLIT_AFTER,
                  other_nodes: bool = True):
         self.connect, self.resplit_after, self.other_nodes = connect, resplit_after, other_nodes
         self.ray = self.submit = self.board = None
         self.resplits = 0
+        self.tail_splits = 0
         self.iterations = 0
         self.local_iterations = 0
 
@@ -285,7 +332,7 @@ class RayUnits:
             return self.submit(unit, stop, seconds, nodes)
 
         self.iterations += 1
-        it = _Iteration(self.ray, start, units, tally, self.board, self.resplit_after)
+        it = _Iteration(self.ray, start, units, tally, self.board, self.resplit_after, workers, heuristic, state)
         try:
             while not it.done():
                 ready, _ = wait(self.ray, list(it.running))
@@ -308,6 +355,7 @@ class RayUnits:
         finally:
             it.cancel_all()
             self.resplits += it.resplits
+            self.tail_splits += it.tail_splits
         return it.results()
 
 
