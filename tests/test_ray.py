@@ -450,6 +450,69 @@ def test_the_last_units_of_an_iteration_are_cut_before_they_run(monkeypatch):
     assert (tally.generated, tally.expanded) == (4 * 10 + 2 * 31, 4 * 5 + 2 * 16)
 
 
+@needs_ray
+def test_a_goal_ends_the_iteration_with_the_partial_counts_of_the_started_tasks(monkeypatch):
+    """When the goal is found, the tasks that had started are stopped and their partial counts added; a
+    task still waiting for a worker counts nothing, and of a unit cut again only its own task counts."""
+    from pdbtool.search import ray_search
+    from pdbtool.search.driver import INF, Tally
+    from pdbtool.search.units import UnitResult, WorkUnit
+
+    monkeypatch.setattr(ray_search, "RESPLIT_MEAN_FACTOR", 0.0)
+    monkeypatch.setattr(ray_search, "split_unit", lambda h, s, unit, target: (
+        [WorkUnit(unit.path + (m,), unit.bound) for m in range(2)], UnitResult(2, 1, 70, None)))
+    submitted = []
+
+    def submit(unit, stop):
+        submitted.append(unit)
+        return len(submitted) - 1
+
+    partial = {1: UnitResult(7, 3, INF, None, stopped=True),     # unit 1, stopped at the goal
+               6: UnitResult(5, 2, INF, None, stopped=True)}     # a sub-unit of unit 1: its work repeats unit 1's
+
+    class FakeRay:
+        waited = set()
+
+        def wait(self, refs, num_returns, timeout):
+            FakeRay.waited |= set(refs)
+            ready = [r for r in refs if r in partial]
+            if not ready:
+                time.sleep(timeout)
+            return ready, [r for r in refs if r not in partial]
+
+        def get(self, ref):
+            return partial[ref]
+
+    tally = Tally()
+    units = [WorkUnit((m,), 50) for m in range(5)]
+    it = ray_search._Iteration(FakeRay(), submit, units, tally, _Board(), resplit_after=0.0, workers=2)
+    it.receive(0, UnitResult(10, 4, 52, None))  # unit 0 done; unit 2 starts
+    it.receive(2, UnitResult(20, 9, 52, None))  # unit 2 done; unit 3 starts
+    it.receive(3, UnitResult(30, 14, 52, None))  # unit 3 done; unit 4 starts
+    it.receive(4, UnitResult(40, 19, 52, None))  # unit 4 done: unit 1 alone, a worker idle
+    it.resplit(None, None, 2)  # unit 1 cut again: sub-units 5 and 6 submitted, unit 1's task goes on
+    assert submitted[5:] == [WorkUnit((1, 0), 50), WorkUnit((1, 1), 50)]
+    it.receive(5, UnitResult(4, 2, 52, (1, 0, 3)))  # the goal, in a sub-unit of unit 1
+    assert it.done() and it.found == (1, 0, 3)
+    counted = tally.generated
+    assert counted == 10 + 20 + 30 + 40 + 4  # a goal below a unit cut again resolves the unit with its counts
+    it.finish(seconds=1.0)
+    assert tally.generated == counted and FakeRay.waited == set()  # unit 1 resolved: nothing more to count
+
+    # six units, the goal found in unit 3 while unit 1 ran, unit 4 took the freed worker and unit 5 waited
+    submitted.clear()
+    FakeRay.waited = set()
+    tally = Tally()
+    units.append(WorkUnit((5,), 50))
+    it = ray_search._Iteration(FakeRay(), submit, units, tally, _Board(), resplit_after=0.0, workers=2)
+    it.receive(0, UnitResult(10, 4, 52, None))  # unit 2 starts
+    it.receive(2, UnitResult(20, 9, 52, None))  # unit 3 starts
+    it.receive(3, UnitResult(30, 14, 52, (3, 1)))  # the goal; unit 4 starts (on paper), unit 1 runs
+    it.finish(seconds=1.0)
+    assert FakeRay.waited == {1, 4}  # started: unit 1, and unit 4 (which gives nothing back in time)
+    assert (tally.generated, tally.expanded) == (10 + 20 + 30 + 7, 4 + 9 + 14 + 3)
+
+
 def big_unit(heuristic_name="manhattan"):
     """A Manhattan-distance solver and a unit of hours: Korf's instance 60 from its root, the iteration
     below its optimal length."""
@@ -564,7 +627,7 @@ def test_a_unit_task_stops_when_the_driver_no_longer_wants_it(cluster, node):
     try:
         slot = board.new_slot()
         task = cluster.remote(num_cpus=1, max_retries=0)(search_unit_task)
-        # a deadline far beyond the wait below: a None result within the wait is the signal's doing (how
+        # a deadline far beyond the wait below: a stopped result within the wait is the signal's doing (how
         # promptly the file stops a unit is checked without Ray, above; here the load decides the seconds)
         ref = task.remote(SolveOptions(heuristic="manhattan"), Board(4, 4), state, unit, board.signal(slot),
                           3600.0, None)
@@ -572,7 +635,14 @@ def test_a_unit_task_stops_when_the_driver_no_longer_wants_it(cluster, node):
         time.sleep(0.5)
         board.cancel([slot])
         ready, _ = cluster.wait([ref], timeout=300)
-        assert ready and cluster.get(ref) is None
+        assert ready
+        result = cluster.get(ref)
+        assert result.stopped and result.solution is None
+        assert result.generated > result.expanded > 0  # what it searched before it stopped
+        if node == "driver":  # a task that starts after its unit was stopped searches nothing
+            late = task.remote(SolveOptions(heuristic="manhattan"), Board(4, 4), state, unit,
+                               board.signal(slot), 3600.0, None)
+            assert cluster.get(late, timeout=300) == type(result)(0, 0, result.next_bound, None, stopped=True)
     finally:
         board.close()
 

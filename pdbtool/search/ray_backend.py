@@ -30,13 +30,13 @@ from typing import Callable, Iterable, Iterator
 
 from ..errors import PdbtoolError
 from ..tables.cache import TableCache
-from .driver import Tally
+from .driver import INF, Tally
 from .parallel import SERIAL_BELOW, parallel_search
 from .ray_search import (RESPLIT_AFTER, UNIT_NODES, UNITS_PER_WORKER, WAIT_SECONDS, ClusterError, RayUnits, stop_check,
                          wait)
 from .ray_tables import StageReport, stage_tables
 from .solver import CHUNK_NODES, SolveOptions, SolveResult, Solver, SolverPool
-from .units import search_unit
+from .units import UnitResult, search_unit
 
 INSTALL_HINT = "pip install 'pdbtool[ray]'"
 LOCAL = "local"        # the address that starts a local Ray instance for the run
@@ -390,14 +390,21 @@ def solve_instance_task(options: SolveOptions, inst) -> SolveResult:
 
 def search_unit_task(options: SolveOptions, board, state, unit, stop, seconds_left: float | None,
                      nodes_left: int | None):
-    """One instance's task: one unit of work (``UnitResult``, or None when a limit or the driver, through
-    the ``StopSignal`` ``stop``, stopped it)."""
+    """One instance's task: one unit of work (its ``UnitResult``; when a limit or the driver, through the
+    ``StopSignal`` ``stop``, stopped it, a result ``stopped`` with the nodes searched until then)."""
     import ray
 
     solver = worker_pool(options).get(board)
     tally = Tally(nodes_left, None if seconds_left is None else time.perf_counter() + seconds_left)
     check = stop_check(stop, tally, ray.get_runtime_context().get_node_id())
-    return search_unit(solver.heuristic, state, unit, tally=tally, progress=check)
+    if check is not None:  # a unit stopped while it waited for a worker (the goal found meanwhile): none of it
+        check()
+        if tally.stop.is_set():
+            return UnitResult(0, 0, INF, None, stopped=True)
+    result = search_unit(solver.heuristic, state, unit, tally=tally, progress=check)
+    if result is None:
+        return UnitResult(tally.generated, tally.expanded, INF, None, stopped=True)
+    return result
 
 
 def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | None,

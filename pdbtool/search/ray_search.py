@@ -31,9 +31,12 @@ once every ``POLL_SECONDS`` instead (:func:`poll_stop`).  A local instance start
 driver's node only, and no actor.
 
 So the counts of every finished iteration are exactly those of the serial iteration, whatever the tasks
-did, and the length found equals the serial search's (every goal found under bound B has length B).  In
-the last iteration the counts are those of the units that finished (a stopped unit's partial count is
-not reported), which may be more or fewer than the serial search's.
+did, and the length found equals the serial search's (every goal found under bound B has length B).
+When the goal is found (or a limit reached), the tasks still running are stopped and, for up to
+``FINISH_SECONDS``, their partial counts collected (:meth:`_Iteration.finish`): the last iteration counts
+the units that finished plus what the stopped ones had searched, as the threads count every node they
+generate; work done twice (a unit cut again and its sub-units) counts once, the unit's own task.  So the
+last iteration may count more or fewer nodes than the serial search's, as with threads.
 
 A task whose worker dies is run again by Ray (``max_retries``); units are pure functions of their
 arguments, so the retry gives the same result.  The task itself is given by the caller
@@ -64,6 +67,7 @@ TAIL_UNITS_PER_WORKER = 2  # the last units of an iteration cut again before the
 TAIL_SUBUNITS = 8          # ... into about this many sub-units each
 WAIT_SECONDS = 0.5         # longest wait for results between looks at signals, limits and progress
 POLL_SECONDS = 1.0         # how often a task on another node asks whether its unit is still wanted (poll_stop)
+FINISH_SECONDS = 2.5       # longest wait for the partial counts of the tasks stopped at an iteration's end
 STOP_SLOTS = 1 << 20       # units one solve can stop through the file (bytes of a sparse file; then the actor)
 
 
@@ -106,6 +110,8 @@ class _Item:
     ref: object = None
     submitted: float = 0.0
     started: float | None = None  # when its task is estimated to have started (_Iteration._note_starts)
+    own_task: bool = True         # False for a unit cut before it ran: its sub-units are its tasks
+    partial: UnitResult | None = None  # what its task had searched when stopped
     top: UnitResult | None = None
     children: list[int] = field(default_factory=list)
     result: UnitResult | None = None
@@ -150,7 +156,7 @@ class _Iteration:
         """A unit of the iteration cut before it runs: its top searched here, its sub-units submitted in its
         place (no task of its own)."""
         units, top = split_unit(heuristic, state, unit, target)
-        item = _Item(unit, None, submitted=time.perf_counter(), top=top)
+        item = _Item(unit, None, submitted=time.perf_counter(), top=top, own_task=False)
         self.items.append(item)
         i = len(self.items) - 1
         if top.solution is not None or not units:
@@ -195,7 +201,8 @@ class _Iteration:
         item.ref = None
         self.finished_seconds.append(now - (item.submitted if item.started is None else item.started))
         self._note_starts(now)
-        if result is None:  # stopped by its time or node limit
+        if result.stopped:  # by its time or node limit
+            item.partial = result
             self.stopped = True
             return
         self._resolve(i, result)
@@ -246,6 +253,62 @@ class _Iteration:
         item.children = [self._add(u, i) for u in units]
         self._note_starts(now)
         self.resplits += 1
+
+    def _unfinished(self, i: int, out: dict) -> None:
+        """Into ``out`` (reference -> item): the started tasks whose partial counts item ``i``, unresolved,
+        counts (:meth:`_partial_counts`)."""
+        item = self.items[i]
+        if item.result is not None:
+            return
+        if item.own_task:  # a task still waiting for a worker has searched nothing
+            if item.ref is not None and item.ref in self.running and item.started is not None:
+                out[item.ref] = i
+            return
+        for c in item.children:
+            self._unfinished(c, out)
+
+    def _partial_counts(self, i: int) -> tuple[int, int]:
+        """What item ``i`` searched: its result's counts when resolved; else its own task's partial counts
+        (not its sub-units', which repeat its work); for a unit cut before it ran, its top and its sub-units'."""
+        item = self.items[i]
+        if item.result is not None:
+            return item.result.generated, item.result.expanded
+        if item.own_task:
+            return (item.partial.generated, item.partial.expanded) if item.partial is not None else (0, 0)
+        generated, expanded = item.top.generated, item.top.expanded
+        for c in item.children:
+            g, e = self._partial_counts(c)
+            generated += g
+            expanded += e
+        return generated, expanded
+
+    def finish(self, seconds: float = FINISH_SECONDS) -> None:
+        """Stop every task still running, wait up to ``seconds`` for the partial counts of those that count
+        (a stopped task returns at its next chunk of nodes, or poll of the actor), and add what the
+        unresolved units searched to the tally."""
+        from ray.exceptions import RayError
+
+        wanted: dict = {}
+        for i in self.roots:
+            self._unfinished(i, wanted)
+        self.cancel_all()
+        pending = list(wanted)
+        deadline = time.perf_counter() + seconds
+        while pending and time.perf_counter() < deadline:
+            ready, pending = self.ray.wait(pending, num_returns=len(pending),
+                                           timeout=min(WAIT_SECONDS, max(0.0, deadline - time.perf_counter())))
+            for ref in ready:
+                try:
+                    result = self.ray.get(ref)
+                except RayError:  # lost meanwhile: its nodes are not known
+                    continue
+                # a unit that ended before it saw its stop gives its whole result
+                item = self.items[wanted[ref]]
+                item.partial = result if result.stopped else UnitResult(result.generated, result.expanded, INF,
+                                                                         None, stopped=True)
+        for i in self.roots:
+            if self.items[i].result is None:
+                self.tally.add(*self._partial_counts(i))
 
     def cancel_all(self) -> None:
         self.board.cancel([self.items[i].slot for i in self.running.values()])
@@ -352,6 +415,7 @@ class RayUnits:
                     it.resplit(heuristic, state, workers)
                 if progress is not None:
                     progress()
+            it.finish()
         finally:
             it.cancel_all()
             self.resplits += it.resplits

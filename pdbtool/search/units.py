@@ -39,12 +39,15 @@ class WorkUnit:
 class UnitResult:
     """What a search of a unit (or of an iteration's top) found: nodes generated and expanded, the least f
     above the bound (``INF`` if none; from the start), and the blank's moves from the start to the goal
-    when one was found within the bound (the search then stopped there)."""
+    when one was found within the bound (the search then stopped there).  ``stopped``: the search was
+    stopped before the unit's end (a limit, or the unit no longer wanted); the counts are then the nodes
+    it generated and expanded until it stopped, and the bound and solution mean nothing."""
 
     generated: int
     expanded: int
     next_bound: int
     solution: tuple[int, ...] | None
+    stopped: bool = False
 
 
 def apply_path(nb: np.ndarray, state: Sequence[int], path: Sequence[int]) -> np.ndarray:
