@@ -68,7 +68,7 @@ U_APPLIED, U_OH, U_NOLD, U_OADJ, U_ROW = range(5)
 # one above it.  g[BEST, L]: the cover fixed down to level L; g[DEG, L]: its count of constraints;
 # g[ORDER, L]: the vertex it branches on; g[BEST, n + 1 + L]: the value that vertex has in the child.
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _reduce(cons, lv, k):
     """Simplify the k constraints of level ``lv`` in place by rules that keep the least cover exact; return
     (the cover they fix, the count of constraints left, each with at least two vertices, none in one only).
