@@ -143,12 +143,38 @@ def test_cover_equals_brute_force(graph):
     assert min_cover(edges, n) == brute_force_cover(edges, n)
 
 
+def brute_force_covers(n, edges):
+    """The least cover by trying every assignment of 0..3 to n vertices at once (NumPy)."""
+    y = np.indices((4,) * n).reshape(n, -1)
+    ok = np.ones(y.shape[1], dtype=bool)
+    for vs, w in edges:
+        ok &= y[list(vs)].sum(axis=0) >= w
+    return int(y.sum(axis=0)[ok].min())
+
+
+larger_hypergraphs = st.integers(5, 8).flatmap(lambda n: st.tuples(
+    st.just(n),
+    st.lists(st.tuples(st.lists(st.integers(0, n - 1), min_size=2, max_size=3, unique=True), st.integers(1, 3)),
+             min_size=4, max_size=16)))
+
+
+@given(larger_hypergraphs)
+@settings(max_examples=150, deadline=None)
+def test_cover_of_denser_hypergraphs_equals_brute_force(graph):
+    """Graphs with cycles and shared vertices, where the reductions leave a core to branch on."""
+    n, edges = graph
+    assert min_cover(edges, n) == brute_force_covers(n, edges)
+
+
 def test_cover_examples():
     assert min_cover([], 3) == 0
     assert min_cover([((0, 1), 1), ((1, 2), 1), ((0, 2), 1)], 3) == 2      # a triangle
     assert min_cover([((0, 1), 1), ((2, 3), 1)], 4) == 2                   # two components
     assert min_cover([((0, 1, 2), 3), ((0, 1), 1)], 3) == 3
     assert min_cover([((0, 1), 1), ((1, 2), 1), ((2, 3), 1), ((3, 4), 1)], 5) == 2  # a path
+    assert min_cover([((v, (v + 1) % 5), 1) for v in range(5)], 5) == 3               # an odd cycle
+    assert min_cover([((0, 1), 2), ((0, 2), 1), ((0, 3), 1)], 4) == 2                 # a star
+    assert min_cover([((0, 1, 2), 2), ((0, 1), 1), ((1, 2), 1), ((2, 3), 1)], 4) == 2
 
 
 def test_pair_bound_is_the_least_cover_of_a_triangle():
@@ -230,20 +256,26 @@ def test_incremental_equals_from_scratch_with_small_memos(tables, seed, slots, n
 
 def test_memo_hits_across_tiles_with_the_same_shape(tables):
     """A component whose constraints are those of another one on other tiles (same order) reuses its memo
-    entry, and the value is its own least cover."""
+    entry, and the value is its own least cover; a component that the reductions solve (a path) needs no
+    entry."""
     from pdbtool.heuristics.vertex_cover import _cover_of, new_memo
 
     graph = ConflictGraph(tables[(4, 4), "pairs"], new_memo())
     pw, g, hl, cons, memo = graph.arrays
-    for tiles_of_path in ((1, 2, 3, 4, 5), (6, 9, 10, 12, 15)):  # a path of 5 vertices on each: cover 2
+
+    def cover_of_edges(tiles, closed):
         pw[:] = 0
         g[ADJ] = 0
-        for a, b in zip(tiles_of_path, tiles_of_path[1:]):
+        for a, b in zip(tiles, tiles[1:] + (tiles[:1] if closed else ())):
             pw[a, b] = pw[b, a] = 1
             g[ADJ, a] |= 1 << b
             g[ADJ, b] |= 1 << a
-        comp = sum(1 << v for v in tiles_of_path)
-        assert _cover_of(comp, pw, g, hl, cons, memo) == 2
+        return _cover_of(sum(1 << v for v in tiles), pw, g, hl, cons, memo)
+
+    assert cover_of_edges((1, 2, 3, 4, 5), closed=False) == 2  # a path of 5 vertices
+    assert np.count_nonzero(memo[:, 0]) == 0
+    for tiles_of_cycle in ((1, 2, 3, 4, 5), (6, 9, 10, 12, 15)):  # a cycle of 5 vertices on each: cover 3
+        assert cover_of_edges(tiles_of_cycle, closed=True) == 3
     assert np.count_nonzero(memo[:, 0]) == 1  # one entry served both
 
 

@@ -9,10 +9,11 @@ weight also depends on the blank's region among the group's tiles (the blank's c
 move of one of the group's tiles changes that region, so a move still changes the moved tile's edges only.
 
 The least cover is NP-hard in general, but conflict graphs are small and sparse: it is the sum over the
-connected components, each solved exactly by a branch and bound over its vertices (most constrained first;
-each vertex's value ranges from what its last constraints still need to the most any constraint needs),
-pruned with a packing bound (the residual weights of vertex-disjoint constraints, the hypergraph analogue
-of a matching).
+connected components, each solved exactly.  Rules that keep the least cover exact (:func:`_reduce`: a tile
+in one constraint only leaves it; a constraint left with one tile fixes that tile's value) solve a forest
+of constraints outright and leave a core in which every tile is in two constraints or more; the core is
+solved by a branch and bound on the value of its busiest tile, each child reduced again, pruned with a
+packing bound (the residual weights of vertex-disjoint constraints, the hypergraph analogue of a matching).
 
 Incremental update: a move changes one tile t, so only t's edges change.  Every vertex keeps the mask and
 the cover of its component.  With A the component of t before the move and B after it, A | B is a union of
@@ -36,7 +37,7 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from .._native.intrinsics import extract_bits, popcount, trailing_zeros
+from .._native.intrinsics import extract_bits, popcount, prefetch, trailing_zeros
 from ..errors import PdbtoolError
 from ..tables.pairs_triples import PAIR_BY_REGION
 
@@ -52,8 +53,9 @@ G_ROWS = 12
 G_HCOUNT, G_APPLIED, G_NEWCOMP, G_NH, G_OH, G_OADJ = range(6)
 # rows of hl (width hmax): the graph's hyperedges, the moving tile's new ones, its saved old ones
 HMASK, HW, NHM, NHW, OHM, OHW = range(6)
-# rows of cons (width cmax): constraint masks, weights, residuals, position of their last vertex
-CM, CW, RES, CLAST = range(4)
+# rows of cons (width cmax, 2n + 3 rows): the constraints of one component, masks and weights (the first
+# level of the branch and bound, whose levels follow in pairs of rows), and the memo key in the last row
+CM, CW = 0, 1
 # columns of a row of ``undo`` (one row per search depth, what the move into that depth changed): whether
 # it changed edges, how many hyperedges and old components were saved, the moved tile's old pair neighbours
 # (mask), then its old pair weights (n; only those of the neighbours are meaningful), its old hyperedges
@@ -62,140 +64,170 @@ U_APPLIED, U_OH, U_NOLD, U_OADJ, U_ROW = range(5)
 
 
 # --- the exact cover of one set of constraints -------------------------------------------------------------
+# The branch and bound works on levels: level L's constraints are cons[2L] (masks) and cons[2L + 1]
+# (residual weights), level 0 being the component's own (CM, CW); a level fixes one more vertex than the
+# one above it.  g[BEST, L]: the cover fixed down to level L; g[DEG, L]: its count of constraints;
+# g[ORDER, L]: the vertex it branches on; g[BEST, n + 1 + L]: the value that vertex has in the child.
 
-@njit(cache=True, _nrt=False)
-def _branch(m, cons, nc, g):
-    """Depth-first branch and bound over the vertices ``g[ORDER, :m]`` with an explicit stack
-    (``g[BEST, 1 + i]``: the value tried for vertex i; ``g[BEST, 1 + m + i]``: the least it may take;
-    ``g[DEG, i]``: the mask of the vertices not yet decided at level i); ``g[BEST, 0]``: the best total."""
-    i = 0
-    cur = 0
-    enter = True
-    root_lb = -1
+@njit(cache=True, _nrt=False, inline="always")
+def _reduce(cons, lv, k):
+    """Simplify the k constraints of level ``lv`` in place by rules that keep the least cover exact; return
+    (the cover they fix, the count of constraints left, each with at least two vertices, none in one only).
+
+    * A vertex in one constraint only (a leaf) leaves it: any value it would add could go to another vertex
+      of that constraint instead, which covers at least as much.
+    * A constraint left with one vertex fixes that vertex's value: its residual is added to the cover and
+      taken off every constraint of that vertex (those left with nothing to cover are dropped); one left
+      with no vertex (all of them leaves) is added to the cover as it is.
+    Repeated until no constraint goes, so a forest of constraints is solved outright."""
+    mrow = 2 * lv
+    rrow = mrow + 1
+    cost = np.int64(0)
     while True:
-        if enter:
-            # packing bound: vertex-disjoint residual constraints (on undecided vertices) each need their
-            # residual
-            undecided = g[DEG, i]
-            used = 0
-            lb = 0
-            for e in range(nc):
-                r = cons[RES, e]
-                if r > 0:
-                    mm = cons[CM, e] & undecided
-                    if mm & used == 0:
-                        lb += r
-                        used |= mm
-            if root_lb < 0:
-                root_lb = lb
-            if cur + lb >= g[BEST, 0]:
-                enter = False
-                i -= 1
-                if i < 0:
-                    break
+        once = np.int64(0)
+        twice = np.int64(0)
+        for e in range(k):
+            m = cons[mrow, e]
+            twice |= once & m
+            once |= m
+        leaves = once & ~twice
+        fixed = False
+        for e in range(k):
+            r = cons[rrow, e]
+            if r <= 0:
                 continue
-            if i == m:
-                g[BEST, 0] = cur
-                if cur == root_lb:  # meets the root's bound: optimal
-                    break
-                enter = False
-                i -= 1
-                if i < 0:
-                    break
-                continue
-            bv = np.int64(1) << g[ORDER, i]
-            lo = 0
-            hi = 0
-            for e in range(nc):
-                r = cons[RES, e]
-                if cons[CM, e] & bv and r > 0:
-                    if r > hi:
-                        hi = r
-                    if cons[CLAST, e] == i and r > lo:
-                        lo = r
-            g[BEST, 1 + i] = hi
-            g[BEST, 1 + m + i] = lo
-            for e in range(nc):
-                if cons[CM, e] & bv:
-                    cons[RES, e] -= hi
-            cur += hi
-            i += 1
-            continue
-        # back at vertex i: take its value back and try the next smaller one
-        bv = np.int64(1) << g[ORDER, i]
-        y = g[BEST, 1 + i]
-        for e in range(nc):
-            if cons[CM, e] & bv:
-                cons[RES, e] += y
-        cur -= y
-        if y > g[BEST, 1 + m + i]:
-            y -= 1
-            g[BEST, 1 + i] = y
-            for e in range(nc):
-                if cons[CM, e] & bv:
-                    cons[RES, e] -= y
-            cur += y
-            i += 1
-            enter = True
-        else:
-            i -= 1
-            if i < 0:
-                break
+            m = cons[mrow, e] & ~leaves
+            if m & (m - 1) == 0:
+                cost += r
+                fixed = True
+                if m:
+                    for f in range(k):
+                        if cons[mrow, f] & m:
+                            cons[rrow, f] -= r
+                cons[rrow, e] = 0
+            cons[mrow, e] = m
+        j = 0
+        for e in range(k):
+            if cons[rrow, e] > 0:
+                cons[mrow, j] = cons[mrow, e]
+                cons[rrow, j] = cons[rrow, e]
+                j += 1
+        k = j
+        if not fixed:
+            return cost, k
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _packing_bound(cons, lv, k):
+    """The residuals of vertex-disjoint constraints (taken greedily): each needs its own."""
+    used = np.int64(0)
+    lb = np.int64(0)
+    for e in range(k):
+        m = cons[2 * lv, e]
+        if m & used == 0:
+            lb += cons[2 * lv + 1, e]
+            used |= m
+    return lb
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _busiest_vertex(cons, lv, k):
+    """A vertex in the most constraints of level ``lv`` (bit-sliced counters, saturating above 4)."""
+    b0 = np.int64(0)
+    b1 = np.int64(0)
+    b2 = np.int64(0)
+    for e in range(k):
+        m = cons[2 * lv, e]
+        c0 = b0 & m
+        b0 ^= m
+        c1 = b1 & c0
+        b1 ^= c0
+        b2 |= c1
+    s = b2
+    if s == 0:
+        s = b1
+    elif s & b1:
+        s &= b1
+    if s == 0:
+        s = b0
+    elif s & b0:
+        s &= b0
+    return trailing_zeros(s)
 
 
 @njit(cache=True, _nrt=False)
-def solve_cover(cons, nc, vmask, g):
-    """Least sum of y over the vertices of ``vmask`` with sum_{v in cons[CM, e]} y_v >= cons[CW, e], e < nc."""
-    if nc == 0:
-        return 0
-    if nc == 1:
-        return cons[CW, 0]
-    # a vertex common to every constraint covers them all with the largest weight, which one needs anyway
-    common = cons[CM, 0]
-    total = 0
-    top = 0
-    for e in range(nc):
-        common &= cons[CM, e]
-        total += cons[CW, e]
-        if cons[CW, e] > top:
-            top = cons[CW, e]
-    if common:
-        return top
-    # vertices by decreasing number of constraints (insertion sort; DEG holds the counts for now)
-    m = 0
-    rem = vmask
-    while rem:
-        v = trailing_zeros(rem)
-        rem &= rem - 1
-        d = 0
-        bv = np.int64(1) << v
-        for e in range(nc):
-            if cons[CM, e] & bv:
-                d += 1
-        if d == 0:
+def _branch_and_bound(cons, k, g):
+    """Least cover of the k constraints of level 0, already reduced (:func:`_reduce`): depth first over
+    the value of the vertex in the most constraints, largest first, each child reduced again, pruned by
+    the packing bound."""
+    off = g.shape[1] // 2  # g[BEST, off + L]: the value of level L's vertex in its child
+    best = np.int64(0)
+    for e in range(k):
+        best += cons[1, e]  # each constraint covered on its own: a cover
+    root_lb = _packing_bound(cons, 0, k)
+    if root_lb >= best:
+        return best
+    g[BEST, 0] = 0
+    g[DEG, 0] = k
+    lv = 0
+    enter = True
+    while True:
+        cost = g[BEST, lv]
+        k = g[DEG, lv]
+        mrow = 2 * lv
+        if enter:
+            if k == 0:
+                if cost < best:
+                    best = cost
+                    if best <= root_lb:
+                        return best
+                val = -1
+            elif cost + _packing_bound(cons, lv, k) >= best:
+                val = -1
+            else:
+                v = _busiest_vertex(cons, lv, k)
+                bv = np.int64(1) << v
+                val = np.int64(0)
+                for e in range(k):
+                    if cons[mrow, e] & bv and cons[mrow + 1, e] > val:
+                        val = cons[mrow + 1, e]
+                g[ORDER, lv] = v
+        else:
+            val = g[BEST, off + lv] - 1
+        if val < 0:
+            lv -= 1
+            if lv < 0:
+                return best
+            enter = False
             continue
-        j = m
-        while j > 0 and g[DEG, j - 1] < d:
-            g[ORDER, j] = g[ORDER, j - 1]
-            g[DEG, j] = g[DEG, j - 1]
-            j -= 1
-        g[ORDER, j] = v
-        g[DEG, j] = d
-        m += 1
-    for e in range(nc):
-        cons[RES, e] = cons[CW, e]
-        last = 0
-        for i in range(m):
-            if cons[CM, e] & (np.int64(1) << g[ORDER, i]):
-                last = i
-        cons[CLAST, e] = last
-    # DEG becomes the masks of the undecided vertices at each level
-    g[DEG, m] = 0
-    for i in range(m - 1, -1, -1):
-        g[DEG, i] = g[DEG, i + 1] | (np.int64(1) << g[ORDER, i])
-    g[BEST, 0] = total + 1
-    _branch(m, cons, nc, g)
-    return g[BEST, 0]
+        # the child: level lv's vertex takes the value val and leaves every constraint
+        g[BEST, off + lv] = val
+        bv = np.int64(1) << g[ORDER, lv]
+        j = 0
+        for e in range(k):
+            m = cons[mrow, e]
+            r = cons[mrow + 1, e]
+            if m & bv:
+                m &= ~bv
+                r -= val
+            if r > 0:
+                cons[mrow + 2, j] = m
+                cons[mrow + 3, j] = r
+                j += 1
+        fixed, j = _reduce(cons, lv + 1, j)
+        g[BEST, lv + 1] = cost + val + fixed
+        g[DEG, lv + 1] = j
+        lv += 1
+        enter = True
+
+
+@njit(cache=True, _nrt=False)
+def solve_cover(cons, nc, g):
+    """Least sum of y with sum_{v in cons[CM, e]} y_v >= cons[CW, e] for e < nc (overwrites them)."""
+    fixed, k = _reduce(cons, 0, nc)
+    if k == 0:
+        return fixed
+    return fixed + _branch_and_bound(cons, k, g)
 
 
 @njit(cache=True)
@@ -224,18 +256,22 @@ def min_cover_kernel(masks, weights, cons, g):
                 cons[CM, k] = masks[e]
                 cons[CW, k] = weights[e]
                 k += 1
-        total += solve_cover(cons, k, comp, g)
+        total += solve_cover(cons, k, g)
         vm &= ~comp
     return total
+
+
+def cover_work(n: int, constraints: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(cons, g)``: the work space of covers of up to ``constraints`` constraints over tiles 0..n-1."""
+    return (np.zeros((2 * (n + 1) + 1, max(1, constraints)), dtype=np.int64),
+            np.zeros((G_ROWS, 2 * n + 2), dtype=np.int64))
 
 
 def min_cover(edges: Sequence[tuple[Sequence[int], int]], n: int) -> int:
     """Least weighted cover of hyperedges given as (vertices, weight) over vertices 0..n-1."""
     masks = np.array([sum(1 << v for v in vs) for vs, _ in edges], dtype=np.int64)
     weights = np.array([w for _, w in edges], dtype=np.int64)
-    cons = np.zeros((4, max(1, len(edges))), dtype=np.int64)
-    g = np.zeros((G_ROWS, 2 * n + 2), dtype=np.int64)
-    return int(min_cover_kernel(masks, weights, cons, g))
+    return int(min_cover_kernel(masks, weights, *cover_work(n, len(edges))))
 
 
 def brute_force_cover(edges: Sequence[tuple[Sequence[int], int]], n: int) -> int:
@@ -306,8 +342,8 @@ def _component(t, g, hl):
     return comp
 
 
-# 2^16 slots (16 MB): on the first 5 M nodes of 24-puzzle #1 with pairs+triples they leave 74,000 exact
-# solves where 2^14 slots left 99,000 (2^18: 66,000); most misses are components not seen before
+# 2^16 slots (16 MB): with 2^13 slots, or with no memo at all, 24-puzzle #1 with pairs+triples-region costs
+# about 3 % more CPU per node
 MEMO_SLOTS = 1 << 16
 MEMO_KEYS = 28  # components with more constraints are solved without the memo
 
@@ -316,11 +352,12 @@ MEMO_KEYS = 28  # components with more constraints are solved without the memo
 def _cover_of(comp, pw, g, hl, cons, memo):
     """Least cover of the constraints of the component ``comp``.
 
-    The same components come back again and again (IDA* revisits states across iterations and through
-    transpositions, and the same shapes recur among other tiles), so covers are memoized in ``memo``: a
-    direct-mapped table keyed by the sorted list of the component's constraints (mask x 16 + weight, with
-    the component's tiles renumbered 0, 1, ... in increasing order: the cover does not depend on which tiles
-    they are), compared in full, so a hit is always exact."""
+    The component is reduced first (:func:`_reduce`); what the reductions leave, its core, comes back
+    again and again (IDA* revisits states across iterations and through transpositions, and the same
+    shapes recur among other tiles), so the covers of cores are memoized in ``memo``: a direct-mapped table
+    keyed by the sorted list of the core's constraints (mask x 16 + residual weight, with the core's tiles
+    renumbered 0, 1, ... in increasing order: the cover does not depend on which tiles they are), compared
+    in full, so a hit is always exact."""
     nc = 0
     rem = comp
     while rem:
@@ -348,36 +385,43 @@ def _cover_of(comp, pw, g, hl, cons, memo):
             top = cons[CW, e]
     if common:
         return top
-    if nc > MEMO_KEYS or top >= 16:
-        return solve_cover(cons, nc, comp, g)
-    # the key: sorted codes in cons[RES] (solve_cover overwrites that row only after the look-up)
-    for e in range(nc):
-        code = extract_bits(cons[CM, e], comp) * 16 + cons[CW, e]
+    fixed, k = _reduce(cons, 0, nc)
+    if k == 0:
+        return fixed
+    if k > MEMO_KEYS or top >= 16:
+        return fixed + _branch_and_bound(cons, k, g)
+    # the key: the sorted codes of what is left, its core, in the last row of cons
+    key = cons.shape[0] - 1
+    core = np.int64(0)
+    for e in range(k):
+        core |= cons[CM, e]
+    for e in range(k):
+        code = extract_bits(cons[CM, e], core) * 16 + cons[CW, e]
         j = e
-        while j > 0 and cons[RES, j - 1] > code:
-            cons[RES, j] = cons[RES, j - 1]
+        while j > 0 and cons[key, j - 1] > code:
+            cons[key, j] = cons[key, j - 1]
             j -= 1
-        cons[RES, j] = code
-    h = np.int64(nc)
-    for e in range(nc):
-        h = (h ^ cons[RES, e]) * np.int64(-7046029254386353131)
+        cons[key, j] = code
+    h = np.int64(k)
+    for e in range(k):
+        h = (h ^ cons[key, e]) * np.int64(-7046029254386353131)
     slot = (h >> 17) & (memo.shape[0] - 1)
-    if memo[slot, 0] == nc and memo[slot, 2] == h:
+    if memo[slot, 0] == k and memo[slot, 2] == h:
         hit = True
-        for e in range(nc):
-            if memo[slot, 3 + e] != cons[RES, e]:
+        for e in range(k):
+            if memo[slot, 3 + e] != cons[key, e]:
                 hit = False
                 break
         if hit:
-            return memo[slot, 1]
+            return fixed + memo[slot, 1]
     memo[slot, 0] = 0
-    for e in range(nc):
-        memo[slot, 3 + e] = cons[RES, e]
-    value = solve_cover(cons, nc, comp, g)
+    for e in range(k):
+        memo[slot, 3 + e] = cons[key, e]
+    value = _branch_and_bound(cons, k, g)
     memo[slot, 1] = value
     memo[slot, 2] = h
-    memo[slot, 0] = nc
-    return value
+    memo[slot, 0] = k
+    return fixed + value
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -504,7 +548,9 @@ def try_move(t, c, n, near, records, rows, pw, g, hl, cons, memo):
     while rem:
         u = trailing_zeros(rem)
         rem &= rem - 1
-        g[NROW, u] = _key_record(near, records, base + u, g[POS, u])
+        rec = _key_record(near, records, base + u, g[POS, u])
+        g[NROW, u] = rec
+        prefetch(rows, rec & 0xFFFFFFFF)
     new_adj = np.int64(0)
     while hits:
         u = trailing_zeros(hits)
@@ -747,11 +793,9 @@ class ConflictGraph:
         # a tile is in at most one hyperedge with each pair of other tiles (one row of a triple's placement
         # matches the blank's region)
         self.tmax = comb(n - 2, 2) if triples else 0
-        cmax = n * n + hmax
         self.pw = np.zeros((n, n), dtype=np.int64)
-        self.g = np.zeros((G_ROWS, 2 * n + 2), dtype=np.int64)
+        self.cons, self.g = cover_work(n, n * n + hmax)
         self.hl = np.zeros((6, hmax), dtype=np.int64)
-        self.cons = np.zeros((4, cmax), dtype=np.int64)
         self.memo = new_memo() if memo is None else memo
         self.arrays = (self.pw, self.g, self.hl, self.cons, self.memo)
 
