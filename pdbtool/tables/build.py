@@ -151,6 +151,73 @@ def _moves_into(region, r, occupied, cellw, width, not_first_col, not_last_col, 
 
 
 @njit(cache=True, inline="always")
+def _minimized_children_into(region, r, occupied, free, cellw, width, nf, not_first_col, not_last_col, bits,
+                             child_rank, child_state, child_cell, child_free, count):
+    """Append every child of the blank-minimized states of placement ``r`` whose blank cells include
+    ``region``, from ``count`` on, and prefetch its two bits; return the new count.
+
+    A pattern tile slides from cell c into a cell q of ``region``; the child's blank is in c.  Per child:
+    its rank (the parent's plus the step of ``_moves_into``), its state index (rank * nf + the index of c
+    among the child's free cells: c less the occupied cells below it, less one when q is below c), c,
+    and the child's free cells.  One pass per direction, in which q - c is a constant.
+    """
+    one = numba.uint64(1)
+    m = occupied & (region >> one) & not_last_col  # c -> c + 1
+    while m:
+        c = trailing_zeros(m)
+        m &= m - one
+        cbit = one << numba.uint64(c)
+        child = r + cellw[c]
+        state = child * nf + c - popcount(occupied & (cbit - one))
+        child_rank[count] = child
+        child_state[count] = state
+        child_cell[count] = c
+        child_free[count] = free ^ cbit ^ (cbit << one)
+        prefetch(bits, state >> 5)
+        count += 1
+    m = occupied & (region << one) & not_first_col  # c -> c - 1
+    while m:
+        c = trailing_zeros(m)
+        m &= m - one
+        cbit = one << numba.uint64(c)
+        child = r - cellw[c]
+        state = child * nf + c - popcount(occupied & (cbit - one)) - 1
+        child_rank[count] = child
+        child_state[count] = state
+        child_cell[count] = c
+        child_free[count] = free ^ cbit ^ (cbit >> one)
+        prefetch(bits, state >> 5)
+        count += 1
+    m = occupied & (region >> numba.uint64(width))  # c -> c + width
+    while m:
+        c = trailing_zeros(m)
+        m &= m - one
+        cbit = one << numba.uint64(c)
+        child = r + _vertical_step(cellw, c, c + width, cellw[c])
+        state = child * nf + c - popcount(occupied & (cbit - one))
+        child_rank[count] = child
+        child_state[count] = state
+        child_cell[count] = c
+        child_free[count] = free ^ cbit ^ (cbit << numba.uint64(width))
+        prefetch(bits, state >> 5)
+        count += 1
+    m = occupied & (region << numba.uint64(width))  # c -> c - width
+    while m:
+        c = trailing_zeros(m)
+        m &= m - one
+        cbit = one << numba.uint64(c)
+        child = r - _vertical_step(cellw, c - width, c, cellw[c])
+        state = child * nf + c - popcount(occupied & (cbit - one)) - 1
+        child_rank[count] = child
+        child_state[count] = state
+        child_cell[count] = c
+        child_free[count] = free ^ cbit ^ (cbit >> numba.uint64(width))
+        prefetch(bits, state >> 5)
+        count += 1
+    return count
+
+
+@njit(cache=True, inline="always")
 def _unrank_with_weights(r, n, k, inverses, weights, cells, digits, prefix, cellw):
     """``unrank_digits`` that also moves the tiles' weights in ``cellw`` from the last placement to this one."""
     for i in range(k):
@@ -445,30 +512,25 @@ def _rank_states(bits, first, nf):
 
 @njit(cache=True, inline="always")
 def _or_rank_states(bits, first, nf, value, probe):
-    """Atomically OR a word of two-bit states into the ``nf`` states of one rank; return the old two bits
-    of state index ``probe`` (one of the rank's), so that exactly one of several racing writers sees 0."""
+    """Atomically OR a word of two-bit states into the ``nf`` states of one rank (only the words that
+    receive bits); return the old two bits of state index ``probe`` (the lowest state set in ``value``),
+    so that exactly one of several racing writers sees 0."""
     pos = first * 2
     w = pos >> 6
     sh = pos & 63
-    probe_word = probe >> 5
     probe_shift = numba.uint64(2 * (probe & 31))
-    old = atomic_or_u64(bits, w, value << numba.uint64(sh))
-    seen = (old >> probe_shift) & numba.uint64(3)
+    seen = numba.uint64(0)
+    low = value << numba.uint64(sh)
+    if low:
+        old = atomic_or_u64(bits, w, low)
+        seen = (old >> probe_shift) & numba.uint64(3)
     if sh and sh + 2 * nf > 64:
-        old = atomic_or_u64(bits, w + 1, value >> numba.uint64(64 - sh))
-        if probe_word == w + 1:
-            seen = (old >> probe_shift) & numba.uint64(3)
+        high = value >> numba.uint64(64 - sh)
+        if high:
+            old = atomic_or_u64(bits, w + 1, high)
+            if low == 0:  # the probe is in the second word
+                seen = (old >> probe_shift) & numba.uint64(3)
     return seen
-
-
-@njit(cache=True, inline="always")
-def _xor_rank_states(bits, first, nf, value):
-    pos = first * 2
-    w = pos >> 6
-    sh = pos & 63
-    atomic_xor_u64(bits, w, value << numba.uint64(sh))
-    if sh and sh + 2 * nf > 64:
-        atomic_xor_u64(bits, w + 1, value >> numba.uint64(64 - sh))
 
 
 @njit(cache=True, inline="always")
@@ -488,20 +550,28 @@ def _retire_stale(bits, w0, w1, stale):
 
 
 @njit(cache=True, inline="always")
-def _mark_minimized_children(bits, count, child_rank, child_slot, child_cell, child_occ, full, nf, nxt,
+def _mark_minimized_children(bits, count, child_rank, child_state, child_cell, child_free, unseen, nf, nxt,
                              not_first_col, not_last_col, width, active_next):
     """Mark "next" every looked-up child still unseen and flag its chunk in ``active_next``; return
-    (states it made new, their cells)."""
+    (states it made new, their cells).
+
+    The unseen children are listed first, without a branch per child (most are seen in the dense
+    layers, and which is hard to predict); each is checked again before its flood, since two parents
+    of one batch may share it."""
+    kept = 0
+    for j in range(count):
+        unseen[kept] = j
+        kept += numba.int64(_state_of(bits, child_state[j]) == 0)
     new = 0
     new_cells = 0
-    for j in range(count):
-        first = child_rank[j] * nf
-        if _state_of(bits, first + child_slot[j]):
+    for i in range(kept):
+        j = unseen[i]
+        if _state_of(bits, child_state[j]):
             continue
-        child_free = full & ~child_occ[j]
-        cbit = numba.uint64(1) << numba.uint64(child_cell[j])
-        region = _flood(cbit, child_free, not_first_col, not_last_col, width)
-        slots = deposit_bits(extract_bits(region, child_free), _LOW_BITS)
+        free = child_free[j]
+        region = _flood(numba.uint64(1) << numba.uint64(child_cell[j]), free, not_first_col, not_last_col, width)
+        slots = deposit_bits(extract_bits(region, free), _LOW_BITS)
+        first = child_rank[j] * nf
         # the region's lowest slot decides which of several racing writers made the state new
         probe = first + (trailing_zeros(slots) >> 1)
         if _or_rank_states(bits, first, nf, slots * nxt, probe) == 0:
@@ -509,6 +579,12 @@ def _mark_minimized_children(bits, count, child_rank, child_slot, child_cell, ch
             new += 1
             new_cells += popcount(region)
     return new, new_cells
+
+
+@njit(cache=True, inline="always")
+def _window_from(match, w, s0, s1):
+    """``_in_window`` for a window that may start before word ``w``."""
+    return _in_window(match, w, max(s0, w * 32), s1)
 
 
 @njit(parallel=True, cache=True)
@@ -540,9 +616,9 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     dispenser = _block_dispenser()
     for _ in prange(workers):
         size = _BATCH + 4 * k
-        cells, digits, prefix, child_rank, child_cell, move_to, cellw = _block_scratch(n, k, size)
-        child_slot = np.empty(size, dtype=np.int64)
-        child_occ = np.empty(size, dtype=np.uint64)
+        cells, digits, prefix, child_rank, child_state, child_cell, cellw = _block_scratch(n, k, size)
+        child_free = np.empty(size, dtype=np.uint64)
+        unseen = np.empty(size, dtype=np.int64)
         while True:
             b, r0, r1 = _next_active_block(dispenser, nblocks, block, entries, active)
             if b < 0:
@@ -556,50 +632,61 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
             for chunk in range(r0 >> _CHUNK_SHIFT, ((r1 - 1) >> _CHUNK_SHIFT) + 1):
                 if not active[chunk]:
                     continue
-                s = max(r0, chunk << _CHUNK_SHIFT) * nf
+                s0 = max(r0, chunk << _CHUNK_SHIFT) * nf
                 s1 = min(r1, (chunk + 1) << _CHUNK_SHIFT) * nf
+                s = s0
+                # the frontier states of a word turn to 11 together, once every rank with states in the
+                # word has been read (when the scan moves past the word): one atomic XOR per word
+                retire_word = -1
+                retire = numba.uint64(0)
                 while s < s1:
                     w = s >> 5
-                    match = _in_window(_slots_equal(bits[w], cur), w, s, s1)
+                    current = _slots_equal(bits[w], cur)
+                    if w != retire_word:
+                        if retire:
+                            atomic_xor_u64(bits, retire_word, retire)
+                        retire_word = w
+                        retire = _window_from(current, w, s0, s1) * (numba.uint64(3) - cur)
+                    match = _in_window(current, w, s, s1)
                     if match == 0:
                         s = (w + 1) * 32
                         continue
                     r = _divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
                     first = r * nf
                     frontier = _slots_equal(_rank_states(bits, first, nf), cur) & rank_slots
-                    retire = frontier * (numba.uint64(3) - cur)
                     occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
                                                        cellw, full)
                     if table[r] == UNSEEN:
                         table[r] = depth
                     # every cell of a frontier region carries its state: the union of the frontier regions is
                     # the frontier cells, and the moves into it are the children of all of them
-                    union = deposit_bits(extract_bits(frontier, _LOW_BITS), full & ~occupied)
+                    free = full & ~occupied
+                    union = deposit_bits(extract_bits(frontier, _LOW_BITS), free)
                     expanded_cells += popcount(union)
                     start = pending
-                    pending = _moves_into(union, r, occupied, cellw, width, not_first_col, not_last_col,
-                                          child_rank, child_cell, move_to, pending)
+                    pending = _minimized_children_into(union, r, occupied, free, cellw, width, nf, not_first_col,
+                                                       not_last_col, bits, child_rank, child_state, child_cell,
+                                                       child_free, pending)
                     moves += pending - start
-                    for j in range(start, pending):
-                        # the tile slides from c into q; the child's blank is in c
-                        c = child_cell[j]
-                        q = move_to[j]
-                        cbit = numba.uint64(1) << numba.uint64(c)
-                        slot = c - popcount(occupied & (cbit - numba.uint64(1))) - (q < c)
-                        child_slot[j] = slot
-                        child_occ[j] = occupied ^ cbit ^ (numba.uint64(1) << numba.uint64(q))
-                        prefetch(bits, (child_rank[j] * nf + slot) >> 5)
-                    _xor_rank_states(bits, first, nf, retire)
                     if pending >= _BATCH:
-                        a, c2 = _mark_minimized_children(bits, pending, child_rank, child_slot, child_cell,
-                                                         child_occ, full, nf, nxt, not_first_col, not_last_col,
+                        a, c2 = _mark_minimized_children(bits, pending, child_rank, child_state, child_cell,
+                                                         child_free, unseen, nf, nxt, not_first_col, not_last_col,
                                                          width, active_next)
                         new += a
                         new_cells += c2
                         pending = 0
                     s = first + nf
-            a, c2 = _mark_minimized_children(bits, pending, child_rank, child_slot, child_cell, child_occ,
-                                             full, nf, nxt, not_first_col, not_last_col, width, active_next)
+                # the last rank read may end in a word the scan did not enter
+                while retire_word < (s1 - 1) >> 5:
+                    if retire:
+                        atomic_xor_u64(bits, retire_word, retire)
+                    retire_word += 1
+                    retire = _window_from(_slots_equal(bits[retire_word], cur), retire_word, s0, s1) * (
+                        numba.uint64(3) - cur)
+                if retire:
+                    atomic_xor_u64(bits, retire_word, retire)
+            a, c2 = _mark_minimized_children(bits, pending, child_rank, child_state, child_cell, child_free,
+                                             unseen, nf, nxt, not_first_col, not_last_col, width, active_next)
             counts[b, 0] = expanded_cells
             counts[b, 1] = new + a
             counts[b, 2] = new_cells + c2
