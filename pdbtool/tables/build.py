@@ -151,6 +151,20 @@ def _moves_into(region, r, occupied, cellw, width, not_first_col, not_last_col, 
 
 
 @njit(cache=True, inline="always")
+def _vertical_step_over(cellw, between, width, wi):
+    """``_vertical_step`` from the mask of the occupied cells between (most vertical moves cross none or one)."""
+    earlier = 0
+    later = 0
+    while between:
+        x = trailing_zeros(between)
+        between &= between - numba.uint64(1)
+        v = cellw[x]
+        earlier += v > wi
+        later += v if v < wi else 0
+    return (width - earlier) * wi + later
+
+
+@njit(cache=True, inline="always")
 def _minimized_children_into(region, r, occupied, free, cellw, width, nf, not_first_col, not_last_col, bits,
                              child_rank, child_state, child_cell, child_free, count):
     """Append every child of the blank-minimized states of placement ``r`` whose blank cells include
@@ -162,6 +176,7 @@ def _minimized_children_into(region, r, occupied, free, cellw, width, nf, not_fi
     and the child's free cells.  One pass per direction, in which q - c is a constant.
     """
     one = numba.uint64(1)
+    span = (one << numba.uint64(width - 1)) - one
     m = occupied & (region >> one) & not_last_col  # c -> c + 1
     while m:
         c = trailing_zeros(m)
@@ -193,7 +208,7 @@ def _minimized_children_into(region, r, occupied, free, cellw, width, nf, not_fi
         c = trailing_zeros(m)
         m &= m - one
         cbit = one << numba.uint64(c)
-        child = r + _vertical_step(cellw, c, c + width, cellw[c])
+        child = r + _vertical_step_over(cellw, occupied & (span << numba.uint64(c + 1)), width, cellw[c])
         state = child * nf + c - popcount(occupied & (cbit - one))
         child_rank[count] = child
         child_state[count] = state
@@ -206,7 +221,7 @@ def _minimized_children_into(region, r, occupied, free, cellw, width, nf, not_fi
         c = trailing_zeros(m)
         m &= m - one
         cbit = one << numba.uint64(c)
-        child = r - _vertical_step(cellw, c - width, c, cellw[c])
+        child = r - _vertical_step_over(cellw, occupied & (span << numba.uint64(c - width + 1)), width, cellw[c])
         state = child * nf + c - popcount(occupied & (cbit - one)) - 1
         child_rank[count] = child
         child_state[count] = state
