@@ -9,8 +9,9 @@
   Two bits per (rank, index of the blank among the n-k free cells), as in Korf's two-bit BFS: 00
   unseen, 11 old, and 01 / 10 for "current" and "next", whose roles swap at every layer, so no
   conversion pass between layers is needed.  Children are marked "next" from 00 only, with an atomic OR
-  on the 64-bit word; once a word's frontier states are expanded, its owner turns them to 11 with an
-  atomic XOR.  Threads updating states that share a word therefore never lose an update.  Each rank
+  on each 64-bit word that receives bits; once every rank with frontier states in a word has been read,
+  the scanning thread turns them to 11 with one atomic XOR.  Threads updating states that share a word
+  therefore never lose an update.  Each rank
   block is scanned by one thread, which alone writes the byte-table entries of its ranks (the first
   depth at which one of its regions is expanded: the least distance over blank cells).
 
@@ -24,8 +25,10 @@ directions (Beamer, Asanović & Patterson's direction-optimizing BFS):
 
 * **top-down** (the default): each frontier rank is unranked incrementally from the last one scanned
   (``_unrank_next``), its moves are generated (a move's child rank is the parent's plus a step computed
-  from the cells it crosses, see ``_moves_into``), prefetched, and looked up a batch later so that their
-  cache misses overlap.  A flag per chunk of ``CHUNK`` ranks says whether
+  from the cells it crosses, see ``_moves_into``; blank minimized: each child's state index, blank cell
+  and free cells in the same pass, ``_minimized_children_into``), prefetched, and looked up a batch
+  later so that their cache misses overlap (blank minimized: the unseen children of a batch are listed
+  without a branch per child, then flooded and marked).  A flag per chunk of ``CHUNK`` ranks says whether
   the chunk holds states of the layer to expand; a step scans only the flagged chunks, so that the many
   small first and last layers cost about their states, not a pass over the whole table;
 * **bottom-up** (``direction="bottom-up"``): each unseen state looks for a neighbour in the frontier,
@@ -611,11 +614,11 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     The frontier ("current") states are found by scanning the two-bit words of the chunks of ``CHUNK``
     ranks flagged in ``active`` (the others hold none); a chunk that receives a new child is flagged in
     ``active_next`` (every writer writes 1: a benign race).  A rank's frontier cells are the union of its
-    frontier regions, so the moves into them are the children of all of them (no flood); the children's
-    ranks are the parent's plus precomputed steps (``_moves_into``), prefetched and looked up a batch of
-    about ``_BATCH`` children later, so that the cache misses of many states overlap.  A new child is
-    flooded and marked "next" in every cell of its region with an atomic OR; a scanned rank's frontier
-    states turn to 11 with an atomic XOR.  ``table`` receives, for each rank, the first depth at which one of
+    frontier regions, so the moves into them are the children of all of them (no flood); the children
+    (``_minimized_children_into``) are prefetched and looked up a batch of about ``_BATCH`` children
+    later, so that the cache misses of many states overlap.  A new child is flooded and marked "next" in
+    every cell of its region with an atomic OR; a word's frontier states turn to 11 with one atomic XOR
+    when the scan moves past the word (every rank with states in it has then been read).  ``table`` receives, for each rank, the first depth at which one of
     its regions is expanded.  ``discovered`` counts each new state once (see ``_or_rank_states``).
     The ``workers`` (one per thread) take the blocks of ``block`` ranks one at a time (``_next_block``).
     """
