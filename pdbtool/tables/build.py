@@ -9,8 +9,9 @@
   Two bits per (rank, index of the blank among the n-k free cells), as in Korf's two-bit BFS: 00
   unseen, 11 old, and 01 / 10 for "current" and "next", whose roles swap at every layer, so no
   conversion pass between layers is needed.  Children are marked "next" from 00 only, with an atomic OR
-  on the 64-bit word; once a word's frontier states are expanded, its owner turns them to 11 with an
-  atomic XOR.  Threads updating states that share a word therefore never lose an update.  Each rank
+  on each 64-bit word that receives bits; once every rank with frontier states in a word has been read,
+  the scanning thread turns them to 11 with one atomic XOR.  Threads updating states that share a word
+  therefore never lose an update.  Each rank
   block is scanned by one thread, which alone writes the byte-table entries of its ranks (the first
   depth at which one of its regions is expanded: the least distance over blank cells).
 
@@ -24,8 +25,10 @@ directions (Beamer, Asanović & Patterson's direction-optimizing BFS):
 
 * **top-down** (the default): each frontier rank is unranked incrementally from the last one scanned
   (``_unrank_next``), its moves are generated (a move's child rank is the parent's plus a step computed
-  from the cells it crosses, see ``_moves_into``), prefetched, and looked up a batch later so that their
-  cache misses overlap.  A flag per chunk of ``CHUNK`` ranks says whether
+  from the cells it crosses, see ``_moves_into``; blank minimized: each child's state index, blank cell
+  and free cells in the same pass, ``_minimized_children_into``), prefetched, and looked up a batch
+  later so that their cache misses overlap (blank minimized: the unseen children of a batch are listed
+  without a branch per child, then flooded and marked).  A flag per chunk of ``CHUNK`` ranks says whether
   the chunk holds states of the layer to expand; a step scans only the flagged chunks, so that the many
   small first and last layers cost about their states, not a pass over the whole table;
 * **bottom-up** (``direction="bottom-up"``): each unseen state looks for a neighbour in the frontier,
@@ -146,6 +149,88 @@ def _moves_into(region, r, occupied, cellw, width, not_first_col, not_last_col, 
         out_child[count] = r - _vertical_step(cellw, c - width, c, cellw[c])
         out_from[count] = c
         out_to[count] = c - width
+        count += 1
+    return count
+
+
+@njit(cache=True, inline="always")
+def _vertical_step_over(cellw, between, width, wi):
+    """``_vertical_step`` from the mask of the occupied cells between (most vertical moves cross none or one)."""
+    earlier = 0
+    later = 0
+    while between:
+        x = trailing_zeros(between)
+        between &= between - numba.uint64(1)
+        v = cellw[x]
+        earlier += v > wi
+        later += v if v < wi else 0
+    return (width - earlier) * wi + later
+
+
+@njit(cache=True, inline="always")
+def _minimized_children_into(region, r, occupied, free, cellw, width, nf, not_first_col, not_last_col, bits,
+                             child_rank, child_state, child_cell, child_free, count):
+    """Append every child of the blank-minimized states of placement ``r`` whose blank cells include
+    ``region``, from ``count`` on, and prefetch its two bits; return the new count.
+
+    A pattern tile slides from cell c into a cell q of ``region``; the child's blank is in c.  Per child:
+    its rank (the parent's plus the step of ``_moves_into``), its state index (rank * nf + the index of c
+    among the child's free cells: c less the occupied cells below it, less one when q is below c), c,
+    and the child's free cells.  One pass per direction, in which q - c is a constant.
+    """
+    one = numba.uint64(1)
+    span = (one << numba.uint64(width - 1)) - one
+    m = occupied & (region >> one) & not_last_col  # c -> c + 1
+    while m:
+        c = trailing_zeros(m)
+        m &= m - one
+        cbit = one << numba.uint64(c)
+        child = r + cellw[c]
+        state = child * nf + c - popcount(occupied & (cbit - one))
+        child_rank[count] = child
+        child_state[count] = state
+        child_cell[count] = c
+        child_free[count] = free ^ cbit ^ (cbit << one)
+        prefetch(bits, state >> 5)
+        count += 1
+    m = occupied & (region << one) & not_first_col  # c -> c - 1
+    while m:
+        c = trailing_zeros(m)
+        m &= m - one
+        cbit = one << numba.uint64(c)
+        child = r - cellw[c]
+        state = child * nf + c - popcount(occupied & (cbit - one)) - 1
+        child_rank[count] = child
+        child_state[count] = state
+        child_cell[count] = c
+        child_free[count] = free ^ cbit ^ (cbit >> one)
+        prefetch(bits, state >> 5)
+        count += 1
+    m = occupied & (region >> numba.uint64(width))  # c -> c + width
+    while m:
+        c = trailing_zeros(m)
+        m &= m - one
+        cbit = one << numba.uint64(c)
+        child = r + _vertical_step_over(cellw, occupied & (span << numba.uint64(c + 1)), width, cellw[c])
+        state = child * nf + c - popcount(occupied & (cbit - one))
+        child_rank[count] = child
+        child_state[count] = state
+        child_cell[count] = c
+        child_free[count] = free ^ cbit ^ (cbit << numba.uint64(width))
+        prefetch(bits, state >> 5)
+        count += 1
+    m = occupied & (region << numba.uint64(width))  # c -> c - width
+    while m:
+        c = trailing_zeros(m)
+        m &= m - one
+        cbit = one << numba.uint64(c)
+        child = r - _vertical_step_over(cellw, occupied & (span << numba.uint64(c - width + 1)), width, cellw[c])
+        state = child * nf + c - popcount(occupied & (cbit - one)) - 1
+        child_rank[count] = child
+        child_state[count] = state
+        child_cell[count] = c
+        child_free[count] = free ^ cbit ^ (cbit >> numba.uint64(width))
+        prefetch(bits, state >> 5)
         count += 1
     return count
 
@@ -445,30 +530,25 @@ def _rank_states(bits, first, nf):
 
 @njit(cache=True, inline="always")
 def _or_rank_states(bits, first, nf, value, probe):
-    """Atomically OR a word of two-bit states into the ``nf`` states of one rank; return the old two bits
-    of state index ``probe`` (one of the rank's), so that exactly one of several racing writers sees 0."""
+    """Atomically OR a word of two-bit states into the ``nf`` states of one rank (only the words that
+    receive bits); return the old two bits of state index ``probe`` (the lowest state set in ``value``),
+    so that exactly one of several racing writers sees 0."""
     pos = first * 2
     w = pos >> 6
     sh = pos & 63
-    probe_word = probe >> 5
     probe_shift = numba.uint64(2 * (probe & 31))
-    old = atomic_or_u64(bits, w, value << numba.uint64(sh))
-    seen = (old >> probe_shift) & numba.uint64(3)
+    seen = numba.uint64(0)
+    low = value << numba.uint64(sh)
+    if low:
+        old = atomic_or_u64(bits, w, low)
+        seen = (old >> probe_shift) & numba.uint64(3)
     if sh and sh + 2 * nf > 64:
-        old = atomic_or_u64(bits, w + 1, value >> numba.uint64(64 - sh))
-        if probe_word == w + 1:
-            seen = (old >> probe_shift) & numba.uint64(3)
+        high = value >> numba.uint64(64 - sh)
+        if high:
+            old = atomic_or_u64(bits, w + 1, high)
+            if low == 0:  # the probe is in the second word
+                seen = (old >> probe_shift) & numba.uint64(3)
     return seen
-
-
-@njit(cache=True, inline="always")
-def _xor_rank_states(bits, first, nf, value):
-    pos = first * 2
-    w = pos >> 6
-    sh = pos & 63
-    atomic_xor_u64(bits, w, value << numba.uint64(sh))
-    if sh and sh + 2 * nf > 64:
-        atomic_xor_u64(bits, w + 1, value >> numba.uint64(64 - sh))
 
 
 @njit(cache=True, inline="always")
@@ -488,20 +568,28 @@ def _retire_stale(bits, w0, w1, stale):
 
 
 @njit(cache=True, inline="always")
-def _mark_minimized_children(bits, count, child_rank, child_slot, child_cell, child_occ, full, nf, nxt,
+def _mark_minimized_children(bits, count, child_rank, child_state, child_cell, child_free, unseen, nf, nxt,
                              not_first_col, not_last_col, width, active_next):
     """Mark "next" every looked-up child still unseen and flag its chunk in ``active_next``; return
-    (states it made new, their cells)."""
+    (states it made new, their cells).
+
+    The unseen children are listed first, without a branch per child (most are seen in the dense
+    layers, and which is hard to predict); each is checked again before its flood, since two parents
+    of one batch may share it."""
+    kept = 0
+    for j in range(count):
+        unseen[kept] = j
+        kept += numba.int64(_state_of(bits, child_state[j]) == 0)
     new = 0
     new_cells = 0
-    for j in range(count):
-        first = child_rank[j] * nf
-        if _state_of(bits, first + child_slot[j]):
+    for i in range(kept):
+        j = unseen[i]
+        if _state_of(bits, child_state[j]):
             continue
-        child_free = full & ~child_occ[j]
-        cbit = numba.uint64(1) << numba.uint64(child_cell[j])
-        region = _flood(cbit, child_free, not_first_col, not_last_col, width)
-        slots = deposit_bits(extract_bits(region, child_free), _LOW_BITS)
+        free = child_free[j]
+        region = _flood(numba.uint64(1) << numba.uint64(child_cell[j]), free, not_first_col, not_last_col, width)
+        slots = deposit_bits(extract_bits(region, free), _LOW_BITS)
+        first = child_rank[j] * nf
         # the region's lowest slot decides which of several racing writers made the state new
         probe = first + (trailing_zeros(slots) >> 1)
         if _or_rank_states(bits, first, nf, slots * nxt, probe) == 0:
@@ -509,6 +597,12 @@ def _mark_minimized_children(bits, count, child_rank, child_slot, child_cell, ch
             new += 1
             new_cells += popcount(region)
     return new, new_cells
+
+
+@njit(cache=True, inline="always")
+def _window_from(match, w, s0, s1):
+    """``_in_window`` for a window that may start before word ``w``."""
+    return _in_window(match, w, max(s0, w * 32), s1)
 
 
 @njit(parallel=True, cache=True)
@@ -520,11 +614,11 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     The frontier ("current") states are found by scanning the two-bit words of the chunks of ``CHUNK``
     ranks flagged in ``active`` (the others hold none); a chunk that receives a new child is flagged in
     ``active_next`` (every writer writes 1: a benign race).  A rank's frontier cells are the union of its
-    frontier regions, so the moves into them are the children of all of them (no flood); the children's
-    ranks are the parent's plus precomputed steps (``_moves_into``), prefetched and looked up a batch of
-    about ``_BATCH`` children later, so that the cache misses of many states overlap.  A new child is
-    flooded and marked "next" in every cell of its region with an atomic OR; a scanned rank's frontier
-    states turn to 11 with an atomic XOR.  ``table`` receives, for each rank, the first depth at which one of
+    frontier regions, so the moves into them are the children of all of them (no flood); the children
+    (``_minimized_children_into``) are prefetched and looked up a batch of about ``_BATCH`` children
+    later, so that the cache misses of many states overlap.  A new child is flooded and marked "next" in
+    every cell of its region with an atomic OR; a word's frontier states turn to 11 with one atomic XOR
+    when the scan moves past the word (every rank with states in it has then been read).  ``table`` receives, for each rank, the first depth at which one of
     its regions is expanded.  ``discovered`` counts each new state once (see ``_or_rank_states``).
     The ``workers`` (one per thread) take the blocks of ``block`` ranks one at a time (``_next_block``).
     """
@@ -540,9 +634,9 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     dispenser = _block_dispenser()
     for _ in prange(workers):
         size = _BATCH + 4 * k
-        cells, digits, prefix, child_rank, child_cell, move_to, cellw = _block_scratch(n, k, size)
-        child_slot = np.empty(size, dtype=np.int64)
-        child_occ = np.empty(size, dtype=np.uint64)
+        cells, digits, prefix, child_rank, child_state, child_cell, cellw = _block_scratch(n, k, size)
+        child_free = np.empty(size, dtype=np.uint64)
+        unseen = np.empty(size, dtype=np.int64)
         while True:
             b, r0, r1 = _next_active_block(dispenser, nblocks, block, entries, active)
             if b < 0:
@@ -556,50 +650,61 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
             for chunk in range(r0 >> _CHUNK_SHIFT, ((r1 - 1) >> _CHUNK_SHIFT) + 1):
                 if not active[chunk]:
                     continue
-                s = max(r0, chunk << _CHUNK_SHIFT) * nf
+                s0 = max(r0, chunk << _CHUNK_SHIFT) * nf
                 s1 = min(r1, (chunk + 1) << _CHUNK_SHIFT) * nf
+                s = s0
+                # the frontier states of a word turn to 11 together, once every rank with states in the
+                # word has been read (when the scan moves past the word): one atomic XOR per word
+                retire_word = -1
+                retire = numba.uint64(0)
                 while s < s1:
                     w = s >> 5
-                    match = _in_window(_slots_equal(bits[w], cur), w, s, s1)
+                    current = _slots_equal(bits[w], cur)
+                    if w != retire_word:
+                        if retire:
+                            atomic_xor_u64(bits, retire_word, retire)
+                        retire_word = w
+                        retire = _window_from(current, w, s0, s1) * (numba.uint64(3) - cur)
+                    match = _in_window(current, w, s, s1)
                     if match == 0:
                         s = (w + 1) * 32
                         continue
                     r = _divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
                     first = r * nf
                     frontier = _slots_equal(_rank_states(bits, first, nf), cur) & rank_slots
-                    retire = frontier * (numba.uint64(3) - cur)
                     occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
                                                        cellw, full)
                     if table[r] == UNSEEN:
                         table[r] = depth
                     # every cell of a frontier region carries its state: the union of the frontier regions is
                     # the frontier cells, and the moves into it are the children of all of them
-                    union = deposit_bits(extract_bits(frontier, _LOW_BITS), full & ~occupied)
+                    free = full & ~occupied
+                    union = deposit_bits(extract_bits(frontier, _LOW_BITS), free)
                     expanded_cells += popcount(union)
                     start = pending
-                    pending = _moves_into(union, r, occupied, cellw, width, not_first_col, not_last_col,
-                                          child_rank, child_cell, move_to, pending)
+                    pending = _minimized_children_into(union, r, occupied, free, cellw, width, nf, not_first_col,
+                                                       not_last_col, bits, child_rank, child_state, child_cell,
+                                                       child_free, pending)
                     moves += pending - start
-                    for j in range(start, pending):
-                        # the tile slides from c into q; the child's blank is in c
-                        c = child_cell[j]
-                        q = move_to[j]
-                        cbit = numba.uint64(1) << numba.uint64(c)
-                        slot = c - popcount(occupied & (cbit - numba.uint64(1))) - (q < c)
-                        child_slot[j] = slot
-                        child_occ[j] = occupied ^ cbit ^ (numba.uint64(1) << numba.uint64(q))
-                        prefetch(bits, (child_rank[j] * nf + slot) >> 5)
-                    _xor_rank_states(bits, first, nf, retire)
                     if pending >= _BATCH:
-                        a, c2 = _mark_minimized_children(bits, pending, child_rank, child_slot, child_cell,
-                                                         child_occ, full, nf, nxt, not_first_col, not_last_col,
+                        a, c2 = _mark_minimized_children(bits, pending, child_rank, child_state, child_cell,
+                                                         child_free, unseen, nf, nxt, not_first_col, not_last_col,
                                                          width, active_next)
                         new += a
                         new_cells += c2
                         pending = 0
                     s = first + nf
-            a, c2 = _mark_minimized_children(bits, pending, child_rank, child_slot, child_cell, child_occ,
-                                             full, nf, nxt, not_first_col, not_last_col, width, active_next)
+                # the last rank read may end in a word the scan did not enter
+                while retire_word < (s1 - 1) >> 5:
+                    if retire:
+                        atomic_xor_u64(bits, retire_word, retire)
+                    retire_word += 1
+                    retire = _window_from(_slots_equal(bits[retire_word], cur), retire_word, s0, s1) * (
+                        numba.uint64(3) - cur)
+                if retire:
+                    atomic_xor_u64(bits, retire_word, retire)
+            a, c2 = _mark_minimized_children(bits, pending, child_rank, child_state, child_cell, child_free,
+                                             unseen, nf, nxt, not_first_col, not_last_col, width, active_next)
             counts[b, 0] = expanded_cells
             counts[b, 1] = new + a
             counts[b, 2] = new_cells + c2
