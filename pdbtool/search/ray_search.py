@@ -111,7 +111,7 @@ class _Item:
     submitted: float = 0.0
     started: float | None = None  # when its task is estimated to have started (_Iteration._note_starts)
     own_task: bool = True         # False for a unit cut before it ran: its sub-units are its tasks
-    partial: UnitResult | None = None  # what its task had searched when stopped
+    partial: UnitResult | None = None  # what its task had searched when stopped (counts only)
     top: UnitResult | None = None
     children: list[int] = field(default_factory=list)
     result: UnitResult | None = None
@@ -155,16 +155,22 @@ class _Iteration:
     def _add_cut(self, heuristic, state, unit: WorkUnit, target: int) -> int:
         """A unit of the iteration cut before it runs: its top searched here, its sub-units submitted in its
         place (no task of its own)."""
-        units, top = split_unit(heuristic, state, unit, target)
-        item = _Item(unit, None, submitted=time.perf_counter(), top=top, own_task=False)
-        self.items.append(item)
+        self.items.append(_Item(unit, None, submitted=time.perf_counter(), own_task=False))
         i = len(self.items) - 1
-        if top.solution is not None or not units:
-            self._resolve(i, top)
-        else:
-            item.children = [self._add(u, i) for u in units]
-            self.tail_splits += 1
+        self.tail_splits += self._cut(i, heuristic, state, target)
         return i
+
+    def _cut(self, i: int, heuristic, state, target: int) -> bool:
+        """Cut item ``i``'s unit below its root (:func:`split_unit`): its top searched here, its sub-units
+        submitted as its children; when the top reaches the goal or leaves no sub-unit, the top resolves the
+        unit.  Whether sub-units were submitted."""
+        item = self.items[i]
+        units, item.top = split_unit(heuristic, state, item.unit, target)
+        if item.top.solution is not None or not units:
+            self._resolve(i, item.top)
+            return False
+        item.children = [self._add(u, i) for u in units]
+        return True
 
     def _note_starts(self, now: float) -> None:
         """Mark started, at ``now``, the tasks that are among the first ``workers`` still running in the
@@ -238,21 +244,17 @@ class _Iteration:
             return
         now = time.perf_counter()
         mean = sum(self.finished_seconds) / len(self.finished_seconds) if self.finished_seconds else 0.0
-        whole = [j for j in self.running.values() if not self.items[j].children and self.items[j].started is not None]
+        whole = [j for j in self.running.values()
+                 if not self.items[j].children and self.items[j].started is not None]
         if not whole:
             return
         i = min(whole, key=lambda j: self.items[j].started)
         item = self.items[i]
         if now - item.started < max(self.resplit_after, RESPLIT_MEAN_FACTOR * mean):
             return
-        units, top = split_unit(heuristic, state, item.unit, RESPLIT_UNITS * idle)
-        item.top = top
-        if top.solution is not None or not units:
-            self._resolve(i, top)
-            return
-        item.children = [self._add(u, i) for u in units]
-        self._note_starts(now)
-        self.resplits += 1
+        if self._cut(i, heuristic, state, RESPLIT_UNITS * idle):
+            self._note_starts(now)
+            self.resplits += 1
 
     def _unfinished(self, i: int, out: dict) -> None:
         """Into ``out`` (reference -> item): the started tasks whose partial counts item ``i``, unresolved,
@@ -298,14 +300,10 @@ class _Iteration:
             ready, pending = self.ray.wait(pending, num_returns=len(pending),
                                            timeout=min(WAIT_SECONDS, max(0.0, deadline - time.perf_counter())))
             for ref in ready:
-                try:
-                    result = self.ray.get(ref)
+                try:  # a stopped result, or the whole one of a unit that ended before it saw its stop
+                    self.items[wanted[ref]].partial = self.ray.get(ref)
                 except RayError:  # lost meanwhile: its nodes are not known
                     continue
-                # a unit that ended before it saw its stop gives its whole result
-                item = self.items[wanted[ref]]
-                item.partial = result if result.stopped else UnitResult(result.generated, result.expanded, INF,
-                                                                         None, stopped=True)
         for i in self.roots:
             if self.items[i].result is None:
                 self.tally.add(*self._partial_counts(i))
