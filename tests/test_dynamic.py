@@ -242,6 +242,48 @@ def test_packed_lookups_give_the_tables_edges(tables, dims, name):
     assert by_mask > 0 or "triples" not in name
 
 
+@pytest.mark.parametrize("dims,name,keys", [((3, 3), "pairs+triples-region", None), ((3, 3), "pairs+triples", None),
+                                            ((4, 3), "pairs-region", None), ((4, 4), "pairs+triples-region", 40_000)])
+def test_move_lookups_hold_what_holds_with_the_blank_where_the_tile_was(tables, dims, name, keys):
+    """Every key (t, c, m, u, cu) of the move look-ups (all of them, or a random sample) holds exactly the
+    pair units and the triple rows of the tables' own look-ups that hold with the blank in c's neighbour m,
+    where t came from; nothing is there for a move from off the board or from u's cell."""
+    from pdbtool.heuristics.vertex_cover import pack_move_lookups
+    from pdbtool.tables.pairs_triples import pair_units_at
+
+    board = Board(*dims)
+    look = tables[dims, name]
+    n, nb = board.n, board.neighbours()
+    near, records, rows = pack_move_lookups(look)
+    assert rows.dtype == np.int16
+    all_keys = [(t, c, m, u, cu) for t in range(1, n) for c in range(n) for m in range(4) for u in range(1, n)
+                for cu in range(n) if u != t and cu != c]
+    if keys is not None:
+        all_keys = random.Random(7).sample(all_keys, keys)
+    found = 0
+    for t, c, m, u, cu in all_keys:
+        word = int(near[((t * n + c) * 4 + m) * n + u])
+        key = ((t * n + c) * n + u) * n + cu
+        blank = int(nb[c, m])
+        want_rows = []
+        want_units = 0
+        if blank >= 0 and blank != cu:
+            want_units = int(pair_units_at(look.pair_units, look.tri_start, look.tri_ent, key, blank))
+            want_rows = sorted((int(v), int(cell), int(units))
+                               for v, cell, units, mask in look.tri_ent[look.tri_start[key]:look.tri_start[key + 1]]
+                               if v and int(mask) >> blank & 1 and cell != blank)
+        if not word >> cu & 1:
+            assert want_units == 0 and want_rows == []
+            continue
+        found += 1
+        rec = int(records[(word >> 32) + bin(word & ((1 << cu) - 1)).count("1")])
+        first, count = rec & 0xFFFFFFFF, (rec >> 32) & 0xFFFF
+        got = sorted((int(r) & 31, (int(r) >> 5) & 31, int(r) >> 10) for r in rows[first:first + count])
+        assert (rec >> 48) & 255 == want_units and got == want_rows, (t, c, m, u, cu)
+        assert want_units or want_rows  # no key holds nothing
+    assert found > 100
+
+
 @given(seed=st.integers(0, 2 ** 32 - 1), slots=st.sampled_from([1, 2, 64, 1 << 14]),
        name=st.sampled_from(["pairs+triples", "pairs+triples-region"]))
 @settings(max_examples=30, deadline=None)

@@ -29,16 +29,16 @@ from ..errors import PdbtoolError
 from . import hooks
 from .hooks import is_state
 from .pattern_sum import PatternSum, PatternSumState, enter_sums, leave_sums, moved_value
-from .vertex_cover import CMASK, ConflictGraph, commit_saving, new_memo, restore_move, revert_move, try_move
+from .vertex_cover import CMASK, ConflictGraph, commit_saving, new_memo, pack_all, restore_move, revert_move, try_move
 
 DYNAMIC_HEURISTICS = ("ddb", "max")
 
 # hd[d]: Manhattan + 2 x cover at level d; md[t, c]: Manhattan of tile t in cell c; use_static: ``max``;
 # sums: the static pattern sum's state (PatternSumState; a placeholder with ``ddb``); moved[0/1]: the
 # direct and reflected values of the child last evaluated; the graph's lookups and arrays
-# (vertex_cover.ConflictGraph) and its undo rows per level
+# (vertex_cover.ConflictGraph: a state's, then a move's) and its undo rows per level
 DynamicState = namedtuple("DynamicState", ["hd", "md", "use_static", "sums", "moved", "near", "records", "rows",
-                                           "pw", "g", "hl", "cons", "memo", "undo"])
+                                           "mnear", "mrecords", "mrows", "pw", "g", "hl", "cons", "memo", "undo"])
 
 
 hooks.evaluated_alone(False, DynamicState)
@@ -68,7 +68,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
                 if f > bound:
                     # pruned by the static sum; its exact f matters only if it may lower the next bound
                     if f < next_bound:
-                        delta = try_move(t, to_cell, n, hs.near, hs.records, hs.rows, hs.pw, hs.g,
+                        delta = try_move(t, to_cell, m, n, hs.mnear, hs.mrecords, hs.mrows, hs.pw, hs.g,
                                          hs.hl, hs.cons, hs.memo)
                         revert_move(t, n, hs.pw, hs.g, hs.hl)
                         fd = d1 + hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell] + 2 * delta
@@ -80,7 +80,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
                 hlb = hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
                 if d1 + hlb > bound and d1 + hlb >= next_bound:
                     return hlb
-            delta = try_move(t, to_cell, n, hs.near, hs.records, hs.rows, hs.pw, hs.g, hs.hl, hs.cons,
+            delta = try_move(t, to_cell, m, n, hs.mnear, hs.mrecords, hs.mrows, hs.pw, hs.g, hs.hl, hs.cons,
                              hs.memo)
             hdc = hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell] + 2 * delta
             h = hdc if hdc > hs_static else hs_static
@@ -131,6 +131,8 @@ class DynamicHeuristic:
         self.name = "max" if static is not None else "ddb"
         self.md = self.board.manhattan_table()
         self._scratch = threading.local()
+        self._pack_lock = threading.Lock()
+        self._packed_lookups = None
 
     # --- whole-state evaluation ------------------------------------------------------------------------------
     def cover(self, state: Sequence[int]) -> int:
@@ -138,7 +140,7 @@ class DynamicHeuristic:
         # one graph per thread, reused: allocating one costs some 40 times its reset
         graph = getattr(self._scratch, "graph", None)
         if graph is None:
-            graph = self._scratch.graph = ConflictGraph(self.tables, self._memo())
+            graph = self._scratch.graph = ConflictGraph(self.tables, self._memo(), self._packed())
         return graph.reset(np.asarray(state, dtype=np.int64))
 
     def _memo(self) -> np.ndarray:
@@ -148,6 +150,14 @@ class DynamicHeuristic:
         if memo is None:
             memo = self._scratch.memo = new_memo()
         return memo
+
+    def _packed(self):
+        """The tables' packed look-ups (:func:`pdbtool.heuristics.vertex_cover.pack_all`), made once: every
+        search's graph reads them (a threaded search sets up one per unit of work)."""
+        with self._pack_lock:
+            if self._packed_lookups is None:
+                self._packed_lookups = pack_all(self.tables)
+        return self._packed_lookups
 
     def ddb_value(self, state: Sequence[int]) -> int:
         tiles = np.asarray(state, dtype=np.int64)
@@ -164,7 +174,7 @@ class DynamicHeuristic:
         """(h0, search state) of a search from ``tiles``.  Each call has a graph of its own, held by the
         state, so that threads can search subtrees at once (:mod:`pdbtool.search.units`)."""
         n = self.board.n
-        graph = ConflictGraph(self.tables, self._memo())
+        graph = ConflictGraph(self.tables, self._memo(), self._packed())
         hd = np.zeros(capacity, dtype=np.int64)
         hd[0] = int(self.md[tiles, np.arange(n)].sum()) + 2 * graph.reset(tiles)
         h0 = int(hd[0])
@@ -174,7 +184,7 @@ class DynamicHeuristic:
         else:
             sums = _no_sums(n)
         state = DynamicState(hd, self.md, self.static is not None, sums, np.zeros(2, dtype=np.int64),
-                             *graph.lookups, *graph.arrays, graph.undo_rows(capacity))
+                             *graph.lookups, *graph.move_lookups, *graph.arrays, graph.undo_rows(capacity))
         return h0, state
 
 
