@@ -296,6 +296,45 @@ def test_incremental_equals_from_scratch_with_small_memos(tables, seed, slots, n
                          ConflictGraph(tables[(4, 4), name], memo))
 
 
+@pytest.mark.parametrize("name", ["pairs+triples", "pairs+triples-region"])
+def test_try_move_stops_at_a_lower_bound_only_when_it_reaches_the_need(tables, name):
+    """Along a random walk, every child's try_move with a need returns the exact change of the cover, or,
+    with nothing applied to the graph, a value between the need and that exact change; the graph is as it
+    was after each revert, and the lower bound is taken on some children."""
+    board = Board(4, 4)
+    look = tables[(4, 4), name]
+    graph = ConflictGraph(look)
+    nb = board.neighbours()
+    rng = random.Random(zlib.crc32(name.encode()))
+    tiles = np.array(board.goal_tiles, dtype=np.int64)
+    graph.reset(tiles)
+    blank = int(np.flatnonzero(tiles == 0)[0])
+    bounded = 0
+    for _ in range(400):
+        moves = [int(q) for q in nb[blank] if q >= 0]
+        for q in moves:
+            t = int(tiles[q])
+            before = sorted(graph.edges())
+            exact = graph.try_move(t, blank)
+            graph.revert(t)
+            for need in range(-1, 4):
+                got = graph.try_move(t, blank, need)
+                if graph.applied or got == exact:
+                    assert got == exact
+                else:
+                    assert need <= got <= exact and sorted(graph.edges()) == before
+                    bounded += 1
+                graph.revert(t)
+                assert sorted(graph.edges()) == before
+        q = rng.choice(moves)
+        t = int(tiles[q])
+        graph.try_move(t, blank)
+        graph.commit(t, blank)
+        tiles[blank], tiles[q] = t, 0
+        blank = q
+    assert bounded > 20
+
+
 def test_memo_hits_across_tiles_with_the_same_shape(tables):
     """A component whose constraints are those of another one on other tiles (same order) reuses its memo
     entry, and the value is its own least cover; a component that the reductions solve (a path) needs no

@@ -68,10 +68,11 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
                 if f > bound:
                     # pruned by the static sum; its exact f matters only if it may lower the next bound
                     if f < next_bound:
-                        delta = try_move(t, to_cell, m, n, hs.mnear, hs.mrecords, hs.mrows, hs.pw, hs.g,
-                                         hs.hl, hs.cons, hs.memo)
+                        base = d1 + hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
+                        delta = try_move(t, to_cell, m, (next_bound - base + 1) // 2, n, hs.mnear, hs.mrecords,
+                                         hs.mrows, hs.pw, hs.g, hs.hl, hs.cons, hs.memo)
                         revert_move(t, n, hs.pw, hs.g, hs.hl)
-                        fd = d1 + hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell] + 2 * delta
+                        fd = base + 2 * delta
                         if fd > f:
                             f = fd
                     return f - d1
@@ -80,9 +81,12 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
                 hlb = hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
                 if d1 + hlb > bound and d1 + hlb >= next_bound:
                     return hlb
-            delta = try_move(t, to_cell, m, n, hs.mnear, hs.mrecords, hs.mrows, hs.pw, hs.g, hs.hl, hs.cons,
-                             hs.memo)
-            hdc = hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell] + 2 * delta
+            # a cover grown by ``need`` would prune the child for good: try_move may stop at a lower bound there
+            base = d1 + hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
+            target = bound + 1 if bound + 1 > next_bound else next_bound
+            delta = try_move(t, to_cell, m, (target - base + 1) // 2, n, hs.mnear, hs.mrecords, hs.mrows, hs.pw,
+                             hs.g, hs.hl, hs.cons, hs.memo)
+            hdc = base - d1 + 2 * delta
             h = hdc if hdc > hs_static else hs_static
             if d1 + h > bound:
                 revert_move(t, n, hs.pw, hs.g, hs.hl)
