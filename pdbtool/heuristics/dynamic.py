@@ -29,7 +29,7 @@ from ..errors import PdbtoolError
 from . import hooks
 from .hooks import is_state
 from .pattern_sum import PatternSum, PatternSumState, enter_sums, leave_sums, moved_value
-from .vertex_cover import CMASK, ConflictGraph, commit_saving, new_memo, pack_all, restore_move, revert_move, try_move
+from .vertex_cover import CMASK, ConflictGraph, drop_move, keep_move, new_memo, pack_all, try_move, undo_move
 
 DYNAMIC_HEURISTICS = ("ddb", "max")
 
@@ -71,7 +71,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
                         base = d1 + hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
                         delta = try_move(t, to_cell, m, (next_bound - base + 1) // 2, n, hs.mnear, hs.mrecords,
                                          hs.mrows, hs.pw, hs.g, hs.hl, hs.cons, hs.memo)
-                        revert_move(t, n, hs.pw, hs.g, hs.hl)
+                        drop_move(t, n, hs.pw, hs.g, hs.hl)
                         fd = base + 2 * delta
                         if fd > f:
                             f = fd
@@ -89,7 +89,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
             hdc = base - d1 + 2 * delta
             h = hdc if hdc > hs_static else hs_static
             if d1 + h > bound:
-                revert_move(t, n, hs.pw, hs.g, hs.hl)
+                drop_move(t, n, hs.pw, hs.g, hs.hl)
             else:
                 hs.hd[d1] = hdc  # the driver enters this child next
             return h
@@ -100,7 +100,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
 def _enter(hs, d, m, t, to_cell, from_cell, h):
     if is_state(hs, DynamicState):
         def impl(hs, d, m, t, to_cell, from_cell, h):
-            commit_saving(t, to_cell, hs.md.shape[0], hs.g, hs.hl, hs.undo, d + 1)
+            keep_move(t, to_cell, hs.md.shape[0], hs.g, hs.hl, hs.undo, d + 1)
             if hs.use_static:
                 enter_sums(hs.sums, d, m, t, to_cell, hs.moved[0], hs.moved[1])
         return impl
@@ -112,7 +112,7 @@ def _leave(hs, d, t, to_cell, from_cell):
         def impl(hs, d, t, to_cell, from_cell):
             if hs.use_static:
                 leave_sums(hs.sums, t, to_cell)
-            restore_move(t, to_cell, hs.md.shape[0], hs.pw, hs.g, hs.hl, hs.undo, d)
+            undo_move(t, to_cell, hs.md.shape[0], hs.pw, hs.g, hs.hl, hs.undo, d)
         return impl
 
 

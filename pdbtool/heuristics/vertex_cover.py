@@ -378,8 +378,15 @@ def _cover_of(comp, pw, g, hl, cons, memo):
     keyed by the sorted list of the core's constraints (mask x 16 + residual weight, with the core's tiles
     renumbered 0, 1, ... in increasing order: the cover does not depend on which tiles they are), compared
     in full, so a hit is always exact."""
+    return _least_cover(_list_constraints(comp, pw, g, hl, cons, CM), g, cons, memo)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _list_constraints(tiles, pw, g, hl, cons, row):
+    """Write the constraints of the whole components ``tiles`` into ``cons[row]`` (masks) and
+    ``cons[row + 1]`` (weights); return their count."""
     nc = 0
-    rem = comp
+    rem = tiles
     while rem:
         v = trailing_zeros(rem)
         rem &= rem - 1
@@ -387,15 +394,15 @@ def _cover_of(comp, pw, g, hl, cons, memo):
         while above:
             u = trailing_zeros(above)
             above &= above - 1
-            cons[CM, nc] = (np.int64(1) << v) | (np.int64(1) << u)
-            cons[CW, nc] = pw[v, u]
+            cons[row, nc] = (np.int64(1) << v) | (np.int64(1) << u)
+            cons[row + 1, nc] = pw[v, u]
             nc += 1
     for j in range(g[GS, G_HCOUNT]):
-        if hl[HMASK, j] & comp:
-            cons[CM, nc] = hl[HMASK, j]
-            cons[CW, nc] = hl[HW, j]
+        if hl[HMASK, j] & tiles:
+            cons[row, nc] = hl[HMASK, j]
+            cons[row + 1, nc] = hl[HW, j]
             nc += 1
-    return _least_cover(nc, g, cons, memo)
+    return nc
 
 
 @njit(cache=True, _nrt=False)
@@ -675,23 +682,7 @@ def try_move(t, c, m, need, n, near, records, rows, pw, g, hl, cons, memo):
         rem &= ~g[CMASK, u]
     um = cons.shape[0] - 3
     uw = um + 1
-    nu = 0
-    rem = union
-    while rem:
-        v = trailing_zeros(rem)
-        rem &= rem - 1
-        above = g[ADJ, v] & ~((np.int64(2) << v) - 1)
-        while above:
-            u = trailing_zeros(above)
-            above &= above - 1
-            cons[um, nu] = (np.int64(1) << v) | (np.int64(1) << u)
-            cons[uw, nu] = pw[v, u]
-            nu += 1
-    for j in range(g[GS, G_HCOUNT]):
-        if hl[HMASK, j] & union:
-            cons[um, nu] = hl[HMASK, j]
-            cons[uw, nu] = hl[HW, j]
-            nu += 1
+    nu = _list_constraints(union, pw, g, hl, cons, um)
     new_total = 0
     ncomp = 0
     rem = union
@@ -828,6 +819,35 @@ def revert_move(t, n, pw, g, hl):
         return
     _edges_back(t, g[GS, G_OADJ], pw, g, hl, g[OROW], hl[OHM], hl[OHW], g[GS, G_OH])
     g[GS, G_APPLIED] = 0
+
+
+# The search calls these: a move that changed no edge (most pruned children, many entered ones) costs no call
+@njit(cache=True, _nrt=False, inline="always")
+def keep_move(t, c, n, g, hl, undo, d):
+    """:func:`commit_saving`, inline when the move changed no edge."""
+    if g[GS, G_APPLIED]:
+        commit_saving(t, c, n, g, hl, undo, d)
+    else:
+        undo[d, U_APPLIED] = 0
+        g[POS, 0] = g[POS, t]
+        g[POS, t] = c
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def undo_move(t, c, n, pw, g, hl, undo, d):
+    """:func:`restore_move`, inline when the move had changed no edge."""
+    if undo[d, U_APPLIED]:
+        restore_move(t, c, n, pw, g, hl, undo, d)
+    else:
+        g[POS, 0] = g[POS, t]
+        g[POS, t] = c
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def drop_move(t, n, pw, g, hl):
+    """:func:`revert_move`, with no call when nothing was applied."""
+    if g[GS, G_APPLIED]:
+        revert_move(t, n, pw, g, hl)
 
 
 @njit(cache=True)
