@@ -577,8 +577,8 @@ def try_move(t, c, m, need, n, near, records, rows, pw, g, hl, cons, memo):
     A caller that only needs to know whether the change reaches ``need`` (a child it would prune then; pass
     :data:`EXACT` otherwise) may get a lower bound of at least ``need`` instead, with nothing applied: when t
     has no constraint now, a new one whose other tiles have none either forms a component of its own, so
-    the cover grows by at least its weight.  On 24-puzzle #1 this settles seven in ten of the children that
-    are pruned after their look-ups."""
+    the cover grows by at least its weight.  On the first 10 M nodes of 24-puzzle #1 with ``-region`` this
+    settles 1.41 M of the 3.83 M children that are pruned after their look-ups."""
     bt = np.int64(1) << t
     nh = 0
     base = ((t * n + c) * 4 + m) * n  # t into c from m: its row of the key filter
