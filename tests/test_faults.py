@@ -244,6 +244,39 @@ def test_a_signal_swallowed_by_a_ctypes_callback_still_sets_the_exit_status():
     assert proc.stderr.strip() == "pdbtool: interrupted"
 
 
+def test_a_signal_inside_a_constructor_leaves_only_the_one_line():
+    """A signal that stops an object half way through its constructor (llvmlite's, while Numba compiles a
+    kernel) leaves an object whose destructor fails: the interrupted command still prints its one line and
+    nothing else."""
+    script = textwrap.dedent("""
+        import os, signal, sys, time, types
+        import click
+        import pdbtool.cli.main
+        entry = sys.modules["pdbtool.cli.main"]  # the package's name main is the function
+
+        class HalfBuilt:
+            def __init__(self):
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.2)  # the handler raises here, before the attribute exists
+                self.owned = True
+
+            def __del__(self):
+                if self.owned:  # AttributeError, as llvmlite's OutputString
+                    pass
+
+        @click.command("probe")
+        def probe():
+            HalfBuilt()
+
+        sys.modules["pdbtool.cli.probe"] = types.SimpleNamespace(command=probe)
+        entry.COMMANDS["probe"] = ("probe", "")
+        entry.main(["probe"])
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], env=env(), cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert proc.stderr.strip() == "pdbtool: terminated; no partial table was kept"
+
+
 def test_a_dropped_signal_is_raised_again_at_the_next_layer(monkeypatch):
     """A build's per-layer progress callback raises a dropped signal, so the build stops there (and its
     temporary and lock go, as for any Interrupted)."""

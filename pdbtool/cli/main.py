@@ -66,8 +66,13 @@ def _keep_dropped(default_hook):
     return hook
 
 
+def _quiet(info):
+    """The unraisable hook while an interrupted command exits: nothing but its one line is printed."""
+
+
 def main(argv=None):
     """Entry point of the console script: errors are one line on stderr, never a traceback."""
+    import gc
     import signal
 
     Interrupted.dropped.clear()
@@ -79,6 +84,7 @@ def main(argv=None):
             previous[signum] = signal.signal(signum, _interrupt)
     except ValueError:  # not the main thread: leave signals alone
         pass
+    status = None
     try:
         return cli.main(args=argv, prog_name="pdbtool", standalone_mode=True)
     except (Interrupted, KeyboardInterrupt) as exc:
@@ -86,7 +92,11 @@ def main(argv=None):
         note = getattr(exc, "note", Interrupted.note)
         how = "interrupted" if signum == signal.SIGINT else "terminated"
         click.echo(f"pdbtool: {how}" + (f"; {note}" if note else ""), err=True)
-        sys.exit(128 + signum)
+        status = 128 + signum
+        # The signal may have stopped an object half way through its constructor (llvmlite's, while Numba
+        # compiles or loads a kernel), and its destructor fails when the traceback's frames let it go: the
+        # frames go here and now, quietly, rather than at exit through the default hook.
+        sys.unraisablehook = _quiet
     except SystemExit:
         # a dropped signal that no progress callback raised again: the command ran to its end
         if Interrupted.dropped:
@@ -95,6 +105,9 @@ def main(argv=None):
             sys.exit(128 + signum)
         raise
     finally:
+        if status is not None:
+            gc.collect()
         sys.unraisablehook = default_hook
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+    sys.exit(status)
