@@ -821,7 +821,8 @@ def revert_move(t, n, pw, g, hl):
     g[GS, G_APPLIED] = 0
 
 
-# The search calls these: a move that changed no edge (most pruned children, many entered ones) costs no call
+# The search calls these: a move that changed no edge (about half of the children that reach try_move on
+# 24-puzzle #1, pruned or entered) costs no call
 @njit(cache=True, _nrt=False, inline="always")
 def keep_move(t, c, n, g, hl, undo, d):
     """:func:`commit_saving`, inline when the move changed no edge."""
