@@ -255,7 +255,7 @@ def test_move_lookups_hold_what_holds_with_the_blank_where_the_tile_was(tables, 
     look = tables[dims, name]
     n, nb = board.n, board.neighbours()
     near, records, rows = pack_move_lookups(look)
-    assert rows.dtype == np.int16
+    assert rows.dtype == np.uint16
     all_keys = [(t, c, m, u, cu) for t in range(1, n) for c in range(n) for m in range(4) for u in range(1, n)
                 for cu in range(n) if u != t and cu != c]
     if keys is not None:
@@ -282,6 +282,26 @@ def test_move_lookups_hold_what_holds_with_the_blank_where_the_tile_was(tables, 
         assert (rec >> 48) & 255 == want_units and got == want_rows, (t, c, m, u, cu)
         assert want_units or want_rows  # no key holds nothing
     assert found > 100
+
+
+def test_move_lookups_keep_a_row_of_63_units():
+    """A move row's units take its top six bits (bit 15 included): 40 or 63 units come back as they were."""
+    from pdbtool.heuristics.vertex_cover import pack_move_lookups
+    from pdbtool.tables.pairs_triples import DynamicTables
+
+    board = Board(3, 3)
+    n = board.n
+    key = ((1 * n + 0) * n + 2) * n + 1  # tile 1 in cell 0, tile 2 in cell 1
+    start = np.zeros(n ** 4 + 1, dtype=np.int64)
+    start[key + 1:] = 2
+    ent = np.array([[3, 2, 40, (1 << n) - 1], [4, 4, 63, (1 << n) - 1]], dtype=np.int64)
+    tables = DynamicTables(board, "probe", np.zeros(n ** 4, dtype=np.uint8), start, ent)
+    near, records, rows = pack_move_lookups(tables)
+    word = int(near[((1 * n + 0) * 4 + 3) * n + 2])  # moved into cell 0 from below (cell 3)
+    assert word >> 1 & 1
+    rec = int(records[word >> 32])
+    got = sorted((int(r) & 31, (int(r) >> 5) & 31, int(r) >> 10) for r in rows[rec & 0xFFFFFFFF:][:(rec >> 32) & 0xFFFF])
+    assert got == [(3, 2, 40), (4, 4, 63)]
 
 
 @given(seed=st.integers(0, 2 ** 32 - 1), slots=st.sampled_from([1, 2, 64, 1 << 14]),

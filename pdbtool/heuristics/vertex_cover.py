@@ -302,7 +302,7 @@ def brute_force_cover(edges: Sequence[tuple[Sequence[int], int]], n: int) -> int
 # A state is set up from scratch with these.  A move has look-ups of its own (:func:`pack_move_lookups`), keyed
 # by (t, c, m, u, cu): t moves into c from c's neighbour m, where the blank will then be, so each key keeps
 # only what holds with the blank there: its pair units are final (no rows for a pair's value by region),
-# and its rows (int16: v, cell of v, units) need no blank test.  Rows a blank in m's cell cannot reach, and
+# and its rows (uint16: v, cell of v, units) need no blank test.  Rows a blank in m's cell cannot reach, and
 # keys left with nothing, are gone: a move meets a fifth fewer keys and a third fewer rows on the 24-puzzle.
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -894,7 +894,7 @@ def pack_lookups(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def pack_move_lookups(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(near, records, rows)`` of the keys ``(t, c, m, u, cu)`` of moves (see "the key look-ups" above):
     ``near[((t*n + c)*4 + m)*n + u]`` as in :func:`pack_lookups`; each record holds its first row (bits 0-31),
-    its number of rows (32-47) and its pair units (48-55) with the blank in ``nb[c, m]``; ``rows`` (int16) are
+    its number of rows (32-47) and its pair units (48-55) with the blank in ``nb[c, m]``; ``rows`` (uint16) are
     v (bits 0-4), cell of v (5-9) and units (10-15) of the triples that hold with the blank there."""
     n = tables.board.n
     nb = tables.board.neighbours()
@@ -936,13 +936,15 @@ def pack_move_lookups(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     keys = np.flatnonzero((pair_units != 0) | (count > 0))
     if len(rows) >= 1 << 31 or count.max(initial=0) >= 1 << 16:
         raise PdbtoolError("the dynamic tables are too large to pack for the search")
+    if len(rows) and rows[:, 3].max() >= 64:
+        raise PdbtoolError("a dynamic table row's units exceed 63")
     words = keys // n
     near = np.zeros(nmk // n, dtype=np.int64)
     np.bitwise_or.at(near, words, np.int64(1) << (keys % n))
     first_key = np.searchsorted(words, np.arange(nmk // n))
     near |= np.where(near != 0, first_key, 0).astype(np.int64) << 32
     records = first[keys] | count[keys] << 32 | pair_units[keys] << 48
-    packed = (rows[:, 1] | rows[:, 2] << 5 | rows[:, 3] << 10).astype(np.int16)
+    packed = (rows[:, 1] | rows[:, 2] << 5 | rows[:, 3] << 10).astype(np.uint16)  # unsigned: units use bit 15
     return near, np.ascontiguousarray(records), np.ascontiguousarray(packed)
 
 
