@@ -19,9 +19,9 @@ Incremental update: a move changes one tile t, so only t's edges change.  Every 
 the cover of its component.  With A the component of t before the move and B after it, A | B is a union of
 whole components in both graphs (A and the old components of t's new neighbours), so h changes by (covers
 of the new components inside A | B) - (covers of the old ones); A | B's constraints are listed once and
-split into the new components there.  When t has no edge before or after, nothing is computed at all.  A move that the search
-enters saves what it replaced (t's old edges, the old components' masks and covers) in a row per depth, and
-backtracking puts that back (:func:`commit_saving`, :func:`restore_move`).
+split into the new components there.  When t has no edge before or after, nothing is computed at all.  A
+move that the search enters saves what it replaced (t's old edges, the old components' masks and covers)
+in a row per depth, and backtracking puts that back (:func:`commit_saving`, :func:`restore_move`).
 
 Masks of tiles are int64 bit sets (at most 32 cells).  All functions are Numba kernels over plain arrays;
 :class:`ConflictGraph` only allocates them.  The arrays are packed into a few 2-D arrays with named rows
