@@ -248,21 +248,19 @@ def test_move_lookups_hold_what_holds_with_the_blank_where_the_tile_was(tables, 
     """Every key (t, c, m, u, cu) of the move look-ups (all of them, or a random sample) holds exactly the
     pair units and the triple rows of the tables' own look-ups that hold with the blank in c's neighbour m,
     where t came from; nothing is there for a move from off the board or from u's cell."""
-    from pdbtool.heuristics.vertex_cover import pack_move_lookups
+    from pdbtool.heuristics.vertex_cover import move_key_lookup, pack_move_lookups
     from pdbtool.tables.pairs_triples import pair_units_at
 
     board = Board(*dims)
     look = tables[dims, name]
     n, nb = board.n, board.neighbours()
-    near, records, rows = pack_move_lookups(look)
-    assert rows.dtype == np.uint16
+    packed = pack_move_lookups(look)
     all_keys = [(t, c, m, u, cu) for t in range(1, n) for c in range(n) for m in range(4) for u in range(1, n)
                 for cu in range(n) if u != t and cu != c]
     if keys is not None:
         all_keys = random.Random(7).sample(all_keys, keys)
     found = 0
     for t, c, m, u, cu in all_keys:
-        word = int(near[((t * n + c) * 4 + m) * n + u])
         key = ((t * n + c) * n + u) * n + cu
         blank = int(nb[c, m])
         want_rows = []
@@ -272,36 +270,35 @@ def test_move_lookups_hold_what_holds_with_the_blank_where_the_tile_was(tables, 
             want_rows = sorted((int(v), int(cell), int(units))
                                for v, cell, units, mask in look.tri_ent[look.tri_start[key]:look.tri_start[key + 1]]
                                if v and int(mask) >> blank & 1 and cell != blank)
-        if not word >> cu & 1:
+        got = move_key_lookup(packed, n, t, c, m, u, cu)
+        if got is None:
             assert want_units == 0 and want_rows == []
             continue
         found += 1
-        rec = int(records[(word >> 32) + bin(word & ((1 << cu) - 1)).count("1")])
-        first, count = rec & 0xFFFFFFFF, (rec >> 32) & 0xFFFF
-        got = sorted((int(r) & 31, (int(r) >> 5) & 31, int(r) >> 10) for r in rows[first:first + count])
-        assert (rec >> 48) & 255 == want_units and got == want_rows, (t, c, m, u, cu)
+        assert got == (want_units, want_rows), (t, c, m, u, cu)
         assert want_units or want_rows  # no key holds nothing
     assert found > 100
 
 
-def test_move_lookups_keep_a_row_of_63_units():
-    """A move row's units take its top six bits (bit 15 included): 40 or 63 units come back as they were."""
-    from pdbtool.heuristics.vertex_cover import pack_move_lookups
+def test_move_lookups_keep_units_up_to_63_and_group_the_cells_of_one_v():
+    """A move entry's units take six bits: 40 or 63 units come back as they were; the triples of one v with
+    the same units share one entry (a mask of their cells), those with other units get their own."""
+    from pdbtool.heuristics.vertex_cover import move_key_lookup, pack_move_lookups
     from pdbtool.tables.pairs_triples import DynamicTables
 
     board = Board(3, 3)
     n = board.n
     key = ((1 * n + 0) * n + 2) * n + 1  # tile 1 in cell 0, tile 2 in cell 1
     start = np.zeros(n ** 4 + 1, dtype=np.int64)
-    start[key + 1:] = 2
-    ent = np.array([[3, 2, 40, (1 << n) - 1], [4, 4, 63, (1 << n) - 1]], dtype=np.int64)
+    start[key + 1:] = 4
+    every = (1 << n) - 1
+    ent = np.array([[3, 2, 40, every], [4, 4, 63, every], [4, 5, 63, every], [4, 6, 1, every]], dtype=np.int64)
     tables = DynamicTables(board, "probe", np.zeros(n ** 4, dtype=np.uint8), start, ent)
-    near, records, rows = pack_move_lookups(tables)
-    word = int(near[((1 * n + 0) * 4 + 3) * n + 2])  # moved into cell 0 from below (cell 3)
-    assert word >> 1 & 1
-    rec = int(records[word >> 32])
-    got = sorted((int(r) & 31, (int(r) >> 5) & 31, int(r) >> 10) for r in rows[rec & 0xFFFFFFFF:][:(rec >> 32) & 0xFFFF])
-    assert got == [(3, 2, 40), (4, 4, 63)]
+    packed = pack_move_lookups(tables)
+    # moved into cell 0 from below (cell 3)
+    assert move_key_lookup(packed, n, 1, 0, 3, 2, 1) == (0, [(3, 2, 40), (4, 4, 63), (4, 5, 63), (4, 6, 1)])
+    record = packed[(int(packed[((1 * n + 0) * 4 + 3) * n + 2]) >> 32)]
+    assert (record >> 32) & 0xFFFF == 3  # entries: (3, 40), (4, 63) with cells 4 and 5, (4, 1)
 
 
 @given(seed=st.integers(0, 2 ** 32 - 1), slots=st.sampled_from([1, 2, 64, 1 << 14]),
@@ -319,8 +316,8 @@ def test_incremental_equals_from_scratch_with_small_memos(tables, seed, slots, n
 @pytest.mark.parametrize("name", ["pairs+triples", "pairs+triples-region"])
 def test_try_move_stops_at_a_lower_bound_only_when_it_reaches_the_need(tables, name):
     """Along a random walk, every child's try_move with a need returns the exact change of the cover, or,
-    with nothing applied to the graph, a value between the need and that exact change; the graph is as it
-    was after each revert, and the lower bound is taken on some children."""
+    with nothing pending, a value between the need and that exact change; try_move never changes the graph,
+    and the lower bound is taken on some children."""
     board = Board(4, 4)
     look = tables[(4, 4), name]
     graph = ConflictGraph(look)
@@ -336,16 +333,17 @@ def test_try_move_stops_at_a_lower_bound_only_when_it_reaches_the_need(tables, n
             t = int(tiles[q])
             before = sorted(graph.edges())
             exact = graph.try_move(t, blank)
+            assert sorted(graph.edges()) == before
             graph.revert(t)
             for need in range(-1, 4):
                 got = graph.try_move(t, blank, need)
-                if graph.applied or got == exact:
+                if graph.pending or got == exact:
                     assert got == exact
                 else:
-                    assert need <= got <= exact and sorted(graph.edges()) == before
+                    assert need <= got <= exact
                     bounded += 1
-                graph.revert(t)
                 assert sorted(graph.edges()) == before
+                graph.revert(t)
         q = rng.choice(moves)
         t = int(tiles[q])
         graph.try_move(t, blank)
@@ -402,7 +400,7 @@ def walk_against_scratch(board, lookups, rng, steps, graph):
             backtracks += 1
         else:
             moves = [q for q in nb[blank] if q >= 0]
-            # try (and take back) every child first: a revert must leave the graph as it was
+            # try (and drop) every child first: none may change the graph
             for q in moves:
                 t = int(tiles[q])
                 graph.try_move(t, blank)

@@ -6,10 +6,10 @@
   admissible because both are, and at least as strong as either.
 
 In the search (:mod:`pdbtool.search.driver`) the conflict graph is updated incrementally: a generated child
-puts the moved tile's new edges into the graph and computes the change of the cover; a child that is
-entered keeps them (saving, per depth, what they replaced), a pruned one takes them back, and leaving a node
-restores what was saved instead of recomputing it.  Children are evaluated one at a time, since the graph
-holds one child's edges at once.  With ``max``, the static sum is looked at first, and a child it prunes
+works out the moved tile's new edges and the change of the cover without changing the graph; a child that
+is entered puts them in (saving, per depth, what they replaced), a pruned one leaves nothing behind, and
+leaving a node restores what was saved instead of recomputing it.  Children are evaluated one at a time,
+since the work rows hold one child's pending edges at once.  With ``max``, the static sum is looked at first, and a child it prunes
 costs no cover computation (unless its f could lower the next bound, where the exact f is needed); as in
 :mod:`pdbtool.heuristics.pattern_sum`, the reflected sum is skipped when the direct sum prunes and cannot
 lower the next bound.
@@ -29,16 +29,16 @@ from ..errors import PdbtoolError
 from . import hooks
 from .hooks import is_state
 from .pattern_sum import PatternSum, PatternSumState, enter_sums, leave_sums, moved_value
-from .vertex_cover import CMASK, ConflictGraph, drop_move, keep_move, new_memo, pack_all, try_move, undo_move
+from .vertex_cover import CMASK, ConflictGraph, keep_move, new_memo, pack_all, try_move, undo_move
 
 DYNAMIC_HEURISTICS = ("ddb", "max")
 
 # hd[d]: Manhattan + 2 x cover at level d; md[t, c]: Manhattan of tile t in cell c; use_static: ``max``;
 # sums: the static pattern sum's state (PatternSumState; a placeholder with ``ddb``); moved[0/1]: the
-# direct and reflected values of the child last evaluated; the graph's lookups and arrays
-# (vertex_cover.ConflictGraph: a state's, then a move's) and its undo rows per level
-DynamicState = namedtuple("DynamicState", ["hd", "md", "use_static", "sums", "moved", "near", "records", "rows",
-                                           "mnear", "mrecords", "mrows", "pw", "g", "hl", "cons", "memo", "undo"])
+# direct and reflected values of the child last evaluated; the graph (vertex_cover.ConflictGraph): a move's
+# look-ups, its work array (g's rows first), its memo and its undo rows per level
+DynamicState = namedtuple("DynamicState", ["hd", "md", "use_static", "sums", "moved", "look", "work", "memo",
+                                           "undo"])
 
 
 hooks.evaluated_alone(False, DynamicState)
@@ -69,14 +69,13 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
                     # pruned by the static sum; its exact f matters only if it may lower the next bound
                     if f < next_bound:
                         base = d1 + hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
-                        delta = try_move(t, to_cell, m, (next_bound - base + 1) // 2, n, hs.mnear, hs.mrecords,
-                                         hs.mrows, hs.pw, hs.g, hs.hl, hs.cons, hs.memo)
-                        drop_move(t, n, hs.pw, hs.g, hs.hl)
+                        delta = try_move(t, to_cell, m, (next_bound - base + 1) // 2, n, hs.look, hs.work,
+                                         hs.memo)
                         fd = base + 2 * delta
                         if fd > f:
                             f = fd
                     return f - d1
-            if hs.g[CMASK, t] == (np.int64(1) << t):
+            if hs.work[CMASK, t] == (np.int64(1) << t):
                 # t has no conflict now, so the cover cannot drop: Manhattan alone bounds the child's h below
                 hlb = hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
                 if d1 + hlb > bound and d1 + hlb >= next_bound:
@@ -84,14 +83,11 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
             # a cover grown by ``need`` would prune the child for good: try_move may stop at a lower bound there
             base = d1 + hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
             target = bound + 1 if bound + 1 > next_bound else next_bound
-            delta = try_move(t, to_cell, m, (target - base + 1) // 2, n, hs.mnear, hs.mrecords, hs.mrows, hs.pw,
-                             hs.g, hs.hl, hs.cons, hs.memo)
+            delta = try_move(t, to_cell, m, (target - base + 1) // 2, n, hs.look, hs.work, hs.memo)
             hdc = base - d1 + 2 * delta
             h = hdc if hdc > hs_static else hs_static
-            if d1 + h > bound:
-                drop_move(t, n, hs.pw, hs.g, hs.hl)
-            else:
-                hs.hd[d1] = hdc  # the driver enters this child next
+            if d1 + h <= bound:
+                hs.hd[d1] = hdc  # the driver enters this child next (a pruned one leaves nothing to undo)
             return h
         return impl
 
@@ -100,7 +96,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
 def _enter(hs, d, m, t, to_cell, from_cell, h):
     if is_state(hs, DynamicState):
         def impl(hs, d, m, t, to_cell, from_cell, h):
-            keep_move(t, to_cell, hs.md.shape[0], hs.g, hs.hl, hs.undo, d + 1)
+            keep_move(t, to_cell, hs.md.shape[0], hs.work, hs.undo, d + 1)
             if hs.use_static:
                 enter_sums(hs.sums, d, m, t, to_cell, hs.moved[0], hs.moved[1])
         return impl
@@ -112,7 +108,7 @@ def _leave(hs, d, t, to_cell, from_cell):
         def impl(hs, d, t, to_cell, from_cell):
             if hs.use_static:
                 leave_sums(hs.sums, t, to_cell)
-            undo_move(t, to_cell, hs.md.shape[0], hs.pw, hs.g, hs.hl, hs.undo, d)
+            undo_move(t, to_cell, hs.md.shape[0], hs.work, hs.undo, d)
         return impl
 
 
@@ -188,7 +184,7 @@ class DynamicHeuristic:
         else:
             sums = _no_sums(n)
         state = DynamicState(hd, self.md, self.static is not None, sums, np.zeros(2, dtype=np.int64),
-                             *graph.lookups, *graph.move_lookups, *graph.arrays, graph.undo_rows(capacity))
+                             graph.move_lookups, graph.work, graph.memo, graph.undo_rows(capacity))
         return h0, state
 
 

@@ -19,14 +19,17 @@ Incremental update: a move changes one tile t, so only t's edges change.  Every 
 the cover of its component.  With A the component of t before the move and B after it, A | B is a union of
 whole components in both graphs (A and the old components of t's new neighbours), so h changes by (covers
 of the new components inside A | B) - (covers of the old ones); A | B's constraints are listed once and
-split into the new components there.  When t has no edge before or after, nothing is computed at all.  A
-move that the search enters saves what it replaced (t's old edges, the old components' masks and covers)
-in a row per depth, and backtracking puts that back (:func:`commit_saving`, :func:`restore_move`).
+split into the new components there.  When t has no edge before or after, nothing is computed at all.
+Working that out changes nothing in the graph (:func:`try_move`): t's new edges wait, and only a move that
+the search enters puts them in, saving what they replace (t's old edges, the old components' masks and
+covers) in a row per depth, which backtracking puts back (:func:`commit_saving`, :func:`restore_move`).
 
 Masks of tiles are int64 bit sets (at most 32 cells).  All functions are Numba kernels over plain arrays;
 :class:`ConflictGraph` only allocates them.  The arrays are packed into a few 2-D arrays with named rows
-(``g``: per-tile rows and scalars; ``hl``: hyperedge lists; ``cons``: the constraints of one component),
-because a Numba call with some thirty array arguments costs over a microsecond, more than the work.
+(``g``: per-tile rows and scalars; ``hl``: hyperedge lists; ``cons``: the constraints of one component;
+``pw``: pair weights), and the search passes all four as one array (``work``, whose views they are) with a
+move's look-ups as one more: a Numba call passes each array as seven to nine words, so fewer arrays make
+the calls of every generated child cheaper.
 """
 
 from __future__ import annotations
@@ -47,13 +50,15 @@ from ..tables.pairs_triples import PAIR_BY_REGION
 # every call took about a fifth of the CPU of a 24-puzzle ddb search (perf).  Only the two functions that
 # allocate (min_cover_kernel, covers_of_states) keep it.
 
-# rows of g (width 2n + 2): per-tile arrays, the branch and bound's work space, scalars
-POS, ADJ, CMASK, CCOVER, NROW, OROW, NCM, NCV, ORDER, DEG, BEST, GS = range(12)
-G_ROWS = 12
-# columns of g[GS]; G_OADJ: the moving tile's pair neighbours before the move (its weights in g[OROW])
-G_HCOUNT, G_APPLIED, G_NEWCOMP, G_NH, G_OH, G_OADJ = range(6)
-# rows of hl (width hmax): the graph's hyperedges, the moving tile's new ones, its saved old ones
-HMASK, HW, NHM, NHW, OHM, OHW = range(6)
+# rows of g (width 2n + 2 or more): per-tile arrays, the branch and bound's work space, scalars
+POS, ADJ, CMASK, CCOVER, NROW, NCM, NCV, ORDER, DEG, BEST, GS = range(11)
+G_ROWS = 11
+# columns of g[GS]; G_PENDING: try_move left t's new edges (pair neighbours G_NADJ with weights in g[NROW],
+# G_NH hyperedges in hl[NHM/NHW], G_NEWCOMP components in g[NCM/NCV]) for commit_saving to put in
+G_HCOUNT, G_PENDING, G_NEWCOMP, G_NH, G_NADJ = range(5)
+# rows of hl (width hmax): the graph's hyperedges, the moving tile's new ones
+HMASK, HW, NHM, NHW = range(4)
+HL_ROWS = 4
 # rows of cons (width cmax, 2n + 5 rows): the constraints of one component, masks and weights (the first
 # level of the branch and bound, whose levels follow in pairs of rows), then those of A | B in a move
 # (masks, weights: rows -3 and -2; see try_move), and the memo key in the last row
@@ -302,8 +307,10 @@ def brute_force_cover(edges: Sequence[tuple[Sequence[int], int]], n: int) -> int
 # A state is set up from scratch with these.  A move has look-ups of its own (:func:`pack_move_lookups`), keyed
 # by (t, c, m, u, cu): t moves into c from c's neighbour m, where the blank will then be, so each key keeps
 # only what holds with the blank there: its pair units are final (no rows for a pair's value by region),
-# and its rows (uint16: v, cell of v, units) need no blank test.  Rows a blank in m's cell cannot reach, and
-# keys left with nothing, are gone: a move meets a fifth fewer keys and a third fewer rows on the 24-puzzle.
+# and its triples need no blank test.  Triples a blank in m's cell cannot reach, and keys left with
+# nothing, are gone.  A key's triples are grouped into entries, one per (v, units) with the cells of v
+# where they hold as a mask, so that one test per entry finds whether v stands in one of them: on the
+# 24-puzzle with -region, 0.38 M entries for 0.72 M triples.
 
 @njit(cache=True, _nrt=False, inline="always")
 def _key_record(near, records, word, cu):
@@ -502,7 +509,7 @@ def graph_from_scratch(n, near, records, rows, pw, g, hl, cons, memo):
                     hl[HW, hcount] = (r >> 10) & 63
                     hcount += 1
     g[GS, G_HCOUNT] = hcount
-    g[GS, G_APPLIED] = 0
+    g[GS, G_PENDING] = 0
     total = 0
     seen = 0
     for t in range(n):
@@ -565,37 +572,48 @@ def _set_pair(t, u, w, pw, g):
 EXACT = np.int64(1) << 40
 
 
-@njit(cache=True, _nrt=False)
-def try_move(t, c, m, need, n, near, records, rows, pw, g, hl, cons, memo):
-    """Put tile t's edges for cell ``c`` into the graph and return the change of the least cover; t comes
-    from c's neighbour ``m`` (up, left, right, down), where the blank will be.  ``near``, ``records`` and
-    ``rows`` are the move look-ups (:func:`pack_move_lookups`).
+@njit(cache=True, _nrt=False, inline="always")
+def _views(work, n):
+    """``(g, hl, cons, pw)``: the graph's arrays, views of the rows of ``work`` (:func:`graph_work`)."""
+    c0 = G_ROWS + HL_ROWS
+    p0 = c0 + 2 * (n + 1) + 3
+    return work[:G_ROWS], work[G_ROWS:c0], work[c0:p0], work[p0:p0 + n]
 
-    Leaves the graph with t's new edges (``g[GS, G_APPLIED]`` = 1, unless t has no edge before or after,
-    when nothing changes); follow with :func:`commit_move` or :func:`revert_move`.
+
+@njit(cache=True, _nrt=False)
+def try_move(t, c, m, need, n, look, work, memo):
+    """The change of the least cover when tile t moves into cell ``c`` from c's neighbour ``m`` (up, left,
+    right, down), where the blank will be.  ``look``: the move look-ups (:func:`pack_move_lookups`);
+    ``work``: the graph (:func:`graph_work`).
+
+    The graph is left as it was: t's new edges and the new components wait in the work rows, and
+    ``g[GS, G_PENDING]`` says whether there are any (0 when t has no edge before or after, or the same ones).
+    :func:`commit_saving` puts them in if the search enters the child; a pruned child costs nothing more,
+    and the next try_move overwrites them.
 
     A caller that only needs to know whether the change reaches ``need`` (a child it would prune then; pass
-    :data:`EXACT` otherwise) may get a lower bound of at least ``need`` instead, with nothing applied: when t
+    :data:`EXACT` otherwise) may get a lower bound of at least ``need`` instead, with nothing pending: when t
     has no constraint now, a new one whose other tiles have none either forms a component of its own, so
     the cover grows by at least its weight.  On the first 10 M nodes of 24-puzzle #1 with ``-region`` this
     settles 1.41 M of the 3.83 M children that are pruned after their look-ups."""
+    g, hl, cons, pw = _views(work, n)
     bt = np.int64(1) << t
     nh = 0
     base = ((t * n + c) * 4 + m) * n  # t into c from m: its row of the key filter
-    # the tiles whose key with t in c has a pair value or rows: one branch-free pass over the filter
-    # (it vectorizes), then look-ups for those few only
+    # the tiles whose key with t in c has a pair value or entries: one branch-free pass over the filter (it
+    # vectorizes), then look-ups for those few only
     hits = np.int64(0)
     for u in range(1, n):
-        hits |= ((near[base + u] >> g[POS, u]) & 1) << u
+        hits |= ((look[base + u] >> g[POS, u]) & 1) << u
     hits &= ~bt
     # the hits' records first, held in g[NROW], in a loop of independent loads whose cache misses overlap
     rem = hits
     while rem:
         u = trailing_zeros(rem)
         rem &= rem - 1
-        rec = _key_record(near, records, base + u, g[POS, u])
+        rec = _key_record(look, look, base + u, g[POS, u])
         g[NROW, u] = rec
-        prefetch(rows, rec & 0xFFFFFFFF)
+        prefetch(look, rec & 0xFFFFFFFF)
     new_adj = np.int64(0)
     while hits:
         u = trailing_zeros(hits)
@@ -605,13 +623,14 @@ def try_move(t, c, m, need, n, near, records, rows, pw, g, hl, cons, memo):
         g[NROW, u] = w
         if w:
             new_adj |= np.int64(1) << u
+        # an entry: the cells of v (low 32 bits) where the triple (t, u, v) adds its units
         first = rec & 0xFFFFFFFF
         for j in range(first, first + ((rec >> 32) & 0xFFFF)):
-            r = np.int64(rows[j])
-            v = r & 31
-            if g[POS, v] == (r >> 5) & 31:
+            e = look[j]
+            v = (e >> 32) & 31
+            if (e >> g[POS, v]) & 1:
                 hl[NHM, nh] = bt | (np.int64(1) << u) | (np.int64(1) << v)
-                hl[NHW, nh] = r >> 10
+                hl[NHW, nh] = e >> 37
                 nh += 1
     g[GS, G_NH] = nh
     old_comp = g[CMASK, t]
@@ -631,46 +650,16 @@ def try_move(t, c, m, need, n, near, records, rows, pw, g, hl, cons, memo):
                 if g[CMASK, u] == np.int64(1) << u and g[CMASK, v] == np.int64(1) << v:
                     fresh = hl[NHW, j]
         if fresh >= need or (new_adj == 0 and nh == 0):
-            g[GS, G_APPLIED] = 0
+            g[GS, G_PENDING] = 0
             return fresh
     if _same_edges(t, new_adj, nh, pw, g, hl):
-        g[GS, G_APPLIED] = 0
+        g[GS, G_PENDING] = 0
         return 0
-    # apply: t's pair edges (saving the old ones), then its hyperedges (saving the old ones)
-    old_adj = g[ADJ, t]
-    g[GS, G_OADJ] = old_adj
-    rem = old_adj
-    while rem:
-        u = trailing_zeros(rem)
-        rem &= rem - 1
-        g[OROW, u] = pw[t, u]
-        if not new_adj >> u & 1:
-            _set_pair(t, u, 0, pw, g)
-    rem = new_adj
-    while rem:
-        u = trailing_zeros(rem)
-        rem &= rem - 1
-        _set_pair(t, u, g[NROW, u], pw, g)
-    k = 0
-    oh = 0
-    for j in range(g[GS, G_HCOUNT]):
-        if hl[HMASK, j] & bt:
-            hl[OHM, oh] = hl[HMASK, j]
-            hl[OHW, oh] = hl[HW, j]
-            oh += 1
-        else:
-            hl[HMASK, k] = hl[HMASK, j]
-            hl[HW, k] = hl[HW, j]
-            k += 1
-    for j in range(nh):
-        hl[HMASK, k] = hl[NHM, j]
-        hl[HW, k] = hl[NHW, j]
-        k += 1
-    g[GS, G_HCOUNT] = k
-    g[GS, G_OH] = oh
-    g[GS, G_APPLIED] = 1
+    g[GS, G_NADJ] = new_adj
+    g[GS, G_PENDING] = 1
     # A | B: t's old component and the old components of its new neighbours, a union of whole components
-    # in both graphs; its constraints, once, in the rows UM/UW of cons, then split into the new components
+    # in both graphs; its constraints after the move, once, in rows -3 and -2 of cons (t's new edges in
+    # place of its old ones), then split into the new components
     union = old_comp
     rem = new_adj
     for j in range(nh):
@@ -682,7 +671,34 @@ def try_move(t, c, m, need, n, near, records, rows, pw, g, hl, cons, memo):
         rem &= ~g[CMASK, u]
     um = cons.shape[0] - 3
     uw = um + 1
-    nu = _list_constraints(union, pw, g, hl, cons, um)
+    nu = 0
+    rem = union & ~bt
+    while rem:
+        v = trailing_zeros(rem)
+        rem &= rem - 1
+        above = g[ADJ, v] & ~((np.int64(2) << v) - 1) & ~bt
+        while above:
+            u = trailing_zeros(above)
+            above &= above - 1
+            cons[um, nu] = (np.int64(1) << v) | (np.int64(1) << u)
+            cons[uw, nu] = pw[v, u]
+            nu += 1
+    rem = new_adj
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
+        cons[um, nu] = bt | (np.int64(1) << u)
+        cons[uw, nu] = g[NROW, u]
+        nu += 1
+    for j in range(g[GS, G_HCOUNT]):
+        if hl[HMASK, j] & union and not hl[HMASK, j] & bt:
+            cons[um, nu] = hl[HMASK, j]
+            cons[uw, nu] = hl[HW, j]
+            nu += 1
+    for j in range(nh):
+        cons[um, nu] = hl[NHM, j]
+        cons[uw, nu] = hl[NHW, j]
+        nu += 1
     new_total = 0
     ncomp = 0
     rem = union
@@ -720,17 +736,6 @@ def try_move(t, c, m, need, n, near, records, rows, pw, g, hl, cons, memo):
     return new_total - old_total
 
 
-@njit(cache=True, _nrt=False)
-def commit_move(t, c, g):
-    """Keep what :func:`try_move` applied: tile t now stands in cell c (the blank in its old cell)."""
-    g[POS, 0] = g[POS, t]
-    g[POS, t] = c
-    if g[GS, G_APPLIED]:
-        for i in range(g[GS, G_NEWCOMP]):
-            _set_component(g[NCM, i], g[NCV, i], g)
-    g[GS, G_APPLIED] = 0
-
-
 @njit(cache=True, _nrt=False, inline="always")
 def _edges_back(t, old_adj, pw, g, hl, row, hmask, hw, oh):
     """Give tile t back its old edges: pair neighbours ``old_adj`` with weights ``row[u]``, hyperedges
@@ -760,23 +765,51 @@ def _edges_back(t, old_adj, pw, g, hl, row, hmask, hw, oh):
 
 
 @njit(cache=True, _nrt=False)
-def commit_saving(t, c, n, g, hl, undo, d):
-    """:func:`commit_move`, first saving in ``undo[d]`` what the move changes, so that
-    :func:`restore_move` can take it back without recomputing t's edges and covers."""
-    undo[d, U_APPLIED] = g[GS, G_APPLIED]
-    if g[GS, G_APPLIED]:
-        oh = g[GS, G_OH]
+def commit_saving(t, c, n, work, undo, d):
+    """Tile t moves into cell c (the blank into its old cell), with what :func:`try_move` left pending:
+    t's new edges go into the graph and the new components replace the old ones in A | B.  What they
+    replace is saved in ``undo[d]``, so that :func:`restore_move` can take it back without recomputing t's
+    edges and covers."""
+    g, hl, cons, pw = _views(work, n)
+    pending = g[GS, G_PENDING]
+    undo[d, U_APPLIED] = pending
+    if pending:
         tmax = (undo.shape[1] - U_ROW - 3 * n) // 2
-        old_adj = g[GS, G_OADJ]
+        bt = np.int64(1) << t
+        # t's pair edges, the old ones saved (neighbours, weights)
+        new_adj = g[GS, G_NADJ]
+        old_adj = g[ADJ, t]
         undo[d, U_OADJ] = old_adj
-        while old_adj:
-            u = trailing_zeros(old_adj)
-            old_adj &= old_adj - 1
-            undo[d, U_ROW + u] = g[OROW, u]
+        rem = old_adj
+        while rem:
+            u = trailing_zeros(rem)
+            rem &= rem - 1
+            undo[d, U_ROW + u] = pw[t, u]
+            if not new_adj >> u & 1:
+                _set_pair(t, u, 0, pw, g)
+        rem = new_adj
+        while rem:
+            u = trailing_zeros(rem)
+            rem &= rem - 1
+            _set_pair(t, u, g[NROW, u], pw, g)
+        # its hyperedges: the old ones saved and taken out, the new ones appended
         base = U_ROW + n
-        for j in range(oh):
-            undo[d, base + j] = hl[OHM, j]
-            undo[d, base + tmax + j] = hl[OHW, j]
+        k = 0
+        oh = 0
+        for j in range(g[GS, G_HCOUNT]):
+            if hl[HMASK, j] & bt:
+                undo[d, base + oh] = hl[HMASK, j]
+                undo[d, base + tmax + oh] = hl[HW, j]
+                oh += 1
+            else:
+                hl[HMASK, k] = hl[HMASK, j]
+                hl[HW, k] = hl[HW, j]
+                k += 1
+        for j in range(g[GS, G_NH]):
+            hl[HMASK, k] = hl[NHM, j]
+            hl[HW, k] = hl[NHW, j]
+            k += 1
+        g[GS, G_HCOUNT] = k
         undo[d, U_OH] = oh
         # the old components that the new ones replace: those within A | B
         base = U_ROW + n + 2 * tmax
@@ -792,13 +825,18 @@ def commit_saving(t, c, n, g, hl, undo, d):
             k += 1
             union &= ~comp
         undo[d, U_NOLD] = k
-    commit_move(t, c, g)
+        for i in range(g[GS, G_NEWCOMP]):
+            _set_component(g[NCM, i], g[NCV, i], g)
+        g[GS, G_PENDING] = 0
+    g[POS, 0] = g[POS, t]
+    g[POS, t] = c
 
 
 @njit(cache=True, _nrt=False)
-def restore_move(t, c, n, pw, g, hl, undo, d):
+def restore_move(t, c, n, work, undo, d):
     """Tile t goes back to cell c, undoing the move saved in ``undo[d]`` by :func:`commit_saving`: its old
     edges and the old components' masks and covers come back as they were."""
+    g, hl, cons, pw = _views(work, n)
     g[POS, 0] = g[POS, t]
     g[POS, t] = c
     if not undo[d, U_APPLIED]:
@@ -812,43 +850,27 @@ def restore_move(t, c, n, pw, g, hl, undo, d):
         _set_component(undo[d, base + i], undo[d, base + n + i], g)
 
 
-@njit(cache=True, _nrt=False)
-def revert_move(t, n, pw, g, hl):
-    """Undo what :func:`try_move` applied (t stays where it was)."""
-    if not g[GS, G_APPLIED]:
-        return
-    _edges_back(t, g[GS, G_OADJ], pw, g, hl, g[OROW], hl[OHM], hl[OHW], g[GS, G_OH])
-    g[GS, G_APPLIED] = 0
-
-
-# The search calls these: a move that changed no edge (about half of the children that reach try_move on
-# 24-puzzle #1, pruned or entered) costs no call
+# The search calls these: a move that changed no edge (about half of the children entered on 24-puzzle #1)
+# costs no call
 @njit(cache=True, _nrt=False, inline="always")
-def keep_move(t, c, n, g, hl, undo, d):
+def keep_move(t, c, n, work, undo, d):
     """:func:`commit_saving`, inline when the move changed no edge."""
-    if g[GS, G_APPLIED]:
-        commit_saving(t, c, n, g, hl, undo, d)
+    if work[GS, G_PENDING]:
+        commit_saving(t, c, n, work, undo, d)
     else:
         undo[d, U_APPLIED] = 0
-        g[POS, 0] = g[POS, t]
-        g[POS, t] = c
+        work[POS, 0] = work[POS, t]
+        work[POS, t] = c
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def undo_move(t, c, n, pw, g, hl, undo, d):
+def undo_move(t, c, n, work, undo, d):
     """:func:`restore_move`, inline when the move had changed no edge."""
     if undo[d, U_APPLIED]:
-        restore_move(t, c, n, pw, g, hl, undo, d)
+        restore_move(t, c, n, work, undo, d)
     else:
-        g[POS, 0] = g[POS, t]
-        g[POS, t] = c
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def drop_move(t, n, pw, g, hl):
-    """:func:`revert_move`, with no call when nothing was applied."""
-    if g[GS, G_APPLIED]:
-        revert_move(t, n, pw, g, hl)
+        work[POS, 0] = work[POS, t]
+        work[POS, t] = c
 
 
 @njit(cache=True)
@@ -891,11 +913,16 @@ def pack_lookups(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return near, np.ascontiguousarray(records), np.ascontiguousarray(rows.astype(np.int32))
 
 
-def pack_move_lookups(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(near, records, rows)`` of the keys ``(t, c, m, u, cu)`` of moves (see "the key look-ups" above):
-    ``near[((t*n + c)*4 + m)*n + u]`` as in :func:`pack_lookups`; each record holds its first row (bits 0-31),
-    its number of rows (32-47) and its pair units (48-55) with the blank in ``nb[c, m]``; ``rows`` (uint16) are
-    v (bits 0-4), cell of v (5-9) and units (10-15) of the triples that hold with the blank there."""
+def pack_move_lookups(tables) -> np.ndarray:
+    """The look-ups of the keys ``(t, c, m, u, cu)`` of moves (see "the key look-ups" above), in one int64
+    array, indices absolute:
+
+    * the filter: word ``((t*n + c)*4 + m)*n + u`` has bit cu set when the key has a pair value or entries,
+      and in its high 32 bits the index of its first key's record (keys in increasing order of cu);
+    * each key's record: its first entry (bits 0-31), its number of entries (32-47), its pair units
+      (48-55), with the blank in ``nb[c, m]``;
+    * the entries: the cells of v where the triple (t, u, v) holds with that blank (bits 0-31, as a mask),
+      v (32-36) and the triple's units (37-42), one entry per (key, v, units)."""
     n = tables.board.n
     nb = tables.board.neighbours()
     nk = n ** 4
@@ -929,36 +956,71 @@ def pack_move_lookups(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     nmk = 4 * nk
     pair_units = np.zeros(nmk, dtype=np.int64)
     pair_units[np.concatenate(mkeys)] = np.concatenate(munits)
-    rows = np.concatenate(mrows)
-    rows = rows[np.argsort(rows[:, 0], kind="stable")]
-    count = np.bincount(rows[:, 0], minlength=nmk)
-    first = np.concatenate([[0], np.cumsum(count)[:-1]])
-    keys = np.flatnonzero((pair_units != 0) | (count > 0))
-    if len(rows) >= 1 << 31 or count.max(initial=0) >= 1 << 16:
-        raise PdbtoolError("the dynamic tables are too large to pack for the search")
+    rows = np.concatenate(mrows)  # key, v, cell of v, units
     if len(rows) and rows[:, 3].max() >= 64:
         raise PdbtoolError("a dynamic table row's units exceed 63")
+    # one entry per (key, v, units), in increasing order: the mask of the cells of v
+    group, where = np.unique((rows[:, 0] * 32 + rows[:, 1]) * 64 + rows[:, 3], return_inverse=True)
+    cells = np.zeros(len(group), dtype=np.int64)
+    np.bitwise_or.at(cells, where.reshape(-1), np.int64(1) << rows[:, 2])
+    entry_key = group // (32 * 64)
+    entries = cells | ((group // 64) % 32) << 32 | (group % 64) << 37
+    count = np.bincount(entry_key, minlength=nmk)
+    keys = np.flatnonzero((pair_units != 0) | (count > 0))
     words = keys // n
-    near = np.zeros(nmk // n, dtype=np.int64)
+    n_filter = nmk // n
+    entries_at = n_filter + len(keys)
+    if entries_at + len(entries) >= 1 << 32 or count.max(initial=0) >= 1 << 16:
+        raise PdbtoolError("the dynamic tables are too large to pack for the search")
+    near = np.zeros(n_filter, dtype=np.int64)
     np.bitwise_or.at(near, words, np.int64(1) << (keys % n))
-    first_key = np.searchsorted(words, np.arange(nmk // n))
+    first_key = n_filter + np.searchsorted(words, np.arange(n_filter))
     near |= np.where(near != 0, first_key, 0).astype(np.int64) << 32
+    first = entries_at + np.concatenate([[0], np.cumsum(count)[:-1]])
     records = first[keys] | count[keys] << 32 | pair_units[keys] << 48
-    packed = (rows[:, 1] | rows[:, 2] << 5 | rows[:, 3] << 10).astype(np.uint16)  # unsigned: units use bit 15
-    return near, np.ascontiguousarray(records), np.ascontiguousarray(packed)
+    return np.ascontiguousarray(np.concatenate([near, records, entries]))
 
 
-def pack_all(tables) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+def move_key_lookup(look: np.ndarray, n: int, t: int, c: int, m: int, u: int, cu: int):
+    """What :func:`pack_move_lookups` holds for the key (t, c, m, u, cu): ``None`` when the key has nothing,
+    else ``(pair units, sorted [(v, cell of v, units)] of its triples)`` (for tests and inspection)."""
+    word = int(look[((t * n + c) * 4 + m) * n + u])
+    if not word >> cu & 1:
+        return None
+    rec = int(look[(word >> 32) + bin(word & ((1 << cu) - 1)).count("1")])
+    first, count = rec & 0xFFFFFFFF, (rec >> 32) & 0xFFFF
+    triples = sorted((int(e) >> 32 & 31, cell, int(e) >> 37) for e in look[first:first + count]
+                     for cell in range(32) if int(e) >> cell & 1)
+    return (rec >> 48) & 255, triples
+
+
+def graph_work(n: int, triples: bool) -> np.ndarray:
+    """The ``work`` array of one conflict graph over tiles 0..n-1: the rows of g, hl, cons and pw, one after
+    another (:func:`_views`), as wide as the widest."""
+    hmax = max(16, comb(n - 1, 3)) if triples else 16
+    rows = G_ROWS + HL_ROWS + 2 * (n + 1) + 3 + n
+    return np.zeros((rows, max(n * n + hmax, 2 * n + 2)), dtype=np.int64)
+
+
+def work_views(work: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
+    """:func:`_views` in Python (a compiled function would box each view as the whole array)."""
+    c0 = G_ROWS + HL_ROWS
+    p0 = c0 + 2 * (n + 1) + 3
+    return work[:G_ROWS], work[G_ROWS:c0], work[c0:p0], work[p0:p0 + n]
+
+
+def pack_all(tables) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
     """Both packed look-ups of ``tables``: a state's (:func:`pack_lookups`) and a move's
     (:func:`pack_move_lookups`), to build once and share between the graphs of one heuristic."""
     return pack_lookups(tables), pack_move_lookups(tables)
 
 
 class ConflictGraph:
-    """The arrays of one state's conflict graph and the work space of its updates: ``pw`` (pair weights,
-    n x n), ``g``, ``hl`` and ``cons`` (see the rows above), ``memo`` (covers of components seen before);
-    ``lookups`` and ``move_lookups`` are those of :class:`pdbtool.tables.pairs_triples.DynamicTables`,
-    packed (``near``, ``records``, ``rows``: see "the key look-ups" above)."""
+    """The arrays of one state's conflict graph and the work space of its updates: ``work`` and its views
+    ``pw`` (pair weights, n x n), ``g``, ``hl`` and ``cons`` (see the rows above), ``memo`` (covers of
+    components seen before); ``lookups`` (``near``, ``records``, ``rows``) and ``move_lookups`` (one array)
+    are those of :class:`pdbtool.tables.pairs_triples.DynamicTables`, packed (see "the key look-ups"
+    above)."""
 
     def __init__(self, tables, memo: np.ndarray | None = None, packed=None):
         """``memo``: a memo to use instead of a new one (its entries are exact whatever state they came from, so
@@ -969,15 +1031,14 @@ class ConflictGraph:
         self.lookups, self.move_lookups = pack_all(tables) if packed is None else packed
         self.nb = tables.board.neighbours()
         triples = tables.triples_stored > 0
-        hmax = max(16, comb(n - 1, 3)) if triples else 16
         # a tile is in at most one hyperedge with each pair of other tiles (one row of a triple's placement
         # matches the blank's region)
         self.tmax = comb(n - 2, 2) if triples else 0
-        self.pw = np.zeros((n, n), dtype=np.int64)
-        self.cons, self.g = cover_work(n, n * n + hmax)
-        self.hl = np.zeros((6, hmax), dtype=np.int64)
+        self.work = graph_work(n, triples)
+        self.g, self.hl, self.cons, self.pw = work_views(self.work, n)
         self.memo = new_memo() if memo is None else memo
         self.arrays = (self.pw, self.g, self.hl, self.cons, self.memo)
+        self._undo = self.undo_rows(1)  # what commit() replaces, never restored
 
     @property
     def pos(self) -> np.ndarray:
@@ -996,28 +1057,30 @@ class ConflictGraph:
     def try_move(self, t: int, c: int, need: int = EXACT) -> int:
         """:func:`try_move` of tile t into the blank's cell ``c``, which must be t's neighbour."""
         m = int(np.flatnonzero(self.nb[c] == self.g[POS, t])[0])
-        return int(try_move(t, c, m, need, self.n, *self.move_lookups, *self.arrays))
+        return int(try_move(t, c, m, need, self.n, self.move_lookups, self.work, self.memo))
 
     @property
-    def applied(self) -> bool:
-        """Whether the last :meth:`try_move` put edges into the graph (else it changed nothing)."""
-        return bool(self.g[GS, G_APPLIED])
+    def pending(self) -> bool:
+        """Whether the last :meth:`try_move` left new edges for a commit (else the move changes no edge)."""
+        return bool(self.g[GS, G_PENDING])
 
     def commit(self, t: int, c: int) -> None:
-        commit_move(t, c, self.g)
+        """Make the move of the last :meth:`try_move` (tile t into cell c), with nothing saved."""
+        commit_saving(t, c, self.n, self.work, self._undo, 0)
 
     def revert(self, t: int) -> None:
-        revert_move(t, self.n, self.pw, self.g, self.hl)
+        """Drop what the last :meth:`try_move` left pending (the graph itself never changed)."""
+        self.g[GS, G_PENDING] = 0
 
     def undo_rows(self, capacity: int) -> np.ndarray:
         """The ``undo`` array of a search of ``capacity`` levels (:func:`commit_saving`)."""
         return np.zeros((capacity, U_ROW + 3 * self.n + 2 * self.tmax), dtype=np.int64)
 
     def commit_saving(self, t: int, c: int, undo: np.ndarray, d: int) -> None:
-        commit_saving(t, c, self.n, self.g, self.hl, undo, d)
+        commit_saving(t, c, self.n, self.work, undo, d)
 
     def restore(self, t: int, c: int, undo: np.ndarray, d: int) -> None:
-        restore_move(t, c, self.n, self.pw, self.g, self.hl, undo, d)
+        restore_move(t, c, self.n, self.work, undo, d)
 
     def edges(self) -> list[tuple[tuple[int, ...], int]]:
         """The current (hyper)edges as (tiles, weight), for inspection and tests."""
