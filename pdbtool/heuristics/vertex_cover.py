@@ -652,14 +652,16 @@ def try_move(t, c, m, need, n, look, work, memo):
         if fresh >= need or (new_adj == 0 and nh == 0):
             g[GS, G_PENDING] = 0
             return fresh
-    if _same_edges(t, new_adj, nh, pw, g, hl):
+    elif _same_edges(t, new_adj, nh, pw, g, hl):
         g[GS, G_PENDING] = 0
         return 0
     g[GS, G_NADJ] = new_adj
     g[GS, G_PENDING] = 1
     # A | B: t's old component and the old components of its new neighbours, a union of whole components
     # in both graphs; its constraints after the move, once, in rows -3 and -2 of cons (t's new edges in
-    # place of its old ones), then split into the new components
+    # place of its old ones), then split into the new components.  When t had no edge, t's new edges join
+    # all of A | B into one component: its constraints go straight to the cover's rows.
+    alone = old_comp == bt
     union = old_comp
     rem = new_adj
     for j in range(nh):
@@ -669,7 +671,7 @@ def try_move(t, c, m, need, n, look, work, memo):
         u = trailing_zeros(rem)
         union |= g[CMASK, u]
         rem &= ~g[CMASK, u]
-    um = cons.shape[0] - 3
+    um = CM if alone else cons.shape[0] - 3
     uw = um + 1
     nu = 0
     rem = union & ~bt
@@ -699,6 +701,17 @@ def try_move(t, c, m, need, n, look, work, memo):
         cons[um, nu] = hl[NHM, j]
         cons[uw, nu] = hl[NHW, j]
         nu += 1
+    if alone:
+        new_total = _least_cover(nu, g, cons, memo)
+        g[NCM, 0] = union
+        g[NCV, 0] = new_total
+        g[GS, G_NEWCOMP] = 1
+        rem = union & ~bt
+        while rem:
+            v = trailing_zeros(rem)
+            new_total -= g[CCOVER, v]
+            rem &= ~g[CMASK, v]
+        return new_total
     new_total = 0
     ncomp = 0
     rem = union
