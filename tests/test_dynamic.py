@@ -317,7 +317,8 @@ def test_incremental_equals_from_scratch_with_small_memos(tables, seed, slots, n
 def test_try_move_stops_at_a_lower_bound_only_when_it_reaches_the_need(tables, name):
     """Along a random walk, every child's try_move with a need returns the exact change of the cover, or,
     with nothing pending, a value between the need and that exact change; try_move never changes the graph,
-    and the lower bound is taken on some children."""
+    and both lower bounds are taken on some children (only the bound of disjoint constraints settles a
+    tile that has constraints before the move)."""
     board = Board(4, 4)
     look = tables[(4, 4), name]
     graph = ConflictGraph(look)
@@ -326,7 +327,7 @@ def test_try_move_stops_at_a_lower_bound_only_when_it_reaches_the_need(tables, n
     tiles = np.array(board.goal_tiles, dtype=np.int64)
     graph.reset(tiles)
     blank = int(np.flatnonzero(tiles == 0)[0])
-    bounded = 0
+    bounded = bounded_with_edges = 0
     for _ in range(400):
         moves = [int(q) for q in nb[blank] if q >= 0]
         for q in moves:
@@ -342,6 +343,7 @@ def test_try_move_stops_at_a_lower_bound_only_when_it_reaches_the_need(tables, n
                 else:
                     assert need <= got <= exact
                     bounded += 1
+                    bounded_with_edges += int(graph.g[CMASK, t]) != 1 << t
                 assert sorted(graph.edges()) == before
                 graph.revert(t)
         q = rng.choice(moves)
@@ -350,7 +352,7 @@ def test_try_move_stops_at_a_lower_bound_only_when_it_reaches_the_need(tables, n
         graph.commit(t, blank)
         tiles[blank], tiles[q] = t, 0
         blank = q
-    assert bounded > 20
+    assert bounded > 20 and bounded_with_edges > 20
 
 
 def test_memo_hits_across_tiles_with_the_same_shape(tables):
