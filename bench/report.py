@@ -120,6 +120,28 @@ def provenance(data: dict) -> str:
             f"{load_text}; {meta.get('wall_seconds', '?')} s wall{cpu}.{busy}_")
 
 
+def row_provenance(entries: dict) -> str:
+    """What ``bench/bench_dynamic.py`` records with each heuristic ("run"): one sentence per command."""
+    runs = {}
+    for name, entry in entries.items():
+        run = entry.get("run") if isinstance(entry, dict) else None
+        if run:
+            key = (run.get("git_commit") or "unknown", bool(run.get("git_dirty")), run.get("command", "?"),
+                   run.get("cores", "?"))
+            runs.setdefault(key, []).append((run.get("date", "?"), (run.get("load_average") or [None])[0], name))
+    if not runs:
+        return "_Metadata not recorded (run through `bench/run.py` to record it)._"
+    parts = []
+    for (commit, dirty, command, cores), rows in sorted(runs.items(), key=lambda kv: min(r[0] for r in kv[1])):
+        loads = [r[1] for r in rows if r[1] is not None]
+        load_text = (f"1-minute load average {min(loads):.1f} to {max(loads):.1f} after each heuristic" if loads
+                     else "load not recorded")
+        parts.append(f"{', '.join(r[2] for r in rows)}: measured {min(r[0] for r in rows)} at commit "
+                     f"`{commit[:12]}`{' (with uncommitted changes)' if dirty else ''} with `{command}`, on "
+                     f"{cores} cores; {load_text}.")
+    return "_" + " ".join(parts) + "_"
+
+
 def not_measured(name: str, command: str) -> str:
     return f"Not measured yet: `{command}` writes `bench/results/{name}.json`.\n"
 
@@ -260,8 +282,10 @@ def solve_section(results: Path, plots: Plots) -> str:
     out.append(table(["heuristic", "instances", "mean h(start)", "mean nodes generated", "search CPU s",
                       "M nodes / CPU s", "published h / nodes"], rows))
     for name, data in (("solve", solve), ("dynamic", dynamic)):
-        if data:
+        if data and (data.get("meta") or name != "dynamic"):
             out.append(f"\n`{name}.json`: " + provenance(data) + "\n")
+        elif data:
+            out.append(f"\n`{name}.json`: " + row_provenance(data.get("4x4") or {}) + "\n")
     if not dynamic:
         out.append("\nThe dynamic heuristics (ddb, max): " + not_measured("dynamic", "python bench/run.py --only dynamic"))
     out.append("\n")

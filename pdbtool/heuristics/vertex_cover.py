@@ -617,7 +617,7 @@ def try_move(t, c, m, need, n, look, work, memo):
       there are at least the sum of their weights (before any cover is solved).
 
     On the first 10 M nodes of 24-puzzle #1 with ``-region`` the first settles 1.41 M of the 3.83 M children
-    that are pruned after their look-ups, the second 1.71 M of the 2.22 M pruned children left whose edges
+    that are pruned after their look-ups, the second 1.71 M of the 2.22 M pruned children whose edges
     change."""
     g, hl, cons, pw = _views(work, n)
     bt = np.int64(1) << t
