@@ -58,9 +58,12 @@ def run_one(script: Path, args: list[str]) -> bool:
         print(f"   {script.name} wrote no {out}", file=sys.stderr)
         return False
     data = json.loads(out.read_text())
-    data["meta"] = metadata(command, started, load_before,
-                            cpu_seconds=round(after.ru_utime + after.ru_stime
-                                              - children.ru_utime - children.ru_stime, 1))
+    meta = metadata(command, started, load_before,
+                    cpu_seconds=round(after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime, 1))
+    if isinstance(data, list):  # a file of runs that the script appends to: the metadata goes with the new one
+        data[-1]["meta"] = meta
+    else:
+        data["meta"] = meta
     out.write_text(json.dumps(data, indent=1) + "\n")
     print(f"   written {out}", flush=True)
     return True

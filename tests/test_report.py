@@ -51,3 +51,31 @@ def test_a_result_file_appears_with_its_metadata(tmp_path):
     assert "| 2 | 104 | 1.00 | 2.10 | 0.00 | 2.00 |" in threads
     assert "commit `0123456789ab`" in threads and "8 cores (Test CPU)" in threads and "0.5 to 1.5" in threads
     assert "Not measured yet" not in threads
+
+
+def test_bench_runner_adds_metadata_to_a_file_of_runs_and_to_a_single_result(tmp_path):
+    """``make bench`` (bench/run.py) records its metadata with a result written as one object, and with the
+    run just appended to a file that keeps a list of runs (bench_dynamic_cost.py), leaving earlier runs alone."""
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "bench" / "run.py")
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    script = tmp_path / "bench_probe.py"
+    script.write_text("import json, sys\n"
+                      "out = sys.argv[sys.argv.index('--out') + 1]\n"
+                      "shape = sys.argv[sys.argv.index('--shape') + 1]\n"
+                      "if shape == 'list':\n"
+                      "    runs = json.load(open(out))\n"
+                      "    runs.append({'result': len(runs)})\n"
+                      "    json.dump(runs, open(out, 'w'))\n"
+                      "else:\n"
+                      "    json.dump({'result': 1}, open(out, 'w'))\n")
+    runs = tmp_path / "runs.json"
+    runs.write_text(json.dumps([{"result": 0}]))
+    assert runner.run_one(script, ["--out", str(runs), "--shape", "list"])
+    data = json.loads(runs.read_text())
+    assert data[0] == {"result": 0} and data[1]["result"] == 1
+    assert "--shape list" in data[1]["meta"]["command"]
+    single = tmp_path / "single.json"
+    assert runner.run_one(script, ["--out", str(single), "--shape", "dict"])
+    data = json.loads(single.read_text())
+    assert data["result"] == 1 and "--shape dict" in data["meta"]["command"]
