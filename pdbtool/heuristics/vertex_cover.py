@@ -125,15 +125,20 @@ def _reduce(cons, lv, k):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _packing_bound(cons, lv, k):
-    """The residuals of vertex-disjoint constraints (taken greedily): each needs its own."""
+def _disjoint_weights(cons, mrow, k):
+    """The weights of vertex-disjoint constraints among the k of ``cons[mrow]`` (weights in the next row),
+    taken greedily, those of weight 2 or more first: each needs its own units, so this bounds their least
+    cover below (the hypergraph analogue of a matching)."""
     used = np.int64(0)
     lb = np.int64(0)
     for e in range(k):
-        m = cons[2 * lv, e]
-        if m & used == 0:
-            lb += cons[2 * lv + 1, e]
-            used |= m
+        if cons[mrow + 1, e] > 1 and cons[mrow, e] & used == 0:
+            lb += cons[mrow + 1, e]
+            used |= cons[mrow, e]
+    for e in range(k):
+        if cons[mrow + 1, e] == 1 and cons[mrow, e] & used == 0:
+            lb += 1
+            used |= cons[mrow, e]
     return lb
 
 
@@ -171,7 +176,7 @@ def _branch_and_bound(cons, k, g):
     best = np.int64(0)
     for e in range(k):
         best += cons[1, e]  # each constraint covered on its own: a cover
-    root_lb = _packing_bound(cons, 0, k)
+    root_lb = _disjoint_weights(cons, 0, k)
     if root_lb >= best:
         return best
     g[BEST, 0] = 0
@@ -189,7 +194,7 @@ def _branch_and_bound(cons, k, g):
                     if best <= root_lb:
                         return best
                 val = -1
-            elif cost + _packing_bound(cons, lv, k) >= best:
+            elif cost + _disjoint_weights(cons, mrow, k) >= best:
                 val = -1
             else:
                 v = _busiest_vertex(cons, lv, k)
@@ -385,19 +390,19 @@ def _cover_of(comp, pw, g, hl, cons, memo):
     keyed by the sorted list of the core's constraints (mask x 16 + residual weight, with the core's tiles
     renumbered 0, 1, ... in increasing order: the cover does not depend on which tiles they are), compared
     in full, so a hit is always exact."""
-    return _least_cover(_list_constraints(comp, pw, g, hl, cons, CM), g, cons, memo)
+    return _least_cover(_list_constraints(comp, 0, pw, g, hl, cons, CM), g, cons, memo)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _list_constraints(tiles, pw, g, hl, cons, row):
+def _list_constraints(tiles, skip, pw, g, hl, cons, row):
     """Write the constraints of the whole components ``tiles`` into ``cons[row]`` (masks) and
-    ``cons[row + 1]`` (weights); return their count."""
+    ``cons[row + 1]`` (weights), leaving out those of the tiles ``skip``; return their count."""
     nc = 0
-    rem = tiles
+    rem = tiles & ~skip
     while rem:
         v = trailing_zeros(rem)
         rem &= rem - 1
-        above = g[ADJ, v] & ~((np.int64(2) << v) - 1)
+        above = g[ADJ, v] & ~((np.int64(2) << v) - 1) & ~skip
         while above:
             u = trailing_zeros(above)
             above &= above - 1
@@ -405,7 +410,7 @@ def _list_constraints(tiles, pw, g, hl, cons, row):
             cons[row + 1, nc] = pw[v, u]
             nc += 1
     for j in range(g[GS, G_HCOUNT]):
-        if hl[HMASK, j] & tiles:
+        if hl[HMASK, j] & tiles and not hl[HMASK, j] & skip:
             cons[row, nc] = hl[HMASK, j]
             cons[row + 1, nc] = hl[HW, j]
             nc += 1
@@ -580,23 +585,6 @@ def _views(work, n):
     return work[:G_ROWS], work[G_ROWS:c0], work[c0:p0], work[p0:p0 + n]
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _disjoint_weights(cons, mrow, k):
-    """The weights of vertex-disjoint constraints among the k of ``cons[mrow]`` (weights in the next row),
-    taken greedily, those of weight 2 or more first: a lower bound on their least cover."""
-    used = np.int64(0)
-    lb = np.int64(0)
-    for e in range(k):
-        if cons[mrow + 1, e] > 1 and cons[mrow, e] & used == 0:
-            lb += cons[mrow + 1, e]
-            used |= cons[mrow, e]
-    for e in range(k):
-        if cons[mrow + 1, e] == 1 and cons[mrow, e] & used == 0:
-            lb += 1
-            used |= cons[mrow, e]
-    return lb
-
-
 @njit(cache=True, _nrt=False)
 def try_move(t, c, m, need, n, look, work, memo):
     """The change of the least cover when tile t moves into cell ``c`` from c's neighbour ``m`` (up, left,
@@ -696,18 +684,7 @@ def try_move(t, c, m, need, n, look, work, memo):
         rem &= ~g[CMASK, u]
     um = CM if alone else cons.shape[0] - 3
     uw = um + 1
-    nu = 0
-    rem = union & ~bt
-    while rem:
-        v = trailing_zeros(rem)
-        rem &= rem - 1
-        above = g[ADJ, v] & ~((np.int64(2) << v) - 1) & ~bt
-        while above:
-            u = trailing_zeros(above)
-            above &= above - 1
-            cons[um, nu] = (np.int64(1) << v) | (np.int64(1) << u)
-            cons[uw, nu] = pw[v, u]
-            nu += 1
+    nu = _list_constraints(union, bt, pw, g, hl, cons, um)
     rem = new_adj
     while rem:
         u = trailing_zeros(rem)
@@ -715,11 +692,6 @@ def try_move(t, c, m, need, n, look, work, memo):
         cons[um, nu] = bt | (np.int64(1) << u)
         cons[uw, nu] = g[NROW, u]
         nu += 1
-    for j in range(g[GS, G_HCOUNT]):
-        if hl[HMASK, j] & union and not hl[HMASK, j] & bt:
-            cons[um, nu] = hl[HMASK, j]
-            cons[uw, nu] = hl[HW, j]
-            nu += 1
     for j in range(nh):
         cons[um, nu] = hl[NHM, j]
         cons[uw, nu] = hl[NHW, j]
