@@ -9,10 +9,10 @@ In the search (:mod:`pdbtool.search.driver`) the conflict graph is updated incre
 works out the moved tile's new edges and the change of the cover without changing the graph; a child that
 is entered puts them in (saving, per depth, what they replaced), a pruned one leaves nothing behind, and
 leaving a node restores what was saved instead of recomputing it.  Children are evaluated one at a time,
-since the work rows hold one child's pending edges at once.  With ``max``, the static sum is looked at first, and a child it prunes
-costs no cover computation (unless its f could lower the next bound, where the exact f is needed); as in
-:mod:`pdbtool.heuristics.pattern_sum`, the reflected sum is skipped when the direct sum prunes and cannot
-lower the next bound.
+since the work rows hold one child's pending edges at once.  With ``max``, the static sum is looked at
+first, and a child it prunes costs no cover computation (unless its f could lower the next bound, where
+the exact f is needed); as in :mod:`pdbtool.heuristics.pattern_sum`, the reflected sum is skipped when the
+direct sum prunes and cannot lower the next bound.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
         def impl(hs, d, m, t, to_cell, from_cell, bound, next_bound):
             n = hs.md.shape[0]
             d1 = d + 1
+            # the child's f with the cover as it is now
+            base = d1 + hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
             hs_static = 0
             if hs.use_static:
                 sums = hs.sums
@@ -68,7 +70,6 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
                 if f > bound:
                     # pruned by the static sum; its exact f matters only if it may lower the next bound
                     if f < next_bound:
-                        base = d1 + hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
                         delta = try_move(t, to_cell, m, (next_bound - base + 1) // 2, n, hs.look, hs.work,
                                          hs.memo)
                         fd = base + 2 * delta
@@ -77,11 +78,9 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
                     return f - d1
             if hs.work[CMASK, t] == (np.int64(1) << t):
                 # t has no conflict now, so the cover cannot drop: Manhattan alone bounds the child's h below
-                hlb = hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
-                if d1 + hlb > bound and d1 + hlb >= next_bound:
-                    return hlb
+                if base > bound and base >= next_bound:
+                    return base - d1
             # a cover grown by ``need`` would prune the child for good: try_move may stop at a lower bound there
-            base = d1 + hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
             target = bound + 1 if bound + 1 > next_bound else next_bound
             delta = try_move(t, to_cell, m, (target - base + 1) // 2, n, hs.look, hs.work, hs.memo)
             hdc = base - d1 + 2 * delta
