@@ -24,6 +24,12 @@ Working that out changes nothing in the graph (:func:`try_move`): t's new edges 
 the search enters puts them in, saving what they replace (t's old edges, the old components' masks and
 covers) in a row per depth, which backtracking puts back (:func:`commit_saving`, :func:`restore_move`).
 
+Loops that keep some of a list's items (the packing bound, the reductions' compaction, the branch and
+bound's children, the listing and splitting of constraints) are branch-free: every item is written and the
+index advances by the test's outcome, and a choice is a mask of all ones or zeros.  Which items are kept
+depends on the data, so a branch on it is hard to predict; together these cost 5 % less CPU per node on
+24-puzzle #1 with ``-region`` than the branching loops did.
+
 Masks of tiles are int64 bit sets (at most 32 cells).  All functions are Numba kernels over plain arrays;
 :class:`ConflictGraph` only allocates them.  The arrays are packed into a few 2-D arrays with named rows
 (``g``: per-tile rows and scalars; ``hl``: hyperedge lists; ``cons``: the constraints of one component;
@@ -115,10 +121,10 @@ def _reduce(cons, lv, k):
             cons[mrow, e] = m
         j = 0
         for e in range(k):
-            if cons[rrow, e] > 0:
-                cons[mrow, j] = cons[mrow, e]
-                cons[rrow, j] = cons[rrow, e]
-                j += 1
+            r = cons[rrow, e]
+            cons[mrow, j] = cons[mrow, e]
+            cons[rrow, j] = r
+            j += r > 0
         k = j
         if not fixed:
             return cost, k
@@ -129,16 +135,20 @@ def _disjoint_weights(cons, mrow, k):
     """The weights of vertex-disjoint constraints among the k of ``cons[mrow]`` (weights in the next row),
     taken greedily, those of weight 2 or more first: each needs its own units, so this bounds their least
     cover below (the hypergraph analogue of a matching)."""
+    # take: all ones for a constraint taken, else 0 (branch-free, see the module's docstring)
     used = np.int64(0)
     lb = np.int64(0)
     for e in range(k):
-        if cons[mrow + 1, e] > 1 and cons[mrow, e] & used == 0:
-            lb += cons[mrow + 1, e]
-            used |= cons[mrow, e]
+        m = cons[mrow, e]
+        w = cons[mrow + 1, e]
+        take = -np.int64((w > 1) & (m & used == 0))
+        lb += w & take
+        used |= m & take
     for e in range(k):
-        if cons[mrow + 1, e] == 1 and cons[mrow, e] & used == 0:
-            lb += 1
-            used |= cons[mrow, e]
+        m = cons[mrow, e]
+        take = -np.int64((cons[mrow + 1, e] == 1) & (m & used == 0))
+        lb -= take
+        used |= m & take
     return lb
 
 
@@ -218,14 +228,11 @@ def _branch_and_bound(cons, k, g):
         j = 0
         for e in range(k):
             m = cons[mrow, e]
-            r = cons[mrow + 1, e]
-            if m & bv:
-                m &= ~bv
-                r -= val
-            if r > 0:
-                cons[mrow + 2, j] = m
-                cons[mrow + 3, j] = r
-                j += 1
+            on = -np.int64(m & bv != 0)
+            cons[mrow + 2, j] = m & ~bv
+            r = cons[mrow + 1, e] - (val & on)
+            cons[mrow + 3, j] = r
+            j += r > 0
         fixed, j = _reduce(cons, lv + 1, j)
         g[BEST, lv + 1] = cost + val + fixed
         g[DEG, lv + 1] = j
@@ -410,10 +417,10 @@ def _list_constraints(tiles, skip, pw, g, hl, cons, row):
             cons[row + 1, nc] = pw[v, u]
             nc += 1
     for j in range(g[GS, G_HCOUNT]):
-        if hl[HMASK, j] & tiles and not hl[HMASK, j] & skip:
-            cons[row, nc] = hl[HMASK, j]
-            cons[row + 1, nc] = hl[HW, j]
-            nc += 1
+        hm = hl[HMASK, j]
+        cons[row, nc] = hm
+        cons[row + 1, nc] = hl[HW, j]
+        nc += (hm & tiles != 0) & (hm & skip == 0)
     return nc
 
 
@@ -732,10 +739,10 @@ def try_move(t, c, m, need, n, look, work, memo):
         if comp & (comp - 1):
             k = 0
             for e in range(nu):
-                if cons[um, e] & comp:
-                    cons[CM, k] = cons[um, e]
-                    cons[CW, k] = cons[uw, e]
-                    k += 1
+                cm = cons[um, e]
+                cons[CM, k] = cm
+                cons[CW, k] = cons[uw, e]
+                k += cm & comp != 0
             cov = _least_cover(k, g, cons, memo)
         g[NCM, ncomp] = comp
         g[NCV, ncomp] = cov
