@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,3 +80,23 @@ def test_bench_runner_adds_metadata_to_a_file_of_runs_and_to_a_single_result(tmp
     assert runner.run_one(script, ["--out", str(single), "--shape", "dict"])
     data = json.loads(single.read_text())
     assert data["result"] == 1 and "--shape dict" in data["meta"]["command"]
+
+
+def test_a_result_just_written_does_not_make_the_commit_dirty(tmp_path):
+    """bench/run.py records the commit after the benchmark has written its results: those files must not
+    mark the run ``+dirty``, while a change to any other tracked file must."""
+    spec = importlib.util.spec_from_file_location("bench_results", ROOT / "bench" / "_results.py")
+    results = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(results)
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "results" / "probe.json").write_text("[]\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "start"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    (tmp_path / "bench" / "results" / "probe.json").write_text("[{}]\n")
+    assert results.git_commit(tmp_path) == head
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert results.git_commit(tmp_path) == head + "+dirty"
