@@ -1,4 +1,7 @@
-"""Low-level Numba intrinsics (bit selection, atomics, prefetches, raw loads) used by the layers above.
+"""Low-level Numba intrinsics (bit selection, atomics, prefetches, raw loads) used by the layers above, and
+the package-wide stamp of Numba's on-disk cache (:mod:`pdbtool._native.numba_cache`).
 
 Nothing here knows about puzzles or tables: every function works on integers, words and addresses.
 """
+
+from . import numba_cache  # noqa: F401  (before any cached kernel is defined)

@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
+from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 from ..puzzle.board import Board
 from . import hooks
 from .hooks import HeuristicError, as_tiles, is_state

@@ -47,6 +47,7 @@ from typing import Callable
 import numpy as np
 from numba import njit
 
+from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 from ..heuristics import hooks
 
 R_DEPTH, R_BOUND, R_NEXT, R_GEN, R_EXP, R_BLANK, R_ITER, R_ROOT_PREV, R_ONE_ITERATION, R_CUT = range(10)

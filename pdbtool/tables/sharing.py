@@ -36,6 +36,7 @@ from typing import Sequence
 import numpy as np
 from numba import njit, prange
 
+from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 from ..puzzle.board import Board
 from .ranking import TilePattern, rank_cells, unrank_cells
 

@@ -29,6 +29,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 from . import fileformat
 from ..errors import PdbtoolError
 from .ranking import TilePattern, column_masks, flood_region, rank_cells, unrank_cells

@@ -1,0 +1,81 @@
+"""Numba's on-disk cache, keyed on the whole package rather than on each function's own file.
+
+Numba stamps a cached function with its own source file only, yet a compiled function carries its own copy
+of every function it calls, inlined or not: after an edit to ``heuristics/vertex_cover.py`` alone, the
+cached search driver (``search/driver.py``) would go on running the old kernels.  The cache locators
+installed here stamp every pdbtool function with the sizes and modification times of all the package's
+source files, so that any edit recompiles them all.  An installed release behaves the same either way.
+Functions outside the package keep Numba's own locators.  Every module that compiles cached kernels
+imports this one first (``pdbtool._native`` does, and the modules that do not import it name it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+@lru_cache(maxsize=None)
+def package_stamp(root: Path = PACKAGE) -> str:
+    """A digest of the path, size and modification time of every ``.py`` file below ``root`` (computed once
+    per process: a process compiles each function once)."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        st = path.stat()
+        digest.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _inside_package(py_file: str) -> bool:
+    try:
+        Path(py_file).resolve().relative_to(PACKAGE)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _package_locator(base: type) -> type:
+    """``base`` (one of Numba's locators for functions backed by a source file), for pdbtool's functions
+    only, with the package's stamp instead of the file's."""
+
+    class PackageLocator(base):
+        pdbtool_package_stamp = True
+
+        def get_source_stamp(self):
+            return package_stamp()
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not _inside_package(py_file):
+                return None
+            return super().from_function(py_func, py_file)
+
+    PackageLocator.__name__ = PackageLocator.__qualname__ = f"Package{base.__name__}"
+    return PackageLocator
+
+
+def install() -> bool:
+    """Put the package's locators ahead of the ones they derive from (once); False where this Numba has
+    no such locators (its own per-file stamps then apply)."""
+    try:
+        from numba.core import caching
+
+        classes = caching.CacheImpl._locator_classes
+        bases = (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator)
+    except (ImportError, AttributeError):  # pragma: no cover - another Numba
+        return False
+    if any(getattr(c, "pdbtool_package_stamp", False) for c in classes):
+        return True
+    extended = []
+    for cls in classes:
+        if cls in bases:
+            extended.append(_package_locator(cls))
+        extended.append(cls)
+    classes[:] = extended
+    return True
+
+
+install()
