@@ -26,36 +26,30 @@ def _package_modules():
             continue
 
 
-def _cached_kernels(module):
-    """(name, locator class) of the cached Numba functions that ``module`` defines."""
-    for value in vars(module).values():
-        if isinstance(value, numba.core.registry.CPUDispatcher) and value.__module__ == module.__name__:
-            cache = getattr(value, "_cache", None)
-            if isinstance(cache, numba.core.caching.FunctionCache):
-                yield value.__name__, type(cache._impl._locator)
-
-
+# imports the module first, then the helper: the module alone must have put the package's locators in
 _CHECK_ONE = """
 import importlib, sys
-import numba
 module = importlib.import_module(sys.argv[1])
-plain = [v.__name__ for v in vars(module).values()
-         if isinstance(v, numba.core.registry.CPUDispatcher) and v.__module__ == module.__name__
-         and isinstance(getattr(v, "_cache", None), numba.core.caching.FunctionCache)
-         and not getattr(type(v._cache._impl._locator), "pdbtool_package_stamp", False)]
-print(" ".join(plain))
+from pdbtool._native.numba_cache import cached_kernels
+print(" ".join(name for name, stamped in cached_kernels(module) if not stamped))
 """
 
 
 def test_every_cached_kernel_of_the_package_has_the_package_stamp():
     """Each module that defines cached kernels, imported first in a fresh interpreter, gives all of them
     the package's stamp (so each imports pdbtool._native.numba_cache before defining them)."""
-    modules = [m.__name__ for m in _package_modules() if any(True for _ in _cached_kernels(m))]
-    assert len(modules) >= 8 and "pdbtool.search.driver" in modules
-    for name in modules:
+    modules = [m for m in _package_modules() if numba_cache.cached_kernels(m)]
+    names = [m.__name__ for m in modules]
+    assert len(names) >= 8 and "pdbtool.search.driver" in names
+    for name in names:
         run = subprocess.run([sys.executable, "-c", _CHECK_ONE, name], capture_output=True, text=True,
                              check=True)
         assert run.stdout.strip() == "", f"{name}: cached kernels stamped with their own file only: {run.stdout}"
+    # and the stamp they carry is the whole package's
+    driver = next(m for m in modules if m.__name__ == "pdbtool.search.driver")
+    kernel = next(v for v in vars(driver).values()
+                  if isinstance(v, numba.core.registry.CPUDispatcher) and v.__module__ == driver.__name__)
+    assert kernel._cache._impl._locator.get_source_stamp() == numba_cache.package_stamp()
 
 
 def test_the_stamp_follows_every_source_file(tmp_path):

@@ -57,6 +57,21 @@ def _package_locator(base: type) -> type:
     return PackageLocator
 
 
+def cached_kernels(module) -> list[tuple[str, bool]]:
+    """``(name, whether it has the package's stamp)`` of each Numba function with an on-disk cache that
+    ``module`` defines (for tests and inspection)."""
+    from numba.core.caching import FunctionCache
+    from numba.core.registry import CPUDispatcher
+
+    found = []
+    for value in vars(module).values():
+        if isinstance(value, CPUDispatcher) and value.__module__ == module.__name__:
+            cache = getattr(value, "_cache", None)
+            if isinstance(cache, FunctionCache):
+                found.append((value.__name__, getattr(type(cache._impl._locator), "pdbtool_package_stamp", False)))
+    return found
+
+
 def install() -> bool:
     """Put the package's locators ahead of the ones they derive from (once); False where this Numba has
     no such locators (its own per-file stamps then apply)."""

@@ -283,7 +283,8 @@ def min_cover_kernel(masks, weights, cons, g):
 
 def cover_work(n: int, constraints: int) -> tuple[np.ndarray, np.ndarray]:
     """``(cons, g)``: the work space of covers of up to ``constraints`` constraints over tiles 0..n-1."""
-    return (np.zeros((2 * (n + 1) + 3, max(1, constraints)), dtype=np.int64),
+    c0, p0, _ = _work_rows(n)
+    return (np.zeros((p0 - c0, max(1, constraints)), dtype=np.int64),
             np.zeros((G_ROWS, 2 * n + 2), dtype=np.int64))
 
 
@@ -586,11 +587,20 @@ EXACT = np.int64(1) << 40
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _views(work, n):
-    """``(g, hl, cons, pw)``: the graph's arrays, views of the rows of ``work`` (:func:`graph_work`)."""
+def _work_rows(n):
+    """``(c0, p0, end)``: the first rows of cons and of pw in ``work``, and its count of rows: g's rows
+    first, then hl's, then the 2 (n + 1) + 3 of cons (the branch and bound's levels, A | B, the memo key),
+    then the n of pw.  Also called from Python (:func:`graph_work`, :func:`work_views`, :func:`cover_work`)."""
     c0 = G_ROWS + HL_ROWS
     p0 = c0 + 2 * (n + 1) + 3
-    return work[:G_ROWS], work[G_ROWS:c0], work[c0:p0], work[p0:p0 + n]
+    return c0, p0, p0 + n
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _views(work, n):
+    """``(g, hl, cons, pw)``: the graph's arrays, views of the rows of ``work`` (:func:`graph_work`)."""
+    c0, p0, end = _work_rows(n)
+    return work[:G_ROWS], work[G_ROWS:c0], work[c0:p0], work[p0:end]
 
 
 @njit(cache=True, _nrt=False)
@@ -1016,15 +1026,13 @@ def graph_work(n: int, triples: bool) -> np.ndarray:
     """The ``work`` array of one conflict graph over tiles 0..n-1: the rows of g, hl, cons and pw, one after
     another (:func:`_views`), as wide as the widest."""
     hmax = max(16, comb(n - 1, 3)) if triples else 16
-    rows = G_ROWS + HL_ROWS + 2 * (n + 1) + 3 + n
-    return np.zeros((rows, max(n * n + hmax, 2 * n + 2)), dtype=np.int64)
+    return np.zeros((_work_rows(n)[2], max(n * n + hmax, 2 * n + 2)), dtype=np.int64)
 
 
 def work_views(work: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
     """:func:`_views` in Python (a compiled function would box each view as the whole array)."""
-    c0 = G_ROWS + HL_ROWS
-    p0 = c0 + 2 * (n + 1) + 3
-    return work[:G_ROWS], work[G_ROWS:c0], work[c0:p0], work[p0:p0 + n]
+    c0, p0, end = _work_rows(n)
+    return work[:G_ROWS], work[G_ROWS:c0], work[c0:p0], work[p0:end]
 
 
 def pack_all(tables) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
