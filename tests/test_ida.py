@@ -4,10 +4,14 @@ and Korf's optimal lengths with the 15-5-5-5 and 15-6-6-3 tables."""
 from __future__ import annotations
 
 import random
+from collections import namedtuple
 from pathlib import Path
 
+import numba
+import numpy as np
 import pytest
 
+from pdbtool.heuristics import hooks
 from pdbtool.search import driver
 from pdbtool.tables.build import build_table
 from pdbtool.puzzle.board import Board
@@ -122,6 +126,21 @@ def test_kernels_count_like_a_plain_python_ida(eight, eight_tables):
             result = solver.solve(state)
             assert (result.length, result.nodes_generated, result.nodes_expanded) == (length, generated, expanded), \
                 (name, state)
+
+
+def test_each_state_class_declares_its_walk(eight, eight_tables):
+    """The driver compiles the walk each heuristic declares for its state class: children at once for the
+    pattern sums and Manhattan, one at a time for linear conflict; a state of no declared walk is refused."""
+    board, _ = eight
+    patterns, tables = eight_tables
+    tiles = np.array(board.goal_tiles, dtype=np.int64)
+    for heuristic, at_once in ((Manhattan(board), True), (LinearConflict(board), False),
+                               (PatternSum(patterns, tables, reflect=True), True)):
+        _, state = heuristic.setup(tiles, 8)
+        assert hooks.walks_at_once(numba.typeof(state)) is at_once, type(heuristic).__name__
+    Unknown = namedtuple("Unknown", ["cells"])
+    with pytest.raises(hooks.HeuristicError, match="no walk declared"):
+        hooks.walks_at_once(numba.typeof(Unknown(np.zeros(3, dtype=np.int64))))
 
 
 def test_goal_and_other_goals(eight):

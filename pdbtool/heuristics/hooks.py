@@ -4,8 +4,9 @@ A heuristic keeps what its incremental evaluation needs in a *search state*: a n
 few scalars) of a class of its own, made by its ``setup(tiles, capacity)``.  The driver owns the stack, the
 moves, the goal test, the bounds and the node counts, and calls the hooks below on that state.  They
 are plain Python functions here; each heuristic module implements them for its state class with
-``numba.extending.overload(..., inline="always")``, checking the class with :func:`is_state`.  So the one
-cached driver compiles one specialization per state class, with the hooks inlined into it.
+``numba.extending.overload(..., inline="always")``, checking the class with :func:`is_state`, and declares
+the driver's walk for it with :func:`at_once`.  So the one cached driver compiles one specialization per
+state class, with that walk alone and the hooks inlined into it.
 
 Levels are those of the driver's stack: level ``d`` describes the node at depth d on the current path.
 A move slides tile ``t`` from cell ``from_cell`` (the child's blank) into ``to_cell`` (the parent's blank).
@@ -20,11 +21,24 @@ class HeuristicError(PdbtoolError):
     pass
 
 
-def at_once(hs):
-    """Whether the driver generates all children of a node when it expands it (then :func:`child_h` must
-    have no side effects: it is called for every child before any is entered) or one at a time as its walk
-    reaches them.  A constant per state class, so the driver keeps only one of its two walks."""
-    raise NotImplementedError("a driver hook: runs only inside the compiled driver")
+_WALKS: list = []  # (a sequence of state classes, whether the driver generates their children at once)
+
+
+def at_once(at_once_value: bool, classes) -> None:
+    """Declare the driver's walk for the state ``classes`` (a sequence, read when the driver is compiled, so
+    classes added to it later count): whether the driver generates all children of a node when it expands it
+    (then :func:`child_h` must have no side effects: it is called for every child before any is entered) or
+    one at a time as its walk reaches them.  A constant per state class, so the driver compiles only one of
+    its two walks."""
+    _WALKS.append((classes, at_once_value))
+
+
+def walks_at_once(typ) -> bool:
+    """The walk declared with :func:`at_once` for the state whose Numba type is ``typ`` (at compile time)."""
+    for classes, value in _WALKS:
+        if is_state(typ, *classes):
+            return value
+    raise HeuristicError(f"no walk declared for the search state {typ}")
 
 
 def children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
@@ -58,14 +72,11 @@ def is_state(typ, *classes) -> bool:
 
 
 def evaluated_alone(at_once_value: bool, *classes) -> None:
-    """Implement :func:`at_once` (the constant given) and :func:`children` (nothing to prepare) for state
+    """Declare the walk (:func:`at_once`) and implement :func:`children` (nothing to prepare) for state
     ``classes`` whose :func:`child_h` computes each child's h by itself."""
     from numba.extending import overload
 
-    @overload(at_once, inline="always")
-    def _at_once(hs):
-        if is_state(hs, *classes):
-            return (lambda hs: True) if at_once_value else (lambda hs: False)
+    at_once(at_once_value, classes)
 
     @overload(children, inline="always")
     def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
@@ -80,5 +91,5 @@ def as_tiles(state):
     return np.ascontiguousarray(np.asarray(state, dtype=np.int64))
 
 
-__all__ = ["HeuristicError", "at_once", "children", "child_h", "enter", "leave", "is_state", "evaluated_alone",
-           "as_tiles"]
+__all__ = ["HeuristicError", "at_once", "walks_at_once", "children", "child_h", "enter", "leave", "is_state",
+           "evaluated_alone", "as_tiles"]

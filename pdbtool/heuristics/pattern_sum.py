@@ -318,10 +318,7 @@ def leave_sums(hs, t, to_cell):
 SUM_STATES: list = [PatternSumState]  # encoded.py adds its state: the hooks below serve both
 
 
-@overload(hooks.at_once, inline="always")
-def _at_once(hs):
-    if is_state(hs, *SUM_STATES):
-        return lambda hs: True
+hooks.at_once(True, SUM_STATES)
 
 
 @overload(hooks.children, inline="always")

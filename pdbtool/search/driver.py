@@ -19,11 +19,13 @@ Conventions
   path to a subtree's root, which is then never undone), one-iteration mode, and the cut depth.  Level
   ``d`` of the stack is the node at depth d on the current path; ``next_move[d]`` is where its walk over
   its children stands, ``prev_move[d]`` the move that led to it.
-* Two walks, chosen per state class by the constant hook ``at_once``: all children generated when their
+* Two walks, declared per state class with ``hooks.at_once``: all children generated when their
   parent is expanded, then only those within the bound visited (``walk[d, :nwalk[d]]``; the pattern sums,
   whose table loads then overlap, and Manhattan), or each child generated as the walk reaches it (linear
   conflict, measured faster so; ddb/max, whose conflict graph holds one child's edges at a time).  The
-  counts are the same.
+  counts are the same.  The loop is compiled per state class with its walk as a constant, so Numba drops
+  the other walk before it inlines the hooks into the one kept (the ddb hooks are large: this saves about
+  two fifths of the first compile of its driver).
 * Statuses: ``RUNNING`` (budget used up; call again), ``FOUND`` (the path is on the stack, depth =
   ``reg[R_DEPTH]``), ``EXHAUSTED`` (nothing left under any bound), ``GROW`` (the next bound needs a deeper
   stack: reallocate and call again; the driver is between iterations), ``ITERATION_DONE`` (only with
@@ -46,6 +48,7 @@ from typing import Callable
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 from ..heuristics import hooks
@@ -105,7 +108,126 @@ def _generate(hs, d, blank, prev_move, tiles, nb, bound, next_bound, walk, nwalk
     return next_bound, count
 
 
+def _search_loop(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk):
+    """The loop of :func:`ida`, compiled for each state class with its walk (:func:`_search_loop_for`)."""
+    raise NotImplementedError("runs only inside the compiled driver")
+
+
 # no reference counting: the hooks are inlined and allocate nothing (the vertex cover's kernels need it so)
+@overload(_search_loop, jit_options={"_nrt": False, "nogil": True})
+def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk):
+    # a constant of the closure: Numba's dead-branch pruning drops the other walk before typing inlines the
+    # hooks, so their code is compiled once, not at each of the three places that call child_h
+    at_once = hooks.walks_at_once(hs)
+
+    def impl(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk):
+        depth = reg[R_DEPTH]
+        bound = reg[R_BOUND]
+        next_bound = reg[R_NEXT]
+        generated = reg[R_GEN]
+        expanded = reg[R_EXP]
+        blank = reg[R_BLANK]
+        cut = reg[R_CUT]
+        stop = generated + budget
+        capacity = next_move.shape[0]
+        status = RUNNING
+        while True:
+            if depth < 0:
+                if next_bound >= INF:
+                    status = EXHAUSTED
+                    break
+                if next_bound + 2 > capacity:
+                    status = GROW
+                    break
+                bound = next_bound
+                next_bound = INF
+                reg[R_ITER] += 1
+                depth = 0
+                next_move[0] = 0
+                prev_move[0] = reg[R_ROOT_PREV]
+                expanded += 1
+                if at_once:
+                    next_bound, count = _generate(hs, 0, blank, prev_move[0], tiles, nb, bound, next_bound, walk, nwalk)
+                    generated += count
+                else:
+                    hooks.children(hs, 0, blank, prev_move[0], tiles, nb, bound, next_bound)
+                continue
+            i = next_move[depth]
+            if i == (nwalk[depth] if at_once else 4):
+                if depth == 0:
+                    depth = -1
+                    if reg[R_ONE_ITERATION]:
+                        status = ITERATION_DONE
+                        break
+                    continue
+                # undo the move that led here: the tile that moved sits in the parent's blank cell
+                pb = nb[blank, 3 - prev_move[depth]]
+                t = tiles[pb]
+                hooks.leave(hs, depth, t, blank, pb)
+                tiles[blank] = t
+                tiles[pb] = 0
+                blank = pb
+                depth -= 1
+                continue
+            next_move[depth] = i + 1
+            if at_once:
+                m = walk[depth, i]
+                q = nb[blank, m]
+                t = tiles[q]  # tile t slides from q into the blank's cell
+                h = hooks.child_h(hs, depth, m, t, blank, q, bound, next_bound)
+            else:
+                m = i
+                q = nb[blank, m]
+                if q < 0 or m + prev_move[depth] == 3:
+                    continue
+                generated += 1
+                t = tiles[q]
+                h = hooks.child_h(hs, depth, m, t, blank, q, bound, next_bound)
+                f = depth + 1 + h
+                if f > bound:
+                    if f < next_bound:
+                        next_bound = f
+                    continue
+            hooks.enter(hs, depth, m, t, blank, q, h)
+            tiles[blank] = t
+            tiles[q] = 0
+            blank = q
+            depth += 1
+            next_move[depth] = 0
+            prev_move[depth] = m
+            if h == 0 and _is_goal(tiles, goal_tiles):
+                status = FOUND
+                if at_once:
+                    generated -= _later_siblings(nb, prev_move, depth, blank)
+                break
+            if depth == cut:
+                # a leaf here: the next call leaves it
+                if at_once:
+                    nwalk[depth] = 0
+                    next_move[depth] = 0
+                else:
+                    next_move[depth] = 4
+                status = CUT
+                break
+            expanded += 1
+            if at_once:
+                next_bound, count = _generate(hs, depth, blank, m, tiles, nb, bound, next_bound, walk, nwalk)
+                generated += count
+            else:
+                hooks.children(hs, depth, blank, m, tiles, nb, bound, next_bound)
+            if generated >= stop:
+                break
+        reg[R_DEPTH] = depth
+        reg[R_BOUND] = bound
+        reg[R_NEXT] = next_bound
+        reg[R_GEN] = generated
+        reg[R_EXP] = expanded
+        reg[R_BLANK] = blank
+        return status
+
+    return impl
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk):
     """Search from ``tiles`` with the heuristic whose state is ``hs`` for about ``budget`` generated nodes;
@@ -116,110 +238,7 @@ def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwal
     indexes ``walk[d]``); when the goal is found, the later siblings of each node on the path, which a
     one-at-a-time generation would not have reached, are taken off the count.  Otherwise the children are
     generated one at a time as the walk reaches them (``next_move[d]`` is the next move)."""
-    at_once = hooks.at_once(hs)
-    depth = reg[R_DEPTH]
-    bound = reg[R_BOUND]
-    next_bound = reg[R_NEXT]
-    generated = reg[R_GEN]
-    expanded = reg[R_EXP]
-    blank = reg[R_BLANK]
-    cut = reg[R_CUT]
-    stop = generated + budget
-    capacity = next_move.shape[0]
-    status = RUNNING
-    while True:
-        if depth < 0:
-            if next_bound >= INF:
-                status = EXHAUSTED
-                break
-            if next_bound + 2 > capacity:
-                status = GROW
-                break
-            bound = next_bound
-            next_bound = INF
-            reg[R_ITER] += 1
-            depth = 0
-            next_move[0] = 0
-            prev_move[0] = reg[R_ROOT_PREV]
-            expanded += 1
-            if at_once:
-                next_bound, count = _generate(hs, 0, blank, prev_move[0], tiles, nb, bound, next_bound, walk, nwalk)
-                generated += count
-            else:
-                hooks.children(hs, 0, blank, prev_move[0], tiles, nb, bound, next_bound)
-            continue
-        i = next_move[depth]
-        if i == (nwalk[depth] if at_once else 4):
-            if depth == 0:
-                depth = -1
-                if reg[R_ONE_ITERATION]:
-                    status = ITERATION_DONE
-                    break
-                continue
-            # undo the move that led here: the tile that moved sits in the parent's blank cell
-            pb = nb[blank, 3 - prev_move[depth]]
-            t = tiles[pb]
-            hooks.leave(hs, depth, t, blank, pb)
-            tiles[blank] = t
-            tiles[pb] = 0
-            blank = pb
-            depth -= 1
-            continue
-        next_move[depth] = i + 1
-        if at_once:
-            m = walk[depth, i]
-            q = nb[blank, m]
-            t = tiles[q]  # tile t slides from q into the blank's cell
-            h = hooks.child_h(hs, depth, m, t, blank, q, bound, next_bound)
-        else:
-            m = i
-            q = nb[blank, m]
-            if q < 0 or m + prev_move[depth] == 3:
-                continue
-            generated += 1
-            t = tiles[q]
-            h = hooks.child_h(hs, depth, m, t, blank, q, bound, next_bound)
-            f = depth + 1 + h
-            if f > bound:
-                if f < next_bound:
-                    next_bound = f
-                continue
-        hooks.enter(hs, depth, m, t, blank, q, h)
-        tiles[blank] = t
-        tiles[q] = 0
-        blank = q
-        depth += 1
-        next_move[depth] = 0
-        prev_move[depth] = m
-        if h == 0 and _is_goal(tiles, goal_tiles):
-            status = FOUND
-            if at_once:
-                generated -= _later_siblings(nb, prev_move, depth, blank)
-            break
-        if depth == cut:
-            # a leaf here: the next call leaves it
-            if at_once:
-                nwalk[depth] = 0
-                next_move[depth] = 0
-            else:
-                next_move[depth] = 4
-            status = CUT
-            break
-        expanded += 1
-        if at_once:
-            next_bound, count = _generate(hs, depth, blank, m, tiles, nb, bound, next_bound, walk, nwalk)
-            generated += count
-        else:
-            hooks.children(hs, depth, blank, m, tiles, nb, bound, next_bound)
-        if generated >= stop:
-            break
-    reg[R_DEPTH] = depth
-    reg[R_BOUND] = bound
-    reg[R_NEXT] = next_bound
-    reg[R_GEN] = generated
-    reg[R_EXP] = expanded
-    reg[R_BLANK] = blank
-    return status
+    return _search_loop(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk)
 
 
 def new_registers(first_bound: int, blank: int, root_prev: int = -1, one_iteration: bool = False,
