@@ -53,6 +53,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
             # the child's f with the cover as it is now
             base = d1 + hs.hd[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
             hs_static = 0
+            f_static = 0  # the child's f by the static sum (max only)
             if hs.use_static:
                 sums = hs.sums
                 v0, hs_static = moved_value(sums, d, m, 0, t, to_cell, from_cell)
@@ -66,22 +67,21 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
                         hs_static = sr
                 hs.moved[0] = v0
                 hs.moved[1] = v1
-                f = d1 + hs_static
-                if f > bound:
-                    # pruned by the static sum; its exact f matters only if it may lower the next bound
-                    if f < next_bound:
-                        delta = try_move(t, to_cell, m, (next_bound - base + 1) // 2, n, hs.look, hs.work,
-                                         hs.memo)
-                        fd = base + 2 * delta
-                        if fd > f:
-                            f = fd
-                    return f - d1
-            if hs.work[CMASK, t] == (np.int64(1) << t):
-                # t has no conflict now, so the cover cannot drop: Manhattan alone bounds the child's h below
-                if base > bound and base >= next_bound:
-                    return base - d1
-            # a cover grown by ``need`` would prune the child for good: try_move may stop at a lower bound there
-            target = bound + 1 if bound + 1 > next_bound else next_bound
+                f_static = d1 + hs_static
+                if f_static > bound and f_static >= next_bound:
+                    # pruned by the static sum, and its exact f cannot lower the next bound
+                    return hs_static
+            if f_static > bound:
+                # pruned by the static sum; the cover matters only as it may lower the next bound
+                target = next_bound
+            else:
+                if hs.work[CMASK, t] == (np.int64(1) << t):
+                    # t has no conflict now, so the cover cannot drop: Manhattan alone bounds the child's h below
+                    if base > bound and base >= next_bound:
+                        return base - d1
+                # a cover grown by ``need`` would prune the child for good: try_move may stop at a lower bound
+                target = bound + 1 if bound + 1 > next_bound else next_bound
+            # one call site, so that try_move is compiled into the driver once
             delta = try_move(t, to_cell, m, (target - base + 1) // 2, n, hs.look, hs.work, hs.memo)
             hdc = base - d1 + 2 * delta
             h = hdc if hdc > hs_static else hs_static

@@ -603,7 +603,9 @@ def _views(work, n):
     return work[:G_ROWS], work[G_ROWS:c0], work[c0:p0], work[p0:end]
 
 
-@njit(cache=True, _nrt=False)
+# inline: the driver has one call site (the ddb hooks' child_h), and the call's 26 argument words cost more
+# than the extra compile (docs/design.md)
+@njit(cache=True, _nrt=False, inline="always")
 def try_move(t, c, m, need, n, look, work, memo):
     """The change of the least cover when tile t moves into cell ``c`` from c's neighbour ``m`` (up, left,
     right, down), where the blank will be.  ``look``: the move look-ups (:func:`pack_move_lookups`);
@@ -792,6 +794,8 @@ def _edges_back(t, old_adj, pw, g, hl, row, hmask, hw, oh):
     g[GS, G_HCOUNT] = k
 
 
+# not inline: inlined into the driver through keep_move, Numba's inliner gets it wrong (the driver's h then
+# drifts from the from-scratch value; the 8-puzzle reference test in tests/test_dynamic.py fails)
 @njit(cache=True, _nrt=False)
 def commit_saving(t, c, n, work, undo, d):
     """Tile t moves into cell c (the blank into its old cell), with what :func:`try_move` left pending:
