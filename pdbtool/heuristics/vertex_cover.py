@@ -31,6 +31,13 @@ so a write past the last kept item stays inside it), and a choice is a mask of a
 depends on the data, so a branch on it is hard to predict; together these cost 5 % less CPU per node on
 24-puzzle #1 with ``-region`` than the branching loops did.
 
+The look-ups of a move index ``look`` with unsigned integers (``np.uint64``).  Numba wraps a negative index
+around, so for a signed index that LLVM cannot prove non-negative it adds a test and an add on the address
+(two instructions on a chain of dependent loads, and the array's length held in a register); in the
+vectorized filter pass it made every element a scalar load with its own wraparound.  Unsigned indices
+have none: 4.4 % less CPU per node on 24-puzzle #1 with ``-region`` (docs/design.md).  Elsewhere the same
+casts gained nothing or lost a little, so they are kept to the look-ups.
+
 Masks of tiles are int64 bit sets (at most 32 cells).  All functions are Numba kernels over plain arrays;
 :class:`ConflictGraph` only allocates them.  The arrays are packed into a few 2-D arrays with named rows
 (``g``: per-tile rows and scalars; ``hl``: hyperedge lists; ``cons``: the constraints of one component;
@@ -329,8 +336,8 @@ def brute_force_cover(edges: Sequence[tuple[Sequence[int], int]], n: int) -> int
 @njit(cache=True, _nrt=False, inline="always")
 def _key_record(near, records, word, cu):
     """The record of the key (word, cu); its bit in ``near[word]`` must be set."""
-    w = near[word]
-    return records[(w >> 32) + popcount(w & ((np.int64(1) << cu) - 1))]
+    w = near[np.uint64(word)]
+    return records[np.uint64((w >> 32) + popcount(w & ((np.int64(1) << cu) - 1)))]
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -632,10 +639,11 @@ def try_move(t, c, m, need, n, look, work, memo):
     nh = 0
     base = ((t * n + c) * 4 + m) * n  # t into c from m: its row of the key filter
     # the tiles whose key with t in c has a pair value or entries: one branch-free pass over the filter (it
-    # vectorizes), then look-ups for those few only
+    # vectorizes), then look-ups for those few only.  The look-ups' indices are unsigned (see the module's
+    # docstring): with a signed one, each of the pass's loads was a scalar load with its own wraparound
     hits = np.int64(0)
     for u in range(1, n):
-        hits |= ((look[base + u] >> g[POS, u]) & 1) << u
+        hits |= ((look[np.uint64(base + u)] >> g[POS, u]) & 1) << u
     hits &= ~bt
     # the hits' records first, held in g[NROW], in a loop of independent loads whose cache misses overlap
     rem = hits
@@ -657,11 +665,11 @@ def try_move(t, c, m, need, n, look, work, memo):
         # an entry: the cells of v (low 32 bits) where the triple (t, u, v) adds its units
         first = rec & 0xFFFFFFFF
         for j in range(first, first + ((rec >> 32) & 0xFFFF)):
-            e = look[j]
+            e = look[np.uint64(j)]
             v = (e >> 32) & 31
             if (e >> g[POS, v]) & 1:
-                hl[NHM, nh] = bt | (np.int64(1) << u) | (np.int64(1) << v)
-                hl[NHW, nh] = e >> 37
+                hl[NHM, np.uint64(nh)] = bt | (np.int64(1) << u) | (np.int64(1) << v)
+                hl[NHW, np.uint64(nh)] = e >> 37
                 nh += 1
     g[GS, G_NH] = nh
     old_comp = g[CMASK, t]
