@@ -414,17 +414,6 @@ def _list_constraints(tiles, skip, pw, g, hl, cons, row):
     """Write the constraints of the whole components ``tiles`` into ``cons[row]`` (masks) and
     ``cons[row + 1]`` (weights), leaving out those of the tiles ``skip``; return their count."""
     nc = 0
-    rem = tiles & ~skip
-    while rem:
-        v = trailing_zeros(rem)
-        rem &= rem - 1
-        above = g[ADJ, v] & ~((np.int64(2) << v) - 1) & ~skip
-        while above:
-            u = trailing_zeros(above)
-            above &= above - 1
-            cons[row, nc] = (np.int64(1) << v) | (np.int64(1) << u)
-            cons[row + 1, nc] = pw[v, u]
-            nc += 1
     for j in range(g[GS, G_HCOUNT]):
         hm = hl[HMASK, j]
         cons[row, nc] = hm
@@ -520,6 +509,9 @@ def graph_from_scratch(n, near, records, rows, pw, g, hl, cons, memo):
                 pw[u, t] = w
                 g[ADJ, t] |= np.int64(1) << u
                 g[ADJ, u] |= np.int64(1) << t
+                hl[HMASK, hcount] = (np.int64(1) << t) | (np.int64(1) << u)
+                hl[HW, hcount] = w
+                hcount += 1
             # a triple is stored under each of its tiles; take it once, under its smallest (then u < v)
             first = rec & 0xFFFFFFFF
             for j in range(first, first + ((rec >> 32) & 0xFFFF)):
@@ -562,7 +554,9 @@ def _same_edges(t, new_adj, nh, pw, g, hl):
     bt = np.int64(1) << t
     old = 0
     for j in range(g[GS, G_HCOUNT]):
-        if hl[HMASK, j] & bt:
+        hm = hl[HMASK, j]
+        low = hm & (hm - 1)
+        if hm & bt and low & (low - 1):
             old += 1
             found = False
             for i in range(nh):
@@ -845,6 +839,13 @@ def commit_saving(t, c, n, work, undo, d):
                 hl[HMASK, k] = hl[HMASK, j]
                 hl[HW, k] = hl[HW, j]
                 k += 1
+        rem = new_adj
+        while rem:
+            u = trailing_zeros(rem)
+            rem &= rem - 1
+            hl[HMASK, k] = bt | (np.int64(1) << u)
+            hl[HW, k] = g[NROW, u]
+            k += 1
         for j in range(g[GS, G_NH]):
             hl[HMASK, k] = hl[NHM, j]
             hl[HW, k] = hl[NHW, j]
@@ -1037,7 +1038,7 @@ def move_key_lookup(look: np.ndarray, n: int, t: int, c: int, m: int, u: int, cu
 def graph_work(n: int, triples: bool) -> np.ndarray:
     """The ``work`` array of one conflict graph over tiles 0..n-1: the rows of g, hl, cons and pw, one after
     another (:func:`_views`), as wide as the widest."""
-    hmax = max(16, comb(n - 1, 3)) if triples else 16
+    hmax = (max(16, comb(n - 1, 3)) if triples else 16) + comb(n, 2)
     return np.zeros((_work_rows(n)[2], max(n * n + hmax, 2 * n + 2)), dtype=np.int64)
 
 
@@ -1071,7 +1072,7 @@ class ConflictGraph:
         triples = tables.triples_stored > 0
         # a tile is in at most one hyperedge with each pair of other tiles (one row of a triple's placement
         # matches the blank's region)
-        self.tmax = comb(n - 2, 2) if triples else 0
+        self.tmax = (comb(n - 2, 2) if triples else 0) + n - 1
         self.work = graph_work(n, triples)
         self.g, self.hl, self.cons, self.pw = work_views(self.work, n)
         self.memo = new_memo() if memo is None else memo
@@ -1123,7 +1124,7 @@ class ConflictGraph:
     def edges(self) -> list[tuple[tuple[int, ...], int]]:
         """The current (hyper)edges as (tiles, weight), for inspection and tests."""
         pw, g, hl = self.pw, self.g, self.hl
-        out = [((t, u), int(pw[t, u])) for t in range(self.n) for u in range(t + 1, self.n) if pw[t, u]]
+        out = []
         for j in range(int(g[GS, G_HCOUNT])):
             out.append((tuple(v for v in range(self.n) if int(hl[HMASK, j]) >> v & 1), int(hl[HW, j])))
         return out
