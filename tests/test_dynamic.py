@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from oracle import reference_ida, tile_blank_distances, true_distances
 from pdbtool.heuristics.dynamic import DynamicHeuristic
-from pdbtool.heuristics.vertex_cover import (ADJ, CCOVER, CMASK, G_HCOUNT, GS, HMASK, HW, MEMO_KEYS, ConflictGraph,
+from pdbtool.heuristics.vertex_cover import (CCOVER, CMASK, G_HCOUNT, GS, HMASK, HW, MEMO_KEYS, ConflictGraph,
                                              brute_force_cover, min_cover)
 from pdbtool.puzzle.board import Board
 from pdbtool.search.solver import Solver, replay
@@ -362,20 +362,15 @@ def test_memo_hits_across_tiles_with_the_same_shape(tables):
     from pdbtool.heuristics.vertex_cover import _cover_of, new_memo
 
     graph = ConflictGraph(tables[(4, 4), "pairs"], new_memo())
-    pw, g, hl, cons, memo = graph.arrays
+    g, hl, cons, memo = graph.arrays
 
     def cover_of_edges(tiles, closed):
-        pw[:] = 0
-        g[ADJ] = 0
         pairs = list(zip(tiles, tiles[1:] + (tiles[:1] if closed else ())))
         for j, (a, b) in enumerate(pairs):
-            pw[a, b] = pw[b, a] = 1
-            g[ADJ, a] |= 1 << b
-            g[ADJ, b] |= 1 << a
             hl[HMASK, j] = (1 << a) | (1 << b)
             hl[HW, j] = 1
         g[GS, G_HCOUNT] = len(pairs)
-        return _cover_of(sum(1 << v for v in tiles), pw, g, hl, cons, memo)
+        return _cover_of(sum(1 << v for v in tiles), g, hl, cons, memo)
 
     assert cover_of_edges((1, 2, 3, 4, 5), closed=False) == 2  # a path of 5 vertices
     assert np.count_nonzero(memo[:, 0]) == 0

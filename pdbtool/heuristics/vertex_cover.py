@@ -35,13 +35,17 @@ The look-ups of a move index ``look`` with unsigned integers (``np.uint64``).  N
 around, so for a signed index that LLVM cannot prove non-negative it adds a test and an add on the address
 (two instructions on a chain of dependent loads, and the array's length held in a register); in the
 vectorized filter pass it made every element a scalar load with its own wraparound.  Unsigned indices
-have none: 4.4 % less CPU per node on 24-puzzle #1 with ``-region`` (docs/design.md).  Elsewhere the same
+have none: 4.3 % less CPU per node on 24-puzzle #1 with ``-region`` (docs/design.md).
+
+The graph keeps its pair edges and hyperedges in one list of constraints (``hl[HMASK/HW]``: a mask of two or
+three tiles and a weight), so that listing the constraints of A | B is one branch-free pass over it, and a
+move saves and restores t's pairs and triples alike.  Elsewhere the same
 casts gained nothing or lost a little, so they are kept to the look-ups.
 
 Masks of tiles are int64 bit sets (at most 32 cells).  All functions are Numba kernels over plain arrays;
 :class:`ConflictGraph` only allocates them.  The arrays are packed into a few 2-D arrays with named rows
-(``g``: per-tile rows and scalars; ``hl``: hyperedge lists; ``cons``: the constraints of one component;
-``pw``: pair weights), and the search passes all four as one array (``work``, whose views they are) with a
+(``g``: per-tile rows and scalars; ``hl``: the lists of constraints; ``cons``: the constraints of one
+component), and the search passes all three as one array (``work``, whose views they are) with a
 move's look-ups as one more: a Numba call passes each array as seven to nine words, so fewer arrays make
 the calls of every generated child cheaper.
 """
@@ -65,12 +69,13 @@ from ..tables.pairs_triples import PAIR_BY_REGION
 # allocate (min_cover_kernel, covers_of_states) keep it.
 
 # rows of g (width 2n + 2 or more): per-tile arrays, the branch and bound's work space, scalars
-POS, ADJ, CMASK, CCOVER, NROW, NCM, NCV, ORDER, DEG, BEST, GS = range(11)
-G_ROWS = 11
+POS, CMASK, CCOVER, NROW, NCM, NCV, ORDER, DEG, BEST, GS = range(10)
+G_ROWS = 10
 # columns of g[GS]; G_PENDING: try_move left t's new edges (pair neighbours G_NADJ with weights in g[NROW],
 # G_NH hyperedges in hl[NHM/NHW], G_NEWCOMP components in g[NCM/NCV]) for commit_saving to put in
 G_HCOUNT, G_PENDING, G_NEWCOMP, G_NH, G_NADJ = range(5)
-# rows of hl (width hmax): the graph's hyperedges, the moving tile's new ones
+# rows of hl (width hmax): the graph's constraints (pair edges and hyperedges), the moving tile's new
+# hyperedges
 HMASK, HW, NHM, NHW = range(4)
 HL_ROWS = 4
 # rows of cons (width cmax, 2n + 5 rows): the constraints of one component, masks and weights (the first
@@ -78,10 +83,9 @@ HL_ROWS = 4
 # (masks, weights: rows -3 and -2; see try_move), and the memo key in the last row
 CM, CW = 0, 1
 # columns of a row of ``undo`` (one row per search depth, what the move into that depth changed): whether
-# it changed edges, how many hyperedges and old components were saved, the moved tile's old pair neighbours
-# (mask), then its old pair weights (n; only those of the neighbours are meaningful), its old hyperedges
-# (masks, weights), the old components in A | B (masks, covers)
-U_APPLIED, U_OH, U_NOLD, U_OADJ, U_ROW = range(5)
+# it changed edges, how many of the moved tile's constraints and of the old components were saved, then its
+# old constraints (masks, weights) and the old components in A | B (masks, covers)
+U_APPLIED, U_OH, U_NOLD, U_ROW = range(4)
 
 
 # --- the exact cover of one set of constraints -------------------------------------------------------------
@@ -290,8 +294,8 @@ def min_cover_kernel(masks, weights, cons, g):
 
 def cover_work(n: int, constraints: int) -> tuple[np.ndarray, np.ndarray]:
     """``(cons, g)``: the work space of covers of up to ``constraints`` constraints over tiles 0..n-1."""
-    c0, p0, _ = _work_rows(n)
-    return (np.zeros((p0 - c0, max(1, constraints)), dtype=np.int64),
+    c0, end = _work_rows(n)
+    return (np.zeros((end - c0, max(1, constraints)), dtype=np.int64),
             np.zeros((G_ROWS, 2 * n + 2), dtype=np.int64))
 
 
@@ -358,17 +362,13 @@ def _record_units(rec, records, rows, blank):
 
 @njit(cache=True, _nrt=False)
 def _component(t, g, hl):
-    """The mask of t's connected component (pair edges in ``g[ADJ]``, hyperedges in ``hl[HMASK]``), grown
-    a layer at a time (one pass over the hyperedges per layer)."""
+    """The mask of t's connected component (its constraints in ``hl[HMASK]``), grown a layer at a time
+    (one pass over the constraints per layer)."""
     hcount = g[GS, G_HCOUNT]
     comp = np.int64(1) << t
     frontier = comp
     while frontier:
         nbrs = np.int64(0)
-        rem = frontier
-        while rem:
-            nbrs |= g[ADJ, trailing_zeros(rem)]
-            rem &= rem - 1
         for j in range(hcount):
             if hl[HMASK, j] & frontier:
                 nbrs |= hl[HMASK, j]
@@ -397,7 +397,7 @@ MEMO_KEYS = 28  # components with more constraints are solved without the memo
 
 
 @njit(cache=True, _nrt=False)
-def _cover_of(comp, pw, g, hl, cons, memo):
+def _cover_of(comp, g, hl, cons, memo):
     """Least cover of the constraints of the component ``comp``.
 
     The component is reduced first (:func:`_reduce`); what the reductions leave, its core, comes back
@@ -406,11 +406,11 @@ def _cover_of(comp, pw, g, hl, cons, memo):
     keyed by the sorted list of the core's constraints (mask x 16 + residual weight, with the core's tiles
     renumbered 0, 1, ... in increasing order: the cover does not depend on which tiles they are), compared
     in full, so a hit is always exact."""
-    return _least_cover(_list_constraints(comp, 0, pw, g, hl, cons, CM), g, cons, memo)
+    return _least_cover(_list_constraints(comp, 0, g, hl, cons, CM), g, cons, memo)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _list_constraints(tiles, skip, pw, g, hl, cons, row):
+def _list_constraints(tiles, skip, g, hl, cons, row):
     """Write the constraints of the whole components ``tiles`` into ``cons[row]`` (masks) and
     ``cons[row + 1]`` (weights), leaving out those of the tiles ``skip``; return their count."""
     nc = 0
@@ -487,12 +487,8 @@ def _set_component(comp, cov, g):
 
 
 @njit(cache=True, _nrt=False)
-def graph_from_scratch(n, near, records, rows, pw, g, hl, cons, memo):
+def graph_from_scratch(n, near, records, rows, g, hl, cons, memo):
     """Fill the graph of the state whose tile t stands in ``g[POS, t]``; return the least cover."""
-    for t in range(n):
-        g[ADJ, t] = 0
-        for u in range(n):
-            pw[t, u] = 0
     hcount = 0
     blank = g[POS, 0]
     for t in range(1, n):
@@ -505,10 +501,6 @@ def graph_from_scratch(n, near, records, rows, pw, g, hl, cons, memo):
             rec = _key_record(near, records, word, cu)
             w = _record_units(rec, records, rows, blank)
             if w:
-                pw[t, u] = w
-                pw[u, t] = w
-                g[ADJ, t] |= np.int64(1) << u
-                g[ADJ, u] |= np.int64(1) << t
                 hl[HMASK, hcount] = (np.int64(1) << t) | (np.int64(1) << u)
                 hl[HW, hcount] = w
                 hcount += 1
@@ -531,7 +523,7 @@ def graph_from_scratch(n, near, records, rows, pw, g, hl, cons, memo):
         comp = _component(t, g, hl)
         cov = 0
         if comp != (np.int64(1) << t):
-            cov = _cover_of(comp, pw, g, hl, cons, memo)
+            cov = _cover_of(comp, g, hl, cons, memo)
         _set_component(comp, cov, g)
         seen |= comp
         total += cov
@@ -539,48 +531,34 @@ def graph_from_scratch(n, near, records, rows, pw, g, hl, cons, memo):
 
 
 @njit(cache=True, _nrt=False)
-def _same_edges(t, new_adj, nh, pw, g, hl):
+def _same_edges(t, new_adj, nh, g, hl):
     """Whether t's new edges (pair neighbours ``new_adj`` with weights in ``g[NROW]``, hyperedges
     ``hl[NHM/NHW, :nh]``) are exactly its present ones: then the graph, and so the cover, does not change
     (common: a conflict often survives a move)."""
-    if new_adj != g[ADJ, t]:
-        return False
-    rem = new_adj
-    while rem:
-        u = trailing_zeros(rem)
-        rem &= rem - 1
-        if g[NROW, u] != pw[t, u]:
-            return False
     bt = np.int64(1) << t
     old = 0
+    pairs = 0
     for j in range(g[GS, G_HCOUNT]):
         hm = hl[HMASK, j]
-        low = hm & (hm - 1)
-        if hm & bt and low & (low - 1):
-            old += 1
-            found = False
-            for i in range(nh):
-                if hl[NHM, i] == hl[HMASK, j] and hl[NHW, i] == hl[HW, j]:
-                    found = True
-                    break
-            if not found:
+        if not hm & bt:
+            continue
+        o = hm & ~bt
+        if o & (o - 1) == 0:
+            # a pair: its other tile must be a new neighbour, of the same weight
+            u = trailing_zeros(o)
+            if not (new_adj >> u) & 1 or g[NROW, u] != hl[HW, j]:
                 return False
-    return old == nh
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _set_pair(t, u, w, pw, g):
-    """Give the pair edge t-u the weight w (0: no edge), in the weights and in both adjacency masks."""
-    pw[t, u] = w
-    pw[u, t] = w
-    bt = np.int64(1) << t
-    bu = np.int64(1) << u
-    if w:
-        g[ADJ, t] |= bu
-        g[ADJ, u] |= bt
-    else:
-        g[ADJ, t] &= ~bu
-        g[ADJ, u] &= ~bt
+            pairs += 1
+            continue
+        old += 1
+        found = False
+        for i in range(nh):
+            if hl[NHM, i] == hm and hl[NHW, i] == hl[HW, j]:
+                found = True
+                break
+        if not found:
+            return False
+    return old == nh and pairs == popcount(new_adj)
 
 
 # ``need`` of a try_move whose exact change of the cover is wanted
@@ -589,19 +567,18 @@ EXACT = np.int64(1) << 40
 
 @njit(cache=True, _nrt=False, inline="always")
 def _work_rows(n):
-    """``(c0, p0, end)``: the first rows of cons and of pw in ``work``, and its count of rows: g's rows
-    first, then hl's, then the 2 (n + 1) + 3 of cons (the branch and bound's levels, A | B, the memo key),
-    then the n of pw.  Also called from Python (:func:`graph_work`, :func:`work_views`, :func:`cover_work`)."""
+    """``(c0, end)``: the first row of cons in ``work``, and its count of rows: g's rows first, then hl's,
+    then the 2 (n + 1) + 3 of cons (the branch and bound's levels, A | B, the memo key).  Also called from
+    Python (:func:`graph_work`, :func:`work_views`, :func:`cover_work`)."""
     c0 = G_ROWS + HL_ROWS
-    p0 = c0 + 2 * (n + 1) + 3
-    return c0, p0, p0 + n
+    return c0, c0 + 2 * (n + 1) + 3
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def _views(work, n):
-    """``(g, hl, cons, pw)``: the graph's arrays, views of the rows of ``work`` (:func:`graph_work`)."""
-    c0, p0, end = _work_rows(n)
-    return work[:G_ROWS], work[G_ROWS:c0], work[c0:p0], work[p0:end]
+    """``(g, hl, cons)``: the graph's arrays, views of the rows of ``work`` (:func:`graph_work`)."""
+    c0, end = _work_rows(n)
+    return work[:G_ROWS], work[G_ROWS:c0], work[c0:end]
 
 
 # inline: the driver has one call site (the ddb hooks' child_h), and the call's 26 argument words cost more
@@ -628,7 +605,7 @@ def try_move(t, c, m, need, n, look, work, memo):
     On the first 10 M nodes of 24-puzzle #1 with ``-region`` the first settles 1.41 M of the 3.83 M children
     that are pruned after their look-ups, the second 1.71 M of the 2.22 M pruned children whose edges
     change."""
-    g, hl, cons, pw = _views(work, n)
+    g, hl, cons = _views(work, n)
     bt = np.int64(1) << t
     nh = 0
     base = ((t * n + c) * 4 + m) * n  # t into c from m: its row of the key filter
@@ -685,7 +662,7 @@ def try_move(t, c, m, need, n, look, work, memo):
         if fresh >= need or (new_adj == 0 and nh == 0):
             g[GS, G_PENDING] = 0
             return fresh
-    elif _same_edges(t, new_adj, nh, pw, g, hl):
+    elif _same_edges(t, new_adj, nh, g, hl):
         g[GS, G_PENDING] = 0
         return 0
     g[GS, G_NADJ] = new_adj
@@ -706,7 +683,7 @@ def try_move(t, c, m, need, n, look, work, memo):
         rem &= ~g[CMASK, u]
     um = CM if alone else cons.shape[0] - 3
     uw = um + 1
-    nu = _list_constraints(union, bt, pw, g, hl, cons, um)
+    nu = _list_constraints(union, bt, g, hl, cons, um)
     rem = new_adj
     while rem:
         u = trailing_zeros(rem)
@@ -769,19 +746,8 @@ def try_move(t, c, m, need, n, look, work, memo):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _edges_back(t, old_adj, pw, g, hl, row, hmask, hw, oh):
-    """Give tile t back its old edges: pair neighbours ``old_adj`` with weights ``row[u]``, hyperedges
-    ``hmask/hw[:oh]``."""
-    rem = g[ADJ, t] & ~old_adj
-    while rem:
-        u = trailing_zeros(rem)
-        rem &= rem - 1
-        _set_pair(t, u, 0, pw, g)
-    rem = old_adj
-    while rem:
-        u = trailing_zeros(rem)
-        rem &= rem - 1
-        _set_pair(t, u, row[u], pw, g)
+def _edges_back(t, g, hl, hmask, hw, oh):
+    """Give tile t back its old constraints ``hmask/hw[:oh]`` in place of its present ones."""
     bt = np.int64(1) << t
     k = 0
     for j in range(g[GS, G_HCOUNT]):
@@ -804,30 +770,14 @@ def commit_saving(t, c, n, work, undo, d):
     t's new edges go into the graph and the new components replace the old ones in A | B.  What they
     replace is saved in ``undo[d]``, so that :func:`restore_move` can take it back without recomputing t's
     edges and covers."""
-    g, hl, cons, pw = _views(work, n)
+    g, hl, cons = _views(work, n)
     pending = g[GS, G_PENDING]
     undo[d, U_APPLIED] = pending
     if pending:
-        tmax = (undo.shape[1] - U_ROW - 3 * n) // 2
+        tmax = (undo.shape[1] - U_ROW - 2 * n) // 2
         bt = np.int64(1) << t
-        # t's pair edges, the old ones saved (neighbours, weights)
-        new_adj = g[GS, G_NADJ]
-        old_adj = g[ADJ, t]
-        undo[d, U_OADJ] = old_adj
-        rem = old_adj
-        while rem:
-            u = trailing_zeros(rem)
-            rem &= rem - 1
-            undo[d, U_ROW + u] = pw[t, u]
-            if not new_adj >> u & 1:
-                _set_pair(t, u, 0, pw, g)
-        rem = new_adj
-        while rem:
-            u = trailing_zeros(rem)
-            rem &= rem - 1
-            _set_pair(t, u, g[NROW, u], pw, g)
-        # its hyperedges: the old ones saved and taken out, the new ones appended
-        base = U_ROW + n
+        # t's constraints: the old ones (pairs and triples) saved and taken out, the new ones appended
+        base = U_ROW
         k = 0
         oh = 0
         for j in range(g[GS, G_HCOUNT]):
@@ -839,7 +789,7 @@ def commit_saving(t, c, n, work, undo, d):
                 hl[HMASK, k] = hl[HMASK, j]
                 hl[HW, k] = hl[HW, j]
                 k += 1
-        rem = new_adj
+        rem = g[GS, G_NADJ]
         while rem:
             u = trailing_zeros(rem)
             rem &= rem - 1
@@ -853,7 +803,7 @@ def commit_saving(t, c, n, work, undo, d):
         g[GS, G_HCOUNT] = k
         undo[d, U_OH] = oh
         # the old components that the new ones replace: those within A | B
-        base = U_ROW + n + 2 * tmax
+        base = U_ROW + 2 * tmax
         union = 0
         for i in range(g[GS, G_NEWCOMP]):
             union |= g[NCM, i]
@@ -877,16 +827,15 @@ def commit_saving(t, c, n, work, undo, d):
 def restore_move(t, c, n, work, undo, d):
     """Tile t goes back to cell c, undoing the move saved in ``undo[d]`` by :func:`commit_saving`: its old
     edges and the old components' masks and covers come back as they were."""
-    g, hl, cons, pw = _views(work, n)
+    g, hl, cons = _views(work, n)
     g[POS, 0] = g[POS, t]
     g[POS, t] = c
     if not undo[d, U_APPLIED]:
         return
-    tmax = (undo.shape[1] - U_ROW - 3 * n) // 2
-    base = U_ROW + n
-    _edges_back(t, undo[d, U_OADJ], pw, g, hl, undo[d, U_ROW:base], undo[d, base:base + tmax], undo[d, base + tmax:],
-                undo[d, U_OH])
-    base = U_ROW + n + 2 * tmax
+    tmax = (undo.shape[1] - U_ROW - 2 * n) // 2
+    base = U_ROW
+    _edges_back(t, g, hl, undo[d, base:base + tmax], undo[d, base + tmax:], undo[d, U_OH])
+    base = U_ROW + 2 * tmax
     for i in range(undo[d, U_NOLD]):
         _set_component(undo[d, base + i], undo[d, base + n + i], g)
 
@@ -915,13 +864,13 @@ def undo_move(t, c, n, work, undo, d):
 
 
 @njit(cache=True)
-def covers_of_states(states, n, near, records, rows, pw, g, hl, cons, memo):
+def covers_of_states(states, n, near, records, rows, g, hl, cons, memo):
     """The least cover of each state (row: the tile in each cell), each from scratch."""
     out = np.empty(states.shape[0], dtype=np.int64)
     for i in range(states.shape[0]):
         for c in range(n):
             g[POS, states[i, c]] = c
-        out[i] = graph_from_scratch(n, near, records, rows, pw, g, hl, cons, memo)
+        out[i] = graph_from_scratch(n, near, records, rows, g, hl, cons, memo)
     return out
 
 
@@ -1036,16 +985,16 @@ def move_key_lookup(look: np.ndarray, n: int, t: int, c: int, m: int, u: int, cu
 
 
 def graph_work(n: int, triples: bool) -> np.ndarray:
-    """The ``work`` array of one conflict graph over tiles 0..n-1: the rows of g, hl, cons and pw, one after
+    """The ``work`` array of one conflict graph over tiles 0..n-1: the rows of g, hl and cons, one after
     another (:func:`_views`), as wide as the widest."""
     hmax = (max(16, comb(n - 1, 3)) if triples else 16) + comb(n, 2)
-    return np.zeros((_work_rows(n)[2], max(n * n + hmax, 2 * n + 2)), dtype=np.int64)
+    return np.zeros((_work_rows(n)[1], max(n * n + hmax, 2 * n + 2)), dtype=np.int64)
 
 
 def work_views(work: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
     """:func:`_views` in Python (a compiled function would box each view as the whole array)."""
-    c0, p0, end = _work_rows(n)
-    return work[:G_ROWS], work[G_ROWS:c0], work[c0:p0], work[p0:end]
+    c0, end = _work_rows(n)
+    return work[:G_ROWS], work[G_ROWS:c0], work[c0:end]
 
 
 def pack_all(tables) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
@@ -1056,7 +1005,7 @@ def pack_all(tables) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
 
 class ConflictGraph:
     """The arrays of one state's conflict graph and the work space of its updates: ``work`` and its views
-    ``pw`` (pair weights, n x n), ``g``, ``hl`` and ``cons`` (see the rows above), ``memo`` (covers of
+    ``g``, ``hl`` and ``cons`` (see the rows above), ``memo`` (covers of
     components seen before); ``lookups`` (``near``, ``records``, ``rows``) and ``move_lookups`` (one array)
     are those of :class:`pdbtool.tables.pairs_triples.DynamicTables`, packed (see "the key look-ups"
     above)."""
@@ -1070,13 +1019,13 @@ class ConflictGraph:
         self.lookups, self.move_lookups = pack_all(tables) if packed is None else packed
         self.nb = tables.board.neighbours()
         triples = tables.triples_stored > 0
-        # a tile is in at most one hyperedge with each pair of other tiles (one row of a triple's placement
-        # matches the blank's region)
+        # t's constraints: at most one hyperedge with each pair of other tiles (one row of a triple's placement
+        # matches the blank's region) and one pair edge with each other tile
         self.tmax = (comb(n - 2, 2) if triples else 0) + n - 1
         self.work = graph_work(n, triples)
-        self.g, self.hl, self.cons, self.pw = work_views(self.work, n)
+        self.g, self.hl, self.cons = work_views(self.work, n)
         self.memo = new_memo() if memo is None else memo
-        self.arrays = (self.pw, self.g, self.hl, self.cons, self.memo)
+        self.arrays = (self.g, self.hl, self.cons, self.memo)
         self._undo = self.undo_rows(1)  # what commit() replaces, never restored
 
     @property
@@ -1113,7 +1062,7 @@ class ConflictGraph:
 
     def undo_rows(self, capacity: int) -> np.ndarray:
         """The ``undo`` array of a search of ``capacity`` levels (:func:`commit_saving`)."""
-        return np.zeros((capacity, U_ROW + 3 * self.n + 2 * self.tmax), dtype=np.int64)
+        return np.zeros((capacity, U_ROW + 2 * self.n + 2 * self.tmax), dtype=np.int64)
 
     def commit_saving(self, t: int, c: int, undo: np.ndarray, d: int) -> None:
         commit_saving(t, c, self.n, self.work, undo, d)
@@ -1123,7 +1072,7 @@ class ConflictGraph:
 
     def edges(self) -> list[tuple[tuple[int, ...], int]]:
         """The current (hyper)edges as (tiles, weight), for inspection and tests."""
-        pw, g, hl = self.pw, self.g, self.hl
+        g, hl = self.g, self.hl
         out = []
         for j in range(int(g[GS, G_HCOUNT])):
             out.append((tuple(v for v in range(self.n) if int(hl[HMASK, j]) >> v & 1), int(hl[HW, j])))
