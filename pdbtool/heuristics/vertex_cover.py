@@ -35,12 +35,12 @@ The look-ups of a move index ``look`` with unsigned integers (``np.uint64``).  N
 around, so for a signed index that LLVM cannot prove non-negative it adds a test and an add on the address
 (two instructions on a chain of dependent loads, and the array's length held in a register); in the
 vectorized filter pass it made every element a scalar load with its own wraparound.  Unsigned indices
-have none: 4.3 % less CPU per node on 24-puzzle #1 with ``-region`` (docs/design.md).
+have none: 4.3 % less CPU per node on 24-puzzle #1 with ``-region`` (docs/design.md).  Elsewhere the same
+casts gained nothing or lost a little, so they are kept to the look-ups.
 
 The graph keeps its pair edges and hyperedges in one list of constraints (``hl[HMASK/HW]``: a mask of two or
 three tiles and a weight), so that listing the constraints of A | B is one branch-free pass over it, and a
-move saves and restores t's pairs and triples alike.  Elsewhere the same
-casts gained nothing or lost a little, so they are kept to the look-ups.
+move saves and restores t's pairs and triples alike.
 
 Masks of tiles are int64 bit sets (at most 32 cells).  All functions are Numba kernels over plain arrays;
 :class:`ConflictGraph` only allocates them.  The arrays are packed into a few 2-D arrays with named rows
