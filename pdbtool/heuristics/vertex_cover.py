@@ -561,6 +561,26 @@ def _same_edges(t, new_adj, nh, g, hl):
     return old == nh and pairs == popcount(new_adj)
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _append_new_constraints(t, g, hl, out, row, k):
+    """Write t's new constraints, as :func:`try_move` left them (pair neighbours ``g[GS, G_NADJ]`` with
+    weights in ``g[NROW]``, then hyperedges ``hl[NHM/NHW, :g[GS, G_NH]]``), into ``out[row]`` (masks) and
+    ``out[row + 1]`` (weights) from index k on; return the index after them."""
+    bt = np.int64(1) << t
+    rem = g[GS, G_NADJ]
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
+        out[row, k] = bt | (np.int64(1) << u)
+        out[row + 1, k] = g[NROW, u]
+        k += 1
+    for j in range(g[GS, G_NH]):
+        out[row, k] = hl[NHM, j]
+        out[row + 1, k] = hl[NHW, j]
+        k += 1
+    return k
+
+
 # ``need`` of a try_move whose exact change of the cover is wanted
 EXACT = np.int64(1) << 40
 
@@ -683,18 +703,7 @@ def try_move(t, c, m, need, n, look, work, memo):
         rem &= ~g[CMASK, u]
     um = CM if alone else cons.shape[0] - 3
     uw = um + 1
-    nu = _list_constraints(union, bt, g, hl, cons, um)
-    rem = new_adj
-    while rem:
-        u = trailing_zeros(rem)
-        rem &= rem - 1
-        cons[um, nu] = bt | (np.int64(1) << u)
-        cons[uw, nu] = g[NROW, u]
-        nu += 1
-    for j in range(nh):
-        cons[um, nu] = hl[NHM, j]
-        cons[uw, nu] = hl[NHW, j]
-        nu += 1
+    nu = _append_new_constraints(t, g, hl, cons, um, _list_constraints(union, bt, g, hl, cons, um))
     old_total = 0
     rem = union
     while rem:
@@ -789,18 +798,7 @@ def commit_saving(t, c, n, work, undo, d):
                 hl[HMASK, k] = hl[HMASK, j]
                 hl[HW, k] = hl[HW, j]
                 k += 1
-        rem = g[GS, G_NADJ]
-        while rem:
-            u = trailing_zeros(rem)
-            rem &= rem - 1
-            hl[HMASK, k] = bt | (np.int64(1) << u)
-            hl[HW, k] = g[NROW, u]
-            k += 1
-        for j in range(g[GS, G_NH]):
-            hl[HMASK, k] = hl[NHM, j]
-            hl[HW, k] = hl[NHW, j]
-            k += 1
-        g[GS, G_HCOUNT] = k
+        g[GS, G_HCOUNT] = _append_new_constraints(t, g, hl, hl, HMASK, k)
         undo[d, U_OH] = oh
         # the old components that the new ones replace: those within A | B
         base = U_ROW + 2 * tmax
