@@ -242,12 +242,14 @@ def test_packed_lookups_give_the_tables_edges(tables, dims, name):
     assert by_mask > 0 or "triples" not in name
 
 
-@pytest.mark.parametrize("dims,name,keys", [((3, 3), "pairs+triples-region", None), ((3, 3), "pairs+triples", None),
-                                            ((4, 3), "pairs-region", None), ((4, 4), "pairs+triples-region", 40_000)])
-def test_move_lookups_hold_what_holds_with_the_blank_where_the_tile_was(tables, dims, name, keys):
-    """Every key (t, c, m, u, cu) of the move look-ups (all of them, or a random sample) holds exactly the
-    pair units and the triple rows of the tables' own look-ups that hold with the blank in c's neighbour m,
-    where t came from; nothing is there for a move from off the board or from u's cell."""
+@pytest.mark.parametrize("dims,name,moves", [((3, 3), "pairs+triples-region", None), ((3, 3), "pairs+triples", None),
+                                             ((4, 3), "pairs-region", None), ((4, 4), "pairs+triples-region", 150)])
+def test_move_lookups_hold_what_holds_with_the_blank_where_the_tile_was(tables, dims, name, moves):
+    """For every move (t into c from c's neighbour m; all of them, or a random sample), the keys
+    (t, c, m, u, cu) of the move look-ups hold exactly the pair units of the tables' own look-ups that hold
+    with the blank in m's cell, where t came from, and between them each triple placement that holds there
+    exactly once, under the key of one of its two other tiles; nothing is there for a move from off the
+    board or from u's cell."""
     from pdbtool.heuristics.vertex_cover import move_key_lookup, pack_move_lookups
     from pdbtool.tables.pairs_triples import pair_units_at
 
@@ -255,29 +257,69 @@ def test_move_lookups_hold_what_holds_with_the_blank_where_the_tile_was(tables, 
     look = tables[dims, name]
     n, nb = board.n, board.neighbours()
     packed = pack_move_lookups(look)
-    all_keys = [(t, c, m, u, cu) for t in range(1, n) for c in range(n) for m in range(4) for u in range(1, n)
-                for cu in range(n) if u != t and cu != c]
-    if keys is not None:
-        all_keys = random.Random(7).sample(all_keys, keys)
-    found = 0
-    for t, c, m, u, cu in all_keys:
-        key = ((t * n + c) * n + u) * n + cu
+    all_moves = [(t, c, m) for t in range(1, n) for c in range(n) for m in range(4)]
+    if moves is not None:
+        all_moves = random.Random(7).sample(all_moves, moves)
+    found = flipped = 0
+    for t, c, m in all_moves:
         blank = int(nb[c, m])
-        want_rows = []
-        want_units = 0
-        if blank >= 0 and blank != cu:
-            want_units = int(pair_units_at(look.pair_units, look.tri_start, look.tri_ent, key, blank))
-            want_rows = sorted((int(v), int(cell), int(units))
-                               for v, cell, units, mask in look.tri_ent[look.tri_start[key]:look.tri_start[key + 1]]
-                               if v and int(mask) >> blank & 1 and cell != blank)
-        got = move_key_lookup(packed, n, t, c, m, u, cu)
-        if got is None:
-            assert want_units == 0 and want_rows == []
-            continue
-        found += 1
-        assert got == (want_units, want_rows), (t, c, m, u, cu)
-        assert want_units or want_rows  # no key holds nothing
+        want, got = [], []
+        for u in range(1, n):
+            for cu in range(n):
+                if u == t or cu == c:
+                    continue
+                key = ((t * n + c) * n + u) * n + cu
+                want_units = 0
+                if blank >= 0 and blank != cu:
+                    want_units = int(pair_units_at(look.pair_units, look.tri_start, look.tri_ent, key, blank))
+                    want += [(frozenset([(u, cu), (int(v), int(cell))]), int(units))
+                             for v, cell, units, mask in look.tri_ent[look.tri_start[key]:look.tri_start[key + 1]]
+                             if v and int(mask) >> blank & 1 and cell != blank]
+                held = move_key_lookup(packed, n, t, c, m, u, cu)
+                if held is None:
+                    assert want_units == 0, (t, c, m, u, cu)
+                    continue
+                found += 1
+                units, rows = held
+                assert units == want_units, (t, c, m, u, cu)
+                assert units or rows  # no key holds nothing
+                got += [(frozenset([(u, cu), (v, cell)]), w) for v, cell, w in rows]
+                flipped += sum(v < u for v, _, _ in rows)
+        assert len(got) == len(set(got)), (t, c, m)  # no placement twice
+        assert set(got) == set(want), (t, c, m)
     assert found > 100
+    assert flipped > 0 or "triples" not in name  # some placements are kept under their larger tile
+
+
+@given(st.integers(4, 9), st.data())
+@settings(max_examples=60, deadline=None)
+def test_orienting_triples_keeps_each_placement_once_and_never_adds_entries(n, data):
+    """Each row comes back as it was or under the key of its other tile (the same placement), and the
+    entries (key, other tile, units) number no more than before."""
+    from pdbtool.heuristics.vertex_cover import _orient_triples
+
+    nrows = data.draw(st.integers(0, 60))
+    rows = []
+    for _ in range(nrows):
+        t, c, m = data.draw(st.integers(1, n - 1)), data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, 3))
+        u, v = sorted(data.draw(st.lists(st.integers(1, n - 1).filter(lambda x: x != t), min_size=2, max_size=2,
+                                         unique=True)))
+        cu, cv = data.draw(st.lists(st.integers(0, n - 1).filter(lambda x: x != c), min_size=2, max_size=2,
+                                    unique=True))
+        rows.append(((((t * n + c) * 4 + m) * n + u) * n + cu, v, cv, data.draw(st.integers(1, 3))))
+    rows = np.array(rows, dtype=np.int64).reshape(-1, 4)
+    out = _orient_triples(rows, n)
+
+    def placements(r):
+        key, v, cv, units = r[:, 0], r[:, 1], r[:, 2], r[:, 3]
+        return sorted((int(k) // (n * n), frozenset([(int(k) // n % n, int(k) % n), (int(a), int(b))]), int(w))
+                      for k, a, b, w in zip(key, v, cv, units))
+
+    def entries(r):
+        return len({(int(k), int(a), int(w)) for k, a, w in zip(r[:, 0], r[:, 1], r[:, 3])})
+
+    assert placements(out) == placements(rows)
+    assert entries(out) <= entries(rows)
 
 
 def test_move_lookups_keep_units_up_to_63_and_group_the_cells_of_one_v():
