@@ -908,11 +908,15 @@ def pack_lookups(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return near, np.ascontiguousarray(records), np.ascontiguousarray(rows.astype(np.int32))
 
 
-def _group_sizes(codes, chosen):
-    """For each of ``codes``, how many of ``chosen`` equal it."""
-    if len(chosen) == 0:
+def _entry_codes(key, other, units):
+    """The code of a move entry (key, other tile, units): :func:`pack_move_lookups` groups rows by it."""
+    return (key * 32 + other) * 64 + units
+
+
+def _group_sizes(codes, distinct, count):
+    """For each of ``codes``, its count in ``distinct``/``count`` (``np.unique(..., return_counts=True)``)."""
+    if len(distinct) == 0:
         return np.zeros(len(codes), dtype=np.int64)
-    distinct, count = np.unique(chosen, return_counts=True)
     at = np.minimum(np.searchsorted(distinct, codes), len(distinct) - 1)
     return np.where(distinct[at] == codes, count[at], 0)
 
@@ -927,19 +931,20 @@ def _orient_triples(rows, n, passes=3):
     key, v, cv, units = rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3]
     u, cu = (key // n) % n, key % n
     flipped = key - u * n - cu + v * n + cv
-    own = (key * 32 + v) * 64 + units  # the entry's code, as pack_move_lookups groups them
-    other = (flipped * 32 + u) * 64 + units
-    s_own, s_other = _group_sizes(own, own), _group_sizes(other, other)
-    best, best_count = np.ones(len(rows), dtype=bool), len(np.unique(own))
+    own = _entry_codes(key, v, units)
+    other = _entry_codes(flipped, u, units)
+    distinct, count = np.unique(own, return_counts=True)
+    s_own = _group_sizes(own, distinct, count)
+    s_other = _group_sizes(other, *np.unique(other, return_counts=True))
+    best, best_count = np.ones(len(rows), dtype=bool), len(distinct)
     for _ in range(passes):
         keep = s_own >= s_other
-        chosen = np.where(keep, own, other)
-        count = len(np.unique(chosen))
-        if count < best_count:
-            best, best_count = keep, count
+        distinct, count = np.unique(np.where(keep, own, other), return_counts=True)
+        if len(distinct) < best_count:
+            best, best_count = keep, len(distinct)
         # the size of each side's group with this row counted in it
-        s_own = _group_sizes(own, chosen) + ~keep
-        s_other = _group_sizes(other, chosen) + keep
+        s_own = _group_sizes(own, distinct, count) + ~keep
+        s_other = _group_sizes(other, distinct, count) + keep
     return np.stack([np.where(best, key, flipped), np.where(best, v, u), np.where(best, cv, cu), units], axis=1)
 
 
@@ -991,7 +996,7 @@ def pack_move_lookups(tables) -> np.ndarray:
         raise PdbtoolError("a dynamic table row's units exceed 63")
     rows = _orient_triples(rows, n)
     # one entry per (key, v, units), in increasing order: the mask of the cells of v
-    group, where = np.unique((rows[:, 0] * 32 + rows[:, 1]) * 64 + rows[:, 3], return_inverse=True)
+    group, where = np.unique(_entry_codes(rows[:, 0], rows[:, 1], rows[:, 3]), return_inverse=True)
     cells = np.zeros(len(group), dtype=np.int64)
     np.bitwise_or.at(cells, where.reshape(-1), np.int64(1) << rows[:, 2])
     entry_key = group // (32 * 64)
