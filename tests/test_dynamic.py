@@ -291,6 +291,23 @@ def test_move_lookups_hold_what_holds_with_the_blank_where_the_tile_was(tables, 
     assert flipped > 0 or "triples" not in name  # some placements are kept under their larger tile
 
 
+@pytest.mark.parametrize("dims,name", [((3, 3), "pairs+triples"), ((4, 4), "pairs+triples-region")])
+def test_move_lookups_end_in_padding_that_a_last_block_of_entries_can_read(tables, dims, name):
+    """try_move reads a key's entries in blocks of ENTRY_BLOCK: after the last key's entries the array holds
+    ENTRY_BLOCK - 1 words of 0 (an entry that matches no cell), and nothing else."""
+    from pdbtool.heuristics.vertex_cover import ENTRY_BLOCK, pack_move_lookups
+
+    n = Board(*dims).n
+    packed = pack_move_lookups(tables[dims, name])
+    near = packed[:n * n * 4 * n]
+    starts = near[near != 0] >> 32
+    nkeys = sum(bin(int(w) & 0xFFFFFFFF).count("1") for w in near)
+    records = packed[int(starts.min()):int(starts.min()) + nkeys]
+    ends = (records & 0xFFFFFFFF) + ((records >> 32) & 0xFFFF)
+    assert len(packed) == int(ends.max()) + ENTRY_BLOCK - 1
+    assert not packed[int(ends.max()):].any()
+
+
 @given(st.integers(4, 9), st.data())
 @settings(max_examples=60, deadline=None)
 def test_orienting_triples_keeps_each_placement_once_and_never_adds_entries(n, data):

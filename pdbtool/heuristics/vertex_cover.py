@@ -584,6 +584,11 @@ def _append_new_constraints(t, g, hl, out, row, k):
     return k
 
 
+# try_move reads a key's entries in blocks of this many, each block branch-free (every entry written, the
+# count advanced by its test and by whether it is still the key's), so that a key of one or two entries costs
+# no branch on its length; pack_move_lookups pads the entries so that the last block stays inside ``look``
+ENTRY_BLOCK = 2
+
 # ``need`` of a try_move whose exact change of the cover is wanted
 EXACT = np.int64(1) << 40
 
@@ -656,15 +661,18 @@ def try_move(t, c, m, need, n, look, work, memo):
         g[NROW, u] = w
         if w:
             new_adj |= np.int64(1) << u
-        # an entry: the cells of v (low 32 bits) where the triple (t, u, v) adds its units
-        first = rec & 0xFFFFFFFF
-        for j in range(first, first + ((rec >> 32) & 0xFFFF)):
-            e = look[np.uint64(j)]
-            v = (e >> 32) & 31
-            if (e >> g[POS, v]) & 1:
+        # an entry: the cells of v (low 32 bits) where the triple (t, u, v) adds its units.  In blocks (see
+        # ENTRY_BLOCK): the loop over a key's entries ended on a mispredicted branch at almost every key
+        j = rec & 0xFFFFFFFF
+        end = j + ((rec >> 32) & 0xFFFF)
+        while j < end:
+            for q in range(ENTRY_BLOCK):
+                e = look[np.uint64(j + q)]
+                v = (e >> 32) & 31
                 hl[NHM, np.uint64(nh)] = bt | (np.int64(1) << u) | (np.int64(1) << v)
                 hl[NHW, np.uint64(nh)] = e >> 37
-                nh += 1
+                nh += ((e >> g[POS, v]) & 1) & (j + q < end)
+            j += ENTRY_BLOCK
     g[GS, G_NH] = nh
     old_comp = g[CMASK, t]
     if old_comp == bt:
@@ -957,7 +965,8 @@ def pack_move_lookups(tables) -> np.ndarray:
     * each key's record: its first entry (bits 0-31), its number of entries (32-47), its pair units
       (48-55), with the blank in ``nb[c, m]``;
     * the entries: the cells of v where the triple (t, u, v) holds with that blank (bits 0-31, as a mask),
-      v (32-36) and the triple's units (37-42), one entry per (key, v, units)."""
+      v (32-36) and the triple's units (37-42), one entry per (key, v, units); then ENTRY_BLOCK - 1 words of
+      0, which never match, so that a block read from the last key's entries stays inside the array."""
     n = tables.board.n
     nb = tables.board.neighbours()
     nk = n ** 4
@@ -1014,7 +1023,8 @@ def pack_move_lookups(tables) -> np.ndarray:
     near |= np.where(near != 0, first_key, 0).astype(np.int64) << 32
     first = entries_at + np.concatenate([[0], np.cumsum(count)[:-1]])
     records = first[keys] | count[keys] << 32 | pair_units[keys] << 48
-    return np.ascontiguousarray(np.concatenate([near, records, entries]))
+    padding = np.zeros(ENTRY_BLOCK - 1, dtype=np.int64)
+    return np.ascontiguousarray(np.concatenate([near, records, entries, padding]))
 
 
 def move_key_lookup(look: np.ndarray, n: int, t: int, c: int, m: int, u: int, cu: int):
