@@ -662,7 +662,7 @@ def try_move(t, c, m, need, n, look, work, memo):
         if w:
             new_adj |= np.int64(1) << u
         # an entry: the cells of v (low 32 bits) where the triple (t, u, v) adds its units.  In blocks (see
-        # ENTRY_BLOCK): the loop over a key's entries ended on a mispredicted branch at almost every key
+        # ENTRY_BLOCK): the loop over a key's entries ended on a mispredicted branch at most keys
         j = rec & 0xFFFFFFFF
         end = j + ((rec >> 32) & 0xFFFF)
         while j < end:
