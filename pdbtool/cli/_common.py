@@ -8,6 +8,7 @@ from contextlib import contextmanager
 
 import click
 
+from .. import registry
 from ..errors import PdbtoolError
 
 
@@ -70,10 +71,10 @@ board_option = click.option("--board", "board_dims", default=None, metavar="WxH"
                             help="Board size, e.g. 4x4 (default: from the partition).")
 goal_option = click.option("--goal", default=None, metavar="GOAL",
                            help="'korf' (default), 'blank-last', or the goal's tiles cell by cell.")
-blank_option = click.option("--blank", type=click.Choice(["minimized", "ignored"]), default="minimized",
+blank_option = click.option("--blank", type=click.Choice(list(registry.BLANK_RULES)), default=registry.DEFAULT_BLANK,
                             show_default=True, help="Blank rule of the abstraction.")
 encoding_option = click.option(
-    "--encoding", type=click.Choice(["byte", "nibble", "mod3", "parity", "min-nibble", "sparse"]), default="byte",
+    "--encoding", type=click.Choice(list(registry.ENCODINGS)), default=registry.DEFAULT_ENCODING,
     show_default=True, help="How the table is stored (mod3 and parity need --blank ignored).")
 group_option = click.option("--group", type=int, default=None, metavar="C",
                             help="min-nibble: ranks per group (a power of two).")

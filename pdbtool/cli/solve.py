@@ -8,7 +8,7 @@ import time
 
 import click
 
-from ..tables.dynamic_sets import DYNAMIC_SETS
+from .. import registry
 from ._common import Interrupted, board_option, cache_dir_option, goal_option, say, user_errors
 
 
@@ -18,16 +18,15 @@ from ._common import Interrupted, board_option, cache_dir_option, goal_option, s
 @goal_option
 @click.option("--partition", default=None, metavar="NAME|FILE",
               help="Partition for the pdb heuristic (default: 15-7-8 on 4x4, 24-6-6-6-6 on 5x5).")
-@click.option("--heuristic", type=click.Choice(["pdb", "manhattan", "linear-conflict", "ddb", "max"]), default="pdb",
-              show_default=True, help="Heuristic of the search (ddb: pairs/triples with a vertex cover; "
-                                      "max: the larger of pdb and ddb).")
-@click.option("--dynamic", type=click.Choice(DYNAMIC_SETS), default=None,
-              help="Tables of ddb and max (default: pairs+triples).")
+@click.option("--heuristic", type=click.Choice(list(registry.HEURISTICS)), default=registry.DEFAULT_HEURISTIC,
+              show_default=True, help=f"Heuristic of the search ({registry.help_text(registry.HEURISTICS)}).")
+@click.option("--dynamic", type=click.Choice(list(registry.DYNAMIC_SETS)), default=None,
+              help=f"Tables of ddb and max (default: {registry.DEFAULT_DYNAMIC_SET}).")
 @click.option("--no-reflect", is_flag=True, help="Do not take the max with the diagonal reflection.")
-@click.option("--blank", type=click.Choice(["minimized", "ignored"]), default="minimized", show_default=True,
+@click.option("--blank", type=click.Choice(list(registry.BLANK_RULES)), default=registry.DEFAULT_BLANK, show_default=True,
               help="Blank rule of the pattern tables (mod3 and parity need ignored).")
-@click.option("--encoding", type=click.Choice(["byte", "nibble", "mod3", "parity", "min-nibble", "sparse"]),
-              default="byte", show_default=True,
+@click.option("--encoding", type=click.Choice(list(registry.ENCODINGS)), default=registry.DEFAULT_ENCODING,
+              show_default=True,
               help="Encoding of the pattern tables (converted from byte tables if absent; pdb only).")
 @click.option("--group", type=int, default=None, metavar="C", help="Group size of min-nibble (a power of two).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True,
@@ -69,14 +68,15 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     from ..search.solver import SolveOptions, solve_batch
 
     board = Board.parse(board_dims, goal) if board_dims else None
-    if heuristic not in ("pdb", "max") and partition is not None:
-        raise click.UsageError("--partition applies to --heuristic pdb and max only")
-    if heuristic not in ("ddb", "max") and dynamic is not None:
-        raise click.UsageError("--dynamic applies to --heuristic ddb and max only")
-    if heuristic != "pdb" and (encoding != "byte" or group is not None):
-        raise click.UsageError("--encoding and --group apply to --heuristic pdb only")
-    if heuristic not in ("pdb", "max") and blank != "minimized":
-        raise click.UsageError("--blank applies to --heuristic pdb and max only")
+    entry = registry.HEURISTICS[heuristic]
+    if not entry.partition and partition is not None:
+        raise click.UsageError(f"--partition applies to --heuristic {_ones_with('partition')} only")
+    if not entry.dynamic and dynamic is not None:
+        raise click.UsageError(f"--dynamic applies to --heuristic {_ones_with('dynamic')} only")
+    if not entry.encodings and (encoding != registry.DEFAULT_ENCODING or group is not None):
+        raise click.UsageError(f"--encoding and --group apply to --heuristic {_ones_with('encodings')} only")
+    if not entry.partition and blank != registry.DEFAULT_BLANK:
+        raise click.UsageError(f"--blank applies to --heuristic {_ones_with('partition')} only")
     if ray_address is not None and jobs > 1:
         raise click.UsageError("--jobs does not apply with --ray (the cluster's CPUs are the workers)")
     if encoding != "byte" or group is not None:
@@ -139,6 +139,10 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         raise interrupted
     if any(r.error is not None for r in results):
         sys.exit(1)
+
+
+def _ones_with(attribute: str) -> str:
+    return " and ".join(registry.heuristics_with(attribute))
 
 
 class ProgressLine:

@@ -4,32 +4,39 @@ encoded ones (:mod:`.encoded`), with the diagonal reflection and tables shared t
 dynamically partitioned pairs and triples combined by a weighted vertex cover (:mod:`.dynamic`, with
 :mod:`.vertex_cover`).  Each is a class with ``value(state)`` and ``setup(tiles, capacity)``, plus its
 implementation of the driver's hooks (:mod:`.hooks`) for the class of its search state.
+
+Which heuristics exist, and what each is made from, is listed in :mod:`pdbtool.registry`;
+:func:`make_heuristic` makes one by name.
 """
 
 from __future__ import annotations
 
+from .. import registry
 from .hooks import HeuristicError
 
-HEURISTICS = ("pdb", "manhattan", "linear-conflict")
+
+def make_heuristic(name: str, **inputs):
+    """The heuristic ``name`` of :data:`pdbtool.registry.HEURISTICS`, from the keyword ``inputs`` (those of
+    :data:`pdbtool.registry.HEURISTIC_INPUTS`; each factory is given the ones its entry asks for)."""
+    try:
+        entry = registry.heuristic(name)
+    except registry.RegistryError as exc:
+        raise HeuristicError(str(exc)) from None
+    return entry.load()(**{k: v for k, v in inputs.items() if k in entry.inputs()})
 
 
-def make_heuristic(name: str, board, patterns=None, tables=None, reflect: bool = True, shared=None):
-    """A static heuristic by name (``pdb`` needs the patterns and their tables)."""
-    if name == "manhattan":
-        from .manhattan import Manhattan
+def pattern_sum_heuristic(board, patterns, tables, reflect, shared, encoding="byte", encoding_params=None):
+    """``pdb``: the partition's additive sum over byte tables (:mod:`.pattern_sum`) or compactly encoded ones
+    (:mod:`.encoded`)."""
+    if patterns is None or tables is None:
+        raise HeuristicError("the pdb heuristic needs a partition and its tables")
+    if encoding != registry.DEFAULT_ENCODING:
+        from .encoded import EncodedPatternSum
 
-        return Manhattan(board)
-    if name == "linear-conflict":
-        from .linear_conflict import LinearConflict
+        return EncodedPatternSum(patterns, tables, encoding, encoding_params or {}, reflect, shared)
+    from .pattern_sum import PatternSum
 
-        return LinearConflict(board)
-    if name == "pdb":
-        from .pattern_sum import PatternSum
-
-        if patterns is None or tables is None:
-            raise HeuristicError("the pdb heuristic needs a partition and its tables")
-        return PatternSum(patterns, tables, reflect, shared)
-    raise HeuristicError(f"unknown heuristic {name!r}: choose one of {', '.join(HEURISTICS)}")
+    return PatternSum(patterns, tables, reflect, shared)
 
 
-__all__ = ["HEURISTICS", "HeuristicError", "make_heuristic"]
+__all__ = ["HeuristicError", "make_heuristic", "pattern_sum_heuristic"]

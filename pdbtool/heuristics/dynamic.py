@@ -26,12 +26,11 @@ from numba.extending import overload
 
 from ..puzzle.board import Board
 from ..errors import PdbtoolError
+from ..registry import DEFAULT_DYNAMIC_SET
 from . import hooks
 from .hooks import is_state
 from .pattern_sum import PatternSum, PatternSumState, enter_sums, leave_sums, moved_value
 from .vertex_cover import CMASK, ConflictGraph, keep_move, new_memo, pack_all, try_move, undo_move
-
-DYNAMIC_HEURISTICS = ("ddb", "max")
 
 # hd[d]: Manhattan + 2 x cover at level d; md[t, c]: Manhattan of tile t in cell c; use_static: ``max``;
 # sums: the static pattern sum's state (PatternSumState; a placeholder with ``ddb``); moved[0/1]: the
@@ -197,21 +196,25 @@ def _no_sums(n: int) -> PatternSumState:
                            np.zeros((1, 1), dtype=np.int64), one)
 
 
-def make_dynamic_heuristic(name: str, board: Board, dynamic: str | None = None, patterns=None, tables=None,
-                           reflect: bool = True, cache=None, cache_dir=None, threads: int | None = None,
-                           notify=None, shared=None) -> DynamicHeuristic:
-    """``ddb`` (the dynamic set ``dynamic``, default pairs+triples) or ``max`` (also needs the static
-    partition's patterns and tables; ``shared`` as in :class:`pdbtool.heuristics.pattern_sum.PatternSum`)."""
+def ddb_heuristic(board: Board, dynamic: str | None = None, cache=None, cache_dir=None, threads: int | None = None,
+                  notify=None) -> DynamicHeuristic:
+    """``ddb``: the dynamic set ``dynamic`` (default: :data:`pdbtool.registry.DEFAULT_DYNAMIC_SET`)."""
+    return DynamicHeuristic(_lookups(board, dynamic, cache, cache_dir, threads, notify))
+
+
+def max_heuristic(board: Board, patterns=None, tables=None, reflect: bool = True, shared=None,
+                  dynamic: str | None = None, cache=None, cache_dir=None, threads: int | None = None,
+                  notify=None) -> DynamicHeuristic:
+    """``max``: ``ddb`` and the static partition's sum (its ``patterns`` and ``tables``; ``shared`` as in
+    :class:`pdbtool.heuristics.pattern_sum.PatternSum`)."""
+    if patterns is None or tables is None:
+        raise DynamicHeuristicError("the max heuristic needs a static partition and its tables")
+    lookups = _lookups(board, dynamic, cache, cache_dir, threads, notify)
+    return DynamicHeuristic(lookups, PatternSum(patterns, tables, reflect, shared))
+
+
+def _lookups(board, dynamic, cache, cache_dir, threads, notify):
     from ..tables.pairs_triples import load_dynamic
 
-    if name not in DYNAMIC_HEURISTICS:
-        raise DynamicHeuristicError(f"unknown dynamic heuristic {name!r}: choose one of "
-                                    f"{', '.join(DYNAMIC_HEURISTICS)}")
-    lookups = load_dynamic(board, dynamic or "pairs+triples", cache=cache, cache_dir=cache_dir, jobs=threads,
-                           notify=notify)
-    static = None
-    if name == "max":
-        if patterns is None or tables is None:
-            raise DynamicHeuristicError("the max heuristic needs a static partition and its tables")
-        static = PatternSum(patterns, tables, reflect, shared)
-    return DynamicHeuristic(lookups, static)
+    return load_dynamic(board, dynamic or DEFAULT_DYNAMIC_SET, cache=cache, cache_dir=cache_dir, jobs=threads,
+                        notify=notify)

@@ -24,7 +24,8 @@ import numpy as np
 
 from ..puzzle.board import Board
 from ..errors import PdbtoolError
-from ..heuristics import HEURISTICS, HeuristicError, make_heuristic
+from .. import registry
+from ..heuristics import HeuristicError, make_heuristic
 from .driver import FOUND, STOPPED, Search, Tally, run_chunks
 
 CHUNK_NODES = 1 << 21  # nodes per driver call of a serial solve (between progress reports and limit checks)
@@ -66,7 +67,8 @@ class SolverError(PdbtoolError):
 class Solver:
     """An optimal solver for one board: IDA* with a heuristic chosen by name.
 
-    * ``heuristic``: ``pdb`` (default), ``manhattan`` or ``linear-conflict``.
+    * ``heuristic``: a name of :data:`pdbtool.registry.HEURISTICS`: ``pdb`` (default), ``manhattan``,
+      ``linear-conflict``, ``ddb`` or ``max``.
     * ``partition``: for ``pdb``, a built-in name or partition file path, a ``Partition``, or a list of
       ``TilePattern``; default: the board's default partition (15-7-8 on 4x4, 24-6-6-6-6 on 5x5).
     * ``reflect``: take the max with the diagonal reflection (when the board and goal allow it).
@@ -88,19 +90,17 @@ class Solver:
                  threads: int | None = None, notify: Callable[[str], None] | None = None,
                  dynamic: str | None = None, search_threads: int = 1, encoding: str = "byte",
                  group: int | None = None, blank: str = "minimized"):
-        from ..heuristics.dynamic import DYNAMIC_HEURISTICS
-
-        if heuristic not in HEURISTICS + DYNAMIC_HEURISTICS:
-            raise SolverError(f"unknown heuristic {heuristic!r}: choose one of "
-                              f"{', '.join(HEURISTICS + DYNAMIC_HEURISTICS)}")
+        try:
+            entry = registry.heuristic(heuristic)
+            registry.choose("blank rule", registry.BLANK_RULES, blank)
+        except registry.RegistryError as exc:
+            raise SolverError(str(exc)) from None
         patterns = None
         self.partition_name = None
-        self.dynamic = (dynamic or "pairs+triples") if heuristic in DYNAMIC_HEURISTICS else None
+        self.dynamic = (dynamic or registry.DEFAULT_DYNAMIC_SET) if entry.dynamic else None
         shared = None
-        if blank not in ("minimized", "ignored"):
-            raise SolverError(f"blank rule {blank!r}: choose minimized or ignored")
         if encoding != "byte" or group is not None:
-            if heuristic != "pdb":
+            if not entry.encodings:
                 raise SolverError(f"--encoding applies to --heuristic pdb only, not {heuristic}")
             from ..heuristics.encoded import check_encoding
 
@@ -108,7 +108,7 @@ class Solver:
         else:
             enc_params = {}
         self.encoding, self.blank = encoding, blank
-        if heuristic in ("pdb", "max"):
+        if entry.partition:
             from ..tables.resolve import resolve_partition
 
             part = resolve_partition(partition, board)
@@ -130,19 +130,11 @@ class Solver:
             raise SolverError("a board is needed")
         self.board = board
         self.heuristic_name = heuristic
-        self.reflect = reflect if heuristic in ("pdb", "max") else False
-        if self.dynamic is not None:
-            from ..heuristics.dynamic import make_dynamic_heuristic
-
-            self.heuristic = make_dynamic_heuristic(heuristic, board, self.dynamic, patterns, tables, self.reflect,
-                                                    cache=cache, cache_dir=cache_dir, threads=threads, notify=notify,
-                                                    shared=shared)
-        elif encoding != "byte":
-            from ..heuristics.encoded import EncodedPatternSum
-
-            self.heuristic = EncodedPatternSum(patterns, tables, encoding, enc_params, self.reflect, shared)
-        else:
-            self.heuristic = make_heuristic(heuristic, board, patterns, tables, self.reflect, shared)
+        self.reflect = reflect if entry.partition else False
+        self.heuristic = make_heuristic(heuristic, board=board, patterns=patterns, tables=tables, reflect=self.reflect,
+                                        shared=shared, encoding=encoding, encoding_params=enc_params,
+                                        dynamic=self.dynamic, cache=cache, cache_dir=cache_dir, threads=threads,
+                                        notify=notify)
         self.nb = board.neighbours()
         self.goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
         self.search_threads = _check_search_threads(search_threads)

@@ -10,8 +10,7 @@ from ..._native.intrinsics import popcount, trailing_zeros
 from .exact_cover import _branch_and_bound, _reduce
 from .layout import CCOVER, CM, CMASK, CW, G_HCOUNT, GS, HMASK, HW
 
-# 2^16 slots (16 MB): with 2^13 slots, or with no memo at all, 24-puzzle #1 with pairs+triples-region costs
-# about 3 % more CPU per node
+# 2^16 slots of 31 words per memo (one per thread): a smaller memo, or none, costs more CPU per node
 MEMO_SLOTS = 1 << 16
 
 MEMO_KEYS = 28  # components with more constraints are solved without the memo
@@ -38,8 +37,8 @@ def _component(t, g, hl):
 @njit(cache=True, _nrt=False, inline="always")
 def _compact(m, core):
     """The bits of ``m`` (a subset of ``core``) packed to the low end as ``core``'s are (BMI2 ``pext``), one
-    popcount per bit: a constraint has two or three, and ``pext`` is microcoded on AMD's Zen 2 and older
-    (tens to hundreds of cycles; this one costs 1.5 % more CPU per node on 24-puzzle #1)."""
+    popcount per bit: a constraint has two or three, and ``pext`` is microcoded (tens to hundreds of cycles) on
+    older AMD CPUs."""
     out = np.int64(0)
     while m:
         low = m & -m

@@ -71,7 +71,7 @@ def _append_new_constraints(t, g, hl, out, row, k):
 
 
 # inline: the driver has one call site (the ddb hooks' child_h), and the call's 26 argument words cost more
-# than the extra compile (docs/design.md)
+# than the extra compile
 @njit(cache=True, _nrt=False, inline="always")
 def try_move(t, c, m, need, n, look, work, memo):
     """The change of the least cover when tile t moves into cell ``c`` from c's neighbour ``m`` (up, left,
@@ -89,11 +89,7 @@ def try_move(t, c, m, need, n, look, work, memo):
     * when t has no constraint now, a new one whose other tiles have none either forms a component of its
       own, so the cover grows by at least its weight (before A | B is looked at);
     * vertex-disjoint constraints of A | B after the move need their own units each, so the new covers
-      there are at least the sum of their weights (before any cover is solved).
-
-    On the first 10 M nodes of 24-puzzle #1 with ``-region`` the first settles 1.41 M of the 3.83 M children
-    that are pruned after their look-ups, the second 1.71 M of the 2.22 M pruned children whose edges
-    change."""
+      there are at least the sum of their weights (before any cover is solved)."""
     g, hl, cons = _views(work, n)
     bt = np.int64(1) << t
     nh = 0
@@ -183,8 +179,7 @@ def try_move(t, c, m, need, n, look, work, memo):
         old_total += g[CCOVER, v]
         rem &= ~g[CMASK, v]
     # vertex-disjoint constraints each need their own units, so their weights bound the new covers below:
-    # when that settles a pruned child, no cover is solved (on the first 10 M nodes of 24-puzzle #1 with
-    # -region, 1.71 M of the 2.22 M pruned children whose edges change)
+    # when that settles a pruned child (most pruned children whose edges change), no cover is solved
     lb = _disjoint_weights(cons, um, nu) - old_total
     if lb >= need:
         g[GS, G_PENDING] = 0
@@ -258,9 +253,8 @@ def commit_saving(t, c, n, work, undo, d):
         tmax = (undo.shape[1] - U_ROW - 2 * n) // 2
         bt = np.int64(1) << t
         # t's constraints: the old ones (pairs and triples) saved and taken out, the new ones appended.
-        # Branch-free, as the module's docstring says (1 to 2 % less CPU per node on 24-puzzle #1 with
-        # -region): every constraint is written to both places, so undo's rows have one slot more (tmax) than
-        # t can have constraints
+        # Branch-free (see the package's docstring): every constraint is written to both places, so undo's
+        # rows have one slot more (tmax) than t can have constraints
         base = U_ROW
         k = 0
         oh = 0
@@ -314,8 +308,7 @@ def restore_move(t, c, n, work, undo, d):
         _set_component(undo[d, base + i], undo[d, base + n + i], g)
 
 
-# The search calls these: a move that changed no edge (about half of the children entered on 24-puzzle #1)
-# costs no call
+# The search calls these: a move that changed no edge (a common case) costs no call
 @njit(cache=True, _nrt=False, inline="always")
 def keep_move(t, c, n, work, undo, d):
     """:func:`commit_saving`, inline when the move changed no edge."""

@@ -1,0 +1,125 @@
+"""Every name a user can choose: heuristics, blank rules, table encodings and dynamic sets.
+
+The command line's choices and their ``--help``, the checks of :class:`pdbtool.search.solver.Solver` and the
+construction of its heuristic are all read from here, so adding one of these is one line in this module
+(and, for a heuristic, its own module).  Nothing here imports NumPy or Numba: ``pdbtool --help`` reads it.
+
+A heuristic's entry names its factory as ``"module:attribute"`` (imported when a solver is made) and what it
+takes: the static partition's pattern tables (``partition``), a dynamic set of pair and triple tables
+(``dynamic``), and whether its pattern tables may be stored in a compact encoding (``encodings``).  The
+solver calls the factory with the keyword arguments its entry asks for (:data:`HEURISTIC_INPUTS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import PdbtoolError
+
+
+class RegistryError(PdbtoolError):
+    pass
+
+
+@dataclass(frozen=True)
+class Heuristic:
+    """A heuristic of the search: its name, a one-line description, its factory and what it takes."""
+
+    name: str
+    help: str
+    factory: str
+    partition: bool = False
+    dynamic: bool = False
+    encodings: bool = False
+
+    def load(self):
+        """The factory, imported now."""
+        from importlib import import_module
+
+        module, _, attribute = self.factory.partition(":")
+        return getattr(import_module(module), attribute)
+
+    def inputs(self) -> tuple[str, ...]:
+        """The keyword arguments its factory takes (:data:`HEURISTIC_INPUTS`)."""
+        names = ["board"]
+        if self.partition:
+            names += ["patterns", "tables", "reflect", "shared"]
+        if self.encodings:
+            names += ["encoding", "encoding_params"]
+        if self.dynamic:
+            names += ["dynamic", "cache", "cache_dir", "threads", "notify"]
+        return tuple(names)
+
+
+# What a factory may be given: the board; the static partition's patterns, their tables (values indexed by
+# rank), whether to take the diagonal reflection and which pattern reads which table (pdbtool.tables.sharing);
+# the tables' encoding and its parameters; the dynamic set's name and where its tables are cached or built.
+HEURISTIC_INPUTS = ("board", "patterns", "tables", "reflect", "shared", "encoding", "encoding_params", "dynamic",
+                    "cache", "cache_dir", "threads", "notify")
+
+HEURISTICS: dict[str, Heuristic] = {h.name: h for h in (
+    Heuristic("pdb", "the additive sum of the partition's pattern tables, max with its diagonal reflection",
+              "pdbtool.heuristics:pattern_sum_heuristic", partition=True, encodings=True),
+    Heuristic("manhattan", "Manhattan distance", "pdbtool.heuristics.manhattan:Manhattan"),
+    Heuristic("linear-conflict", "Manhattan distance plus linear conflicts",
+              "pdbtool.heuristics.linear_conflict:LinearConflict"),
+    Heuristic("ddb", "pair and triple tables combined by a weighted vertex cover",
+              "pdbtool.heuristics.dynamic:ddb_heuristic", dynamic=True),
+    Heuristic("max", "the larger of pdb and ddb", "pdbtool.heuristics.dynamic:max_heuristic", partition=True,
+              dynamic=True),
+)}
+DEFAULT_HEURISTIC = "pdb"
+
+# the blank rule of a pattern table: how the blank's cell counts in the abstraction
+BLANK_RULES: dict[str, str] = {
+    "minimized": "the blank is part of the abstract state, minimized over its region (stronger)",
+    "ignored": "the blank is not part of the abstract state (consistent, so mod3 and parity can store it)",
+}
+DEFAULT_BLANK = "minimized"
+
+# how a table's values are stored; the order is the code in the table file's header (append only)
+ENCODINGS: dict[str, str] = {
+    "byte": "the distance, a byte per state",
+    "nibble": "the excess over Manhattan, a nibble per state (capped at 15)",
+    "mod3": "the distance mod 3, five states a byte (blank ignored only)",
+    "parity": "one bit of the distance per state (blank ignored only)",
+    "min-nibble": "the least excess over a group of ranks, a nibble per group (lossy)",
+    "sparse": "the nonzero excesses, with a bit per state and a rank directory",
+}
+DEFAULT_ENCODING = "byte"
+
+# the sets of pair and triple tables of the dynamic heuristics (pdbtool.tables.pairs_triples)
+DYNAMIC_SETS: dict[str, str] = {
+    "pairs": "the pairs of tiles",
+    "pairs+triples": "pairs and the triples that add to them",
+    "pairs+triples-fkh": "pairs and triples as Felner, Korf and Hanan define them",
+    "pairs-region": "pairs, by the blank's region",
+    "pairs+triples-region": "pairs and triples, by the blank's region",
+}
+DEFAULT_DYNAMIC_SET = "pairs+triples"
+
+
+def choose(kind: str, names, name: str):
+    """``names[name]`` (a dict of one of the kinds above), or a one-line error that lists the choices."""
+    if name not in names:
+        raise RegistryError(f"unknown {kind} {name!r}: choose one of {', '.join(names)}")
+    return names[name]
+
+
+def heuristic(name: str) -> Heuristic:
+    return choose("heuristic", HEURISTICS, name)
+
+
+def heuristics_with(attribute: str) -> tuple[str, ...]:
+    """The names of the heuristics whose entry has ``attribute`` (``partition``, ``dynamic``, ``encodings``)."""
+    return tuple(h.name for h in HEURISTICS.values() if getattr(h, attribute))
+
+
+def help_text(names: dict) -> str:
+    """``name: description; ...`` for a ``--help`` line (heuristics or a dict of descriptions)."""
+    return "; ".join(f"{k}: {v.help if isinstance(v, Heuristic) else v}" for k, v in names.items())
+
+
+__all__ = ["RegistryError", "Heuristic", "HEURISTIC_INPUTS", "HEURISTICS", "DEFAULT_HEURISTIC", "BLANK_RULES",
+           "DEFAULT_BLANK", "ENCODINGS", "DEFAULT_ENCODING", "DYNAMIC_SETS", "DEFAULT_DYNAMIC_SET", "choose",
+           "heuristic", "heuristics_with", "help_text"]
