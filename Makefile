@@ -1,4 +1,5 @@
-# pdbtool: `make run` sets everything up and runs the main job; `make test` runs the tests.
+# pdbtool: `make run` sets everything up and runs the main job; `make test` runs the tests (as CI does),
+# `make test-fast` the edit loop's subset, `make lint` ruff and mypy.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -16,7 +17,7 @@ INSTANCES_4x5 := examples/19puzzle.txt
 INSTANCES_4x8 := examples/31puzzle.txt
 INSTANCES ?= $(INSTANCES_$(BOARD))
 
-.PHONY: run test bench bench-report clean venv install install-test install-bench
+.PHONY: run test test-fast lint bench bench-report clean venv install install-test install-bench install-lint
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,10 +35,15 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e '.[test,ray,bench]'
 	touch $@ $(VENV)/.installed-test $(VENV)/.installed
 
+$(VENV)/.installed-lint: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e '.[lint]'
+	touch $@ $(VENV)/.installed
+
 venv: $(BIN)/python
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 install-bench: $(VENV)/.installed-bench
+install-lint: $(VENV)/.installed-lint
 
 # The main job: build the partition's tables into the cache (once), then solve the instances on them.
 run: install
@@ -47,6 +53,14 @@ run: install
 
 test: install-test
 	$(BIN)/python -m pytest -q
+
+# the edit loop: everything but the tests marked slow, ray or install (markers: pyproject.toml)
+test-fast: install-test
+	$(BIN)/python -m pytest -q -m "not slow and not ray and not install"
+
+lint: install-lint
+	$(BIN)/ruff check pdbtool tests bench
+	$(BIN)/mypy
 
 # Benchmarks write bench/results/*.json (committed); bench-report turns them into docs/performance.md.
 bench: install-test
