@@ -1,6 +1,8 @@
 """`make bench-report`: docs/performance.md, with PNG plots in docs/img/, from bench/results/*.json.
 
-Every section reads one or two result files and says "not measured yet" when they are missing.  The
+Every section reads its result files and says "not measured yet" when they are missing; every committed file
+of bench/results/ is read by a section (tests/test_report.py checks it).  A figure measured at a load average
+at or above the core count is marked as such.  The
 published figures beside the measured ones are read from docs/literature.md, which cites their sources.
 The plots need matplotlib (``pip install '.[bench]'``); without it the page is written with its tables
 only.
@@ -38,8 +40,12 @@ CPU seconds, which a busy machine inflates less than wall seconds). Published fi
 
 # --- reading --------------------------------------------------------------------------------------------
 
+LOADED: set[str] = set()  # the result files a render read (tests/test_report.py: every committed one is)
+
+
 def load(results: Path, name: str) -> dict | None:
     path = results / f"{name}.json"
+    LOADED.add(name)
     try:
         return json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
@@ -110,14 +116,44 @@ def provenance(data: dict) -> str:
     load = meta.get("load_average_before"), meta.get("load_average_after")
     load_text = " to ".join(f"{x[0]:.1f}" for x in load if x) or "not recorded"
     cpu = f", {meta['cpu_seconds']:,.0f} CPU s" if meta.get("cpu_seconds") is not None else ""
-    busy = ""
-    loads = [x[0] for x in load if x]
-    if loads and m.get("cores") and max(loads) > m["cores"]:
-        busy = (" The load exceeded the core count, so times are inflated and the share of the cores a run"
-                " got (hence any speed-up from threads) was limited.")
+    busy = busy_note([x[0] for x in load if x], m.get("cores"))
     return (f"_Measured {meta.get('date', '?')} at commit `{commit} with `{meta.get('command', '?')}`, on "
             f"{m.get('cores', '?')} cores ({m.get('cpu') or 'CPU unknown'}); 1-minute load average "
             f"{load_text}; {meta.get('wall_seconds', '?')} s wall{cpu}.{busy}_")
+
+
+BUSY = ("**Measured under load:** the load average reached the core count, so times are inflated and the share of"
+        " the cores a run got (hence any speed-up from threads) was limited; compare ratios within the run.")
+
+
+def busy_note(loads, cores) -> str:
+    """The mark of a figure measured at a load at or above the core count (empty otherwise)."""
+    loads = [x for x in loads if x is not None]
+    try:
+        return " " + BUSY if loads and cores and max(loads) >= float(cores) else ""
+    except (TypeError, ValueError):
+        return ""
+
+
+def _load1(value):
+    """The 1-minute figure of a load average given as a list or as the text of /proc/loadavg."""
+    if isinstance(value, str):
+        value = value.split()
+    try:
+        return float(value[0]) if value else None
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def run_provenance(run: dict) -> str:
+    """What ``bench/_results.run_facts`` records with a run ("run"): one sentence."""
+    if not run:
+        return "_Metadata not recorded._"
+    loads = [_load1(run.get("load_average"))]
+    load_text = f"{loads[0]:.1f}" if loads[0] is not None else "not recorded"
+    return (f"_Measured {run.get('date', '?')} at commit `{(run.get('git_commit') or 'unknown')[:12]}`"
+            f"{' (with uncommitted changes)' if run.get('git_dirty') else ''} with `{run.get('command', '?')}`, on "
+            f"{run.get('cores', '?')} cores; 1-minute load average {load_text}.{busy_note(loads, run.get('cores'))}_")
 
 
 def row_provenance(entries: dict) -> str:
@@ -138,7 +174,7 @@ def row_provenance(entries: dict) -> str:
                      else "load not recorded")
         parts.append(f"{', '.join(r[2] for r in rows)}: measured {min(r[0] for r in rows)} at commit "
                      f"`{commit[:12]}`{' (with uncommitted changes)' if dirty else ''} with `{command}`, on "
-                     f"{cores} cores; {load_text}.")
+                     f"{cores} cores; {load_text}.{busy_note(loads, cores)}")
     return "_" + " ".join(parts) + "_"
 
 
@@ -498,8 +534,9 @@ def scaling_section(results: Path, plots: Plots) -> str:
     if data.get("note"):
         out.append(f"\n{data['note']}\n")
     load_text = f"{data.get('load_before', '?')} before, {data.get('load_after', '?')} after"
+    loads = [_load1(data.get("load_before")), _load1(data.get("load_after"))]
     out.append(f"\n_Measured {data.get('date', '?')} at commit `{(data.get('git_commit') or 'unknown')[:12]}` with "
-               f"`{data.get('command', '?')}`; 1-minute load average {load_text}._\n\n")
+               f"`{data.get('command', '?')}`; 1-minute load average {load_text}.{busy_note(loads, cores)}_\n\n")
     if rows and rows[0]["threads"] == 1:
         def draw(ax):
             t = [r["threads"] for r in rows]
@@ -514,7 +551,143 @@ def scaling_section(results: Path, plots: Plots) -> str:
     return "".join(out)
 
 
+def dynamic_cost_section(results: Path, plots: Plots) -> str:
+    out = ["## The dynamic heuristics: CPU per node\n\n"]
+    runs = [(name, data) for name in ("dynamic_cost", "dynamic_cost_whole") if (data := load(results, name))]
+    if not runs:
+        return "".join(out) + not_measured("dynamic_cost", "python bench/run.py --only dynamic_cost -- --board 5x5 "
+                                           "--instances 1 --node-limit 20000000 --configs ...")
+    out.append("Each configuration in turn, in rounds, in one process (`bench/bench_dynamic_cost.py`), so that the\n"
+               "machine's load weighs on all alike: the median CPU time per generated node over the rounds, and\n"
+               "its ratio to the first configuration's. Each file keeps every run; the last is shown.\n\n")
+    for name, data in runs:
+        run = data[-1] if isinstance(data, list) else data
+        ids = ", ".join(map(str, run.get("instances", [])))
+        limit = f"first {fmt(run['node_limit'])} nodes" if run.get("node_limit") else "whole searches"
+        out.append(f"`{name}.json`: {run.get('board', '?')}, instance(s) {ids}, {limit}:\n\n")
+        rows = [[f"`{cfg}`", fmt(c["median_cpu_us_per_node"], 3), fmt(c.get("ratio_to_first"), 2),
+                 fmt(c["rounds"][-1]["nodes"]) if c.get("rounds") else ""]
+                for cfg, c in run.get("configs", {}).items()]
+        out.append(table(["configuration", "CPU µs per node", "ratio to the first", "nodes per round"], rows))
+        out.append("\n" + provenance(run) + "\n\n")
+    return "".join(out)
+
+
+def dynamic_definitions_section(results: Path, plots: Plots) -> str:
+    out = ["## The dynamic databases against the published definition\n\n"]
+    defs, variants, whole = (load(results, n) for n in ("dynamic_definitions", "dynamic_variants", "dynamic-24-region"))
+    if not (defs or variants or whole):
+        return "".join(out) + not_measured("dynamic_definitions", "python bench/run.py --only dynamic_definitions")
+    for board, d in (defs or {}).items():
+        out.append(f"Mean h over Korf's 100 ({board}; mean Manhattan distance {fmt(d.get('mean_manhattan'), 2)}) of "
+                   "each definition of the pair and triple values (`bench/bench_dynamic_definitions.py`):\n\n")
+        out.append(table(["definition", "mean h"], [[r["definition"], fmt(r["mean_h"], 2)]
+                                                     for r in d.get("definitions", [])]))
+        out.append("\n" + run_provenance(d.get("run") or {}) + "\n\n")
+    for label, d in (variants or {}).items():
+        rows = []
+        for name, v in d.get("variants", {}).items():
+            to_bound = sum(i.get("generated", 0) for i in v.get("iterations") or [])
+            states = v.get("states") or {}
+            rows.append([f"`{name}`", v.get("h0", ""), fmt(to_bound) if to_bound else "",
+                         fmt(v["generated"]) if v.get("complete") else "",
+                         f"{states.get('lower', '')} / {states.get('count', '')}" if states else ""])
+        runs = [v.get("run") for v in d.get("variants", {}).values() if v.get("run")]
+        out.append(f"Variants of the region rule on {label} (optimal {d.get('optimal', '?')}; "
+                   "`bench/bench_dynamic_variants.py`): nodes generated up to the bound of the run, of the whole\n"
+                   "search where it was run to the end, and on how many random states h is below that of\n"
+                   "`pairs+triples-region`:\n\n")
+        out.append(table(["variant", "h(start)", "nodes to the bound", "whole search", "h below the region set's"],
+                         rows))
+        out.append("\n" + (run_provenance(runs[0]) if runs else "_Metadata not recorded._") + "\n\n")
+    for board, entries in (whole or {}).items():
+        for name, w in entries.items():
+            for r in w.get("rows", []):
+                out.append(f"The whole search of instance {r['id']} on {board} with `{name}` "
+                           f"(`dynamic-24-region.json`): h(start) {r['h0']}, length {r['length']}, "
+                           f"{fmt(r['nodes'])} nodes generated, {fmt(r['cpu_seconds'], 0)} CPU s.\n\n")
+            out.append(run_provenance(w.get("run") or {}) + "\n\n")
+    return "".join(out)
+
+
+def startup_section(results: Path, plots: Plots) -> str:
+    out = ["## Start-up of the command line\n\n"]
+    data = load(results, "startup")
+    if not data:
+        return "".join(out) + not_measured("startup", "python bench/run.py --only startup")
+    out.append(f"Median over runs of each command's `--help` (`bench/bench_startup.py`; target "
+               f"{fmt(data.get('target_seconds'), 2)} s, and no Numba imported):\n\n")
+    out.append(table(["command", "runs", "median wall s", "median CPU s", "imports Numba"],
+                     [[f"`{r['command']}`", r["runs"], fmt(r["median_wall_seconds"], 3),
+                       fmt(r["median_cpu_seconds"], 3), "yes" if r.get("imports_numba") else "no"]
+                      for r in data.get("results", [])]))
+    loads = [_load1(data.get("load_average"))]
+    out.append(f"\n_Measured {data.get('date', '?')} at commit `{(data.get('commit') or 'unknown')[:12]}` with "
+               f"`{data.get('command', '?')}`, on {data.get('cores', '?')} cores; 1-minute load average "
+               f"{fmt(loads[0], 1) if loads[0] is not None else 'not recorded'}.{busy_note(loads, data.get('cores'))}_\n")
+    return "".join(out)
+
+
+def kernels_section(results: Path, plots: Plots) -> str:
+    out = ["## Search kernels, one tree against another\n\n"]
+    data = load(results, "kernels")
+    if not data:
+        return "".join(out) + not_measured("kernels", "python bench/run.py --only kernels")
+    commits = data.get("commits") or {}
+    out.append(f"`bench/bench_kernels.py` times each heuristic's search in two source trees in turn (this: "
+               f"`{commits.get('this')}`, other: `{commits.get('other') or 'another tree'}`); the least CPU\n"
+               "nanoseconds per generated node of each, and their ratio:\n\n")
+    rows = [[name, fmt(c["ns_per_node_min"]["this"], 1), fmt(c["ns_per_node_min"]["other"], 1),
+             fmt(c["ratio_of_minima"], 3)] for name, c in data.get("cases", {}).items()]
+    out.append(table(["heuristic", "this ns per node", "other ns per node", "this / other"], rows))
+    loads = [r[side].get("load_before") for c in data.get("cases", {}).values() for r in c.get("rounds", [])
+             for side in ("this", "other") if side in r]
+    out.append(f"\n_Measured {data.get('date', '?')} with `{data.get('command', '?')}`, on {data.get('cores', '?')} "
+               f"cores.{busy_note(loads, data.get('cores'))}_\n")
+    return "".join(out)
+
+
+def ray_section(results: Path, plots: Plots) -> str:
+    out = ["## Ray against threads on one machine\n\n"]
+    batch = load(results, "ray")
+    single = [(n, d) for n in ("ray_24", "ray_24_repeat2c", "ray_24_repeat2b", "ray_24_repeat3")
+              if (d := load(results, n))]
+    if not batch and not single:
+        return "".join(out) + not_measured("ray", "python bench/run.py --only ray")
+    out.append("`bench/bench_ray.py` runs the same solve with `--ray` (a local Ray instance) and with threads or\n"
+               "processes, in turn; [cluster.md](cluster.md) explains the differences.\n\n")
+    if batch:
+        runs = (batch.get("batch") or {}).get("runs", {})
+        rows = [[kind, i + 1, fmt(r["wall_seconds"], 1), r.get("load_before", "")]
+                for kind, rs in runs.items() for i, r in enumerate(rs)]
+        out.append(f"{(batch.get('batch') or {}).get('instances', '')} with {(batch.get('batch') or {}).get('partition', '')} "
+                   f"(`ray.json`):\n\n")
+        out.append(table(["run", "#", "wall s", "load before"], rows))
+        loads = [_load1(r.get("load_before")) for rs in runs.values() for r in rs]
+        out.append(f"\n_Measured {batch.get('date', '?')} at commit `{batch.get('commit', '?')}` with "
+                   f"`{batch.get('command', '?')}`, on {batch.get('cores', '?')} cores."
+                   f"{busy_note(loads, batch.get('cores'))}_\n\n")
+    rows, loads = [], []
+    for name, d in single:
+        for i, r in enumerate(d.get("runs", [])):
+            threads, ray = r.get("threads2") or {}, r.get("ray") or {}
+            load_before = _load1(threads.get("load_before"))
+            loads.append(load_before)
+            rows.append([f"`{name}.json`", i + 1, fmt(threads.get("wall_seconds"), 1), fmt(ray.get("wall_seconds"), 1),
+                         fmt(r.get("wall_ratio"), 3), fmt(load_before, 1) if load_before is not None else ""])
+    if rows:
+        label = single[0][1].get("label", "")
+        out.append(f"{label}: wall seconds of `--threads 2` and of `--ray`, and their ratio:\n\n")
+        out.append(table(["file", "#", "threads 2 wall s", "ray wall s", "ray / threads", "load before"], rows))
+        metas = [d.get("meta") or {} for _, d in single]
+        out.append(f"\n_Measured {', '.join(sorted(m.get('date', '?') for m in metas))} on "
+                   f"{(metas[0].get('machine') or {}).get('cores', '?')} cores."
+                   f"{busy_note(loads, (metas[0].get('machine') or {}).get('cores'))}_\n")
+    return "".join(out)
+
+
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
+            dynamic_cost_section, dynamic_definitions_section, kernels_section, startup_section, ray_section,
             scaling_section]
 
 

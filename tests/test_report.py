@@ -20,6 +20,27 @@ def test_performance_page_is_generated_from_the_committed_results():
     assert page.read_text() == expected, "docs/performance.md is stale: run `make bench-report`"
 
 
+def test_every_committed_result_file_is_rendered(tmp_path):
+    report.LOADED.clear()
+    report.render(ROOT / "bench" / "results", tmp_path / "performance.md", draw=False)
+    committed = {p.stem for p in (ROOT / "bench" / "results").glob("*.json")}
+    assert committed - report.LOADED == set(), "result files no section of bench/report.py renders"
+
+
+def test_figures_measured_under_load_are_marked(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    meta = {"date": "2026-01-02T03:04:05Z", "commit": "0123456789abcdef", "command": "python bench/bench_verify.py",
+            "machine": {"cores": 2}, "load_average_before": [1.0, 0, 0], "load_average_after": [1.5, 0, 0]}
+    data = {"rows": [], "meta": meta}
+    (results / "verify.json").write_text(json.dumps(data))
+    idle = report.render(results, tmp_path / "performance.md", draw=False).split("## Verifying")[1].split("\n## ")[0]
+    meta["load_average_after"] = [2.0, 0, 0]  # at the core count
+    (results / "verify.json").write_text(json.dumps(data))
+    busy = report.render(results, tmp_path / "performance.md", draw=False).split("## Verifying")[1].split("\n## ")[0]
+    assert "Measured under load" not in idle and "Measured under load" in busy
+
+
 def test_every_section_says_not_measured_without_results(tmp_path):
     text = report.render(tmp_path / "none", tmp_path / "performance.md", draw=False)
     assert text.count("Not measured yet") == len(report.SECTIONS)
