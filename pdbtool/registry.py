@@ -4,10 +4,12 @@ The command line's choices and their ``--help``, the checks of :class:`pdbtool.s
 construction of its heuristic are all read from here, so adding one of these is one line in this module
 (and, for a heuristic, its own module).  Nothing here imports NumPy or Numba: ``pdbtool --help`` reads it.
 
-A heuristic's entry names its factory as ``"module:attribute"`` (imported when a solver is made) and what it
-takes: the static partition's pattern tables (``partition``), a dynamic set of pair and triple tables
-(``dynamic``), and whether its pattern tables may be stored in a compact encoding (``encodings``).  The
-solver calls the factory with the keyword arguments its entry asks for (:data:`HEURISTIC_INPUTS`).
+A heuristic's entry names its factory as ``"module:attribute"`` (imported when a solver is made) and what the
+solver must prepare for it, which also decides the options the command line accepts with it: the static
+partition's pattern tables (``partition``: ``--partition``, ``--blank``), a dynamic set of pair and triple
+tables (``dynamic``: ``--dynamic``), compact encodings of its pattern tables (``encodings``:
+``--encoding``).  The solver calls the factory with those of :data:`HEURISTIC_INPUTS` that its signature
+names.
 """
 
 from __future__ import annotations
@@ -39,16 +41,15 @@ class Heuristic:
         module, _, attribute = self.factory.partition(":")
         return getattr(import_module(module), attribute)
 
-    def inputs(self) -> tuple[str, ...]:
-        """The keyword arguments its factory takes (:data:`HEURISTIC_INPUTS`)."""
-        names = ["board"]
-        if self.partition:
-            names += ["patterns", "tables", "reflect", "shared"]
-        if self.encodings:
-            names += ["encoding", "encoding_params"]
-        if self.dynamic:
-            names += ["dynamic", "cache", "cache_dir", "threads", "notify"]
-        return tuple(names)
+    def inputs(self, factory=None) -> tuple[str, ...]:
+        """The keyword arguments of :data:`HEURISTIC_INPUTS` that its factory takes: those its signature
+        names (all of them if it takes ``**kwargs``)."""
+        import inspect
+
+        params = inspect.signature(factory or self.load()).parameters
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return HEURISTIC_INPUTS
+        return tuple(name for name in HEURISTIC_INPUTS if name in params)
 
 
 # What a factory may be given: the board; the static partition's patterns, their tables (values indexed by

@@ -17,12 +17,13 @@ from .hooks import HeuristicError
 
 def make_heuristic(name: str, **inputs):
     """The heuristic ``name`` of :data:`pdbtool.registry.HEURISTICS`, from the keyword ``inputs`` (those of
-    :data:`pdbtool.registry.HEURISTIC_INPUTS`; each factory is given the ones its entry asks for)."""
+    :data:`pdbtool.registry.HEURISTIC_INPUTS`; each factory is given the ones its signature names)."""
     try:
         entry = registry.heuristic(name)
     except registry.RegistryError as exc:
         raise HeuristicError(str(exc)) from None
-    return entry.load()(**{k: v for k, v in inputs.items() if k in entry.inputs()})
+    factory = entry.load()
+    return factory(**{k: v for k, v in inputs.items() if k in entry.inputs(factory)})
 
 
 def pattern_sum_heuristic(board, patterns, tables, reflect, shared, encoding="byte", encoding_params=None):
