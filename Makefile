@@ -56,7 +56,7 @@ test: install-test
 
 # the edit loop: everything but the tests marked slow, ray or install (markers: pyproject.toml)
 test-fast: install-test
-	$(BIN)/python -m pytest -q -m "not slow and not ray and not install"
+	HYPOTHESIS_PROFILE=fast $(BIN)/python -m pytest -q -m "not slow and not ray and not install"
 
 lint: install-lint
 	$(BIN)/ruff check pdbtool tests bench

@@ -308,7 +308,8 @@ def solve_section(results: Path, plots: Plots) -> str:
         pub = published.get(name) if n == 100 else None
         cpu = s.get("cpu_seconds") or s.get("seconds")
         run = s.get("instances_run") or []
-        rows.append([name, f"{n} ({run[0]}-{run[-1]})" if n < 100 and run else n, fmt(s["mean_h0_run"]), fmt(s["mean_nodes"]), fmt(cpu, 3),
+        rows.append([name, f"{n} ({run[0]}-{run[-1]})" if n < 100 and run else n, fmt(s["mean_h0_run"]),
+                     fmt(s["mean_nodes"]), fmt(cpu, 3),
                      fmt((s.get("nodes_per_cpu_second") or 0) / 1e6, 2), _pub_text(pub)])
         bars.append((name + ("" if n == 100 else f" ({n})"), s["mean_nodes"], cpu / n, pub[1] if pub else None))
     out.append("IDA* on one thread, every length checked against the known optimum. \"instances\" is how many\n"
@@ -323,7 +324,8 @@ def solve_section(results: Path, plots: Plots) -> str:
         elif data:
             out.append(f"\n`{name}.json`: " + row_provenance(data.get("4x4") or {}) + "\n")
     if not dynamic:
-        out.append("\nThe dynamic heuristics (ddb, max): " + not_measured("dynamic", "python bench/run.py --only dynamic"))
+        out.append("\nThe dynamic heuristics (ddb, max): "
+                   + not_measured("dynamic", "python bench/run.py --only dynamic"))
     out.append("\n")
 
     def draw(ax_nodes, ax_cpu):
@@ -426,7 +428,8 @@ def encodings_section(results: Path, plots: Plots) -> str:
         jumps = sizes.get("minimized_tile_move_changes") or []
         if jumps:
             out.append("\nWhy mod3 and parity refuse blank-minimized tables: the share of tile moves that change a\n"
-                       "minimized table's value by 3 or more ([design.md](design.md#how-mod3-and-parity-recover-exact-values)):\n\n")
+                       "minimized table's value by 3 or more "
+                       "([design.md](design.md#how-mod3-and-parity-recover-exact-values)):\n\n")
             out.append(table(["tables", "pattern", "tile moves", "changed by 3 or more", "by change (1 / 3 / 5 / 7)"],
                              [[j["partition"], "{" + ",".join(map(str, j["tiles"])) + "}", fmt(j["moves"]),
                                f"{100 * j['share_3_or_more']:.2f} %",
@@ -511,7 +514,8 @@ def scaling_section(results: Path, plots: Plots) -> str:
                          [[r["threads"], fmt(r["seconds"]), fmt(r["cpu_seconds"]), fmt(r.get("speedup"))]
                           for r in rows]) + "\n")
     steps = []
-    for key, label in (("build_15_7_8", "build --partition 15-7-8"), ("build_24_6_6_6_6", "build --partition 24-6-6-6-6")):
+    for key, label in (("build_15_7_8", "build --partition 15-7-8"),
+                       ("build_24_6_6_6_6", "build --partition 24-6-6-6-6")):
         run = data.get(key)
         if run:
             steps.append([f"`{label} --threads {cores}`", fmt(run["wall_seconds"]), fmt(run["cpu_seconds"]),
@@ -519,7 +523,8 @@ def scaling_section(results: Path, plots: Plots) -> str:
     runs = ([data["solve_korf100_15_7_8"]] if data.get("solve_korf100_15_7_8") else []) + (data.get("solve_24_1") or [])
     runs += [run for pair in data.get("solve_24_1_repeats") or [] for run in pair]
     for run in runs:
-        steps.append([run["label"], fmt(run["wall_seconds"]), fmt(run["cpu_seconds"]), fmt(run["peak_rss_bytes"] and run["peak_rss_bytes"] / 2**30),
+        steps.append([run["label"], fmt(run["wall_seconds"]), fmt(run["cpu_seconds"]),
+                      fmt(run["peak_rss_bytes"] and run["peak_rss_bytes"] / 2**30),
                       fmt(run["search_seconds"]), fmt(run["nodes_generated"])])
     if steps:
         out.append(table(["step", "wall s", "CPU s", "peak RSS GiB", "search s", "nodes generated"], steps))
@@ -528,7 +533,8 @@ def scaling_section(results: Path, plots: Plots) -> str:
         searches = data.get("ray_over_threads_search_all") or [data["ray_over_threads_search"]]
         inits = [x for x in data.get("ray_init_seconds_all") or [data.get("ray_init_seconds")] if x is not None]
         out.append(f"\n`--ray` over `--threads {cores}` on instance 1 ({len(walls)} pair(s) in turn): "
-                   f"{', '.join(fmt(x) for x in walls)} times the wall time (median {fmt(data['ray_over_threads_wall'])}), "
+                   f"{', '.join(fmt(x) for x in walls)} times the wall time "
+                   f"(median {fmt(data['ray_over_threads_wall'])}), "
                    f"{', '.join(fmt(x) for x in searches)} times the search time; `ray.init` of a local instance "
                    f"alone took {', '.join(fmt(x) for x in inits)} s.\n")
     if data.get("note"):
@@ -624,7 +630,8 @@ def startup_section(results: Path, plots: Plots) -> str:
     loads = [_load1(data.get("load_average"))]
     out.append(f"\n_Measured {data.get('date', '?')} at commit `{(data.get('commit') or 'unknown')[:12]}` with "
                f"`{data.get('command', '?')}`, on {data.get('cores', '?')} cores; 1-minute load average "
-               f"{fmt(loads[0], 1) if loads[0] is not None else 'not recorded'}.{busy_note(loads, data.get('cores'))}_\n")
+               f"{fmt(loads[0], 1) if loads[0] is not None else 'not recorded'}."
+               f"{busy_note(loads, data.get('cores'))}_\n")
     return "".join(out)
 
 
@@ -660,8 +667,8 @@ def ray_section(results: Path, plots: Plots) -> str:
         runs = (batch.get("batch") or {}).get("runs", {})
         rows = [[kind, i + 1, fmt(r["wall_seconds"], 1), r.get("load_before", "")]
                 for kind, rs in runs.items() for i, r in enumerate(rs)]
-        out.append(f"{(batch.get('batch') or {}).get('instances', '')} with {(batch.get('batch') or {}).get('partition', '')} "
-                   f"(`ray.json`):\n\n")
+        what = batch.get("batch") or {}
+        out.append(f"{what.get('instances', '')} with {what.get('partition', '')} (`ray.json`):\n\n")
         out.append(table(["run", "#", "wall s", "load before"], rows))
         loads = [_load1(r.get("load_before")) for rs in runs.values() for r in rs]
         out.append(f"\n_Measured {batch.get('date', '?')} at commit `{batch.get('commit', '?')}` with "

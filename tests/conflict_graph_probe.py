@@ -4,8 +4,8 @@ decoder of the packed move look-ups.  The search itself drives the same kernels 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import product
-from typing import Sequence
 
 import numpy as np
 from numba import njit

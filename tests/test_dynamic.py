@@ -10,12 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conflict_graph_probe import ProbedGraph, brute_force_cover, move_key_lookup
+from conftest import korf100
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from oracle import reference_ida, tile_blank_distances, true_distances
+
 from pdbtool.heuristics.dynamic import DynamicHeuristic
-from conflict_graph_probe import ProbedGraph, brute_force_cover, move_key_lookup
 from pdbtool.heuristics.vertex_cover.components import MEMO_KEYS
 from pdbtool.heuristics.vertex_cover.exact_cover import min_cover
 from pdbtool.heuristics.vertex_cover.layout import CCOVER, CMASK, G_HCOUNT, GS, HMASK, HW
@@ -23,45 +24,39 @@ from pdbtool.puzzle.board import Board
 from pdbtool.search.solver import Solver, replay
 from pdbtool.tables import fileformat
 from pdbtool.tables.cache import TableCache
-from pdbtool.tables.pairs_triples import (DYNAMIC_SETS, PAIR_BY_REGION, file_name, get_regions, get_set, groups_of,
-                                          load_dynamic, make_lookups, pair_bound)
+from pdbtool.tables.pairs_triples import (
+    DYNAMIC_SETS,
+    PAIR_BY_REGION,
+    file_name,
+    get_regions,
+    get_set,
+    groups_of,
+    make_lookups,
+    pair_bound,
+)
 
 SETS = DYNAMIC_SETS
 # h of one set is at most h of the other on every state (fewer constraints, or smaller values)
 WEAKER = [("pairs", "pairs+triples-fkh"), ("pairs+triples-fkh", "pairs+triples"),
-          ("pairs+triples", "pairs+triples-region"), ("pairs", "pairs-region"), ("pairs-region", "pairs+triples-region")]
+          ("pairs+triples", "pairs+triples-region"), ("pairs", "pairs-region"),
+          ("pairs-region", "pairs+triples-region")]
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-def korf_instances(wanted):
-    """Korf's instances by id from examples/korf100.txt: state, optimal length."""
-    out = {}
-    for line in (EXAMPLES / "korf100.txt").read_text().splitlines():
-        body, _, comment = line.partition("#")
-        v = body.split()
-        if v and int(v[0]) in wanted:
-            out[int(v[0])] = (tuple(int(x) for x in v[1:17]), int(comment.split()[-1]))
-    return out
+KORF = {i: korf100()[i] for i in (2, 4)}  # cheap with ddb
 
 
-KORF = korf_instances({2, 4})  # cheap with ddb (1.4e5 and 4e4 nodes)
+@pytest.fixture
+def tables(dynamic_tables):
+    """Look-ups of every set on 3x3, 4x3 and 4x4, built on first use (tests/conftest.py)."""
+    return dynamic_tables
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("dynamic-cache")
-
-
-@pytest.fixture(scope="module")
-def tables(cache_dir):
-    """Look-ups of every set on 3x3, 4x3 and 4x4 (one cache for the module)."""
-    out = {}
-    for dims in ((3, 3), (4, 3), (4, 4)):
-        board = Board(*dims)
-        for name in SETS:
-            out[dims, name] = load_dynamic(board, name, cache_dir=cache_dir, jobs=1)
-    return out
+@pytest.fixture
+def cache_dir(dynamic_tables):
+    """The cache those look-ups are built in (solvers reuse their files)."""
+    return dynamic_tables.cache_dir
 
 
 def random_walk(board, steps, seed):
@@ -321,9 +316,9 @@ def test_orienting_triples_keeps_each_placement_once_and_never_adds_entries(n, d
     rows = []
     for _ in range(nrows):
         t, c, m = data.draw(st.integers(1, n - 1)), data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, 3))
-        u, v = sorted(data.draw(st.lists(st.integers(1, n - 1).filter(lambda x: x != t), min_size=2, max_size=2,
+        u, v = sorted(data.draw(st.lists(st.integers(1, n - 1).filter(lambda x, t=t: x != t), min_size=2, max_size=2,
                                          unique=True)))
-        cu, cv = data.draw(st.lists(st.integers(0, n - 1).filter(lambda x: x != c), min_size=2, max_size=2,
+        cu, cv = data.draw(st.lists(st.integers(0, n - 1).filter(lambda x, c=c: x != c), min_size=2, max_size=2,
                                     unique=True))
         rows.append(((((t * n + c) * 4 + m) * n + u) * n + cu, v, cv, data.draw(st.integers(1, 3))))
     rows = np.array(rows, dtype=np.int64).reshape(-1, 4)

@@ -10,13 +10,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from oracle import tile_blank_distances, true_distances
 from conflict_graph_probe import ProbedGraph
+from oracle import tile_blank_distances, true_distances
+
 from pdbtool.puzzle.board import Board
 from pdbtool.tables.cache import TableCache
-from pdbtool.tables.pairs_triples import (DynamicError, SetDefinition, goal_splits, group_excess, group_regions,
-                                          groups_of, make_lookups)
+from pdbtool.tables.pairs_triples import (
+    DynamicError,
+    SetDefinition,
+    goal_splits,
+    group_excess,
+    group_regions,
+    groups_of,
+    make_lookups,
+)
 from pdbtool.tables.ranking import TilePattern
 
 ROOT = Path(__file__).resolve().parents[1]

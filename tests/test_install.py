@@ -43,7 +43,8 @@ def dist(tmp_path_factory):
         if not path.exists():
             continue
         if path.is_dir():
-            shutil.copytree(path, src / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc", ".hypothesis"))
+            shutil.copytree(path, src / name, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc", ".hypothesis"))
         else:
             src.mkdir(exist_ok=True)
             shutil.copy2(path, src / name)

@@ -125,7 +125,7 @@ def test_the_checker_sees_an_upward_import(tmp_path):
                                   ["inspect", "--help"], ["convert", "--help"]])
 def test_help_does_not_import_numba(argv):
     code = ("import sys\nfrom pdbtool.cli import main\n"
-            "try:\n    main(%r)\nexcept SystemExit:\n    pass\n"
-            "print('NUMBA' if 'numba' in sys.modules else 'LIGHT')" % (argv,))
+            f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+            "print('NUMBA' if 'numba' in sys.modules else 'LIGHT')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("LIGHT"), out

@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import numba
-import pytest
 
 import pdbtool
 from pdbtool._native import numba_cache

@@ -52,7 +52,7 @@ def test_published_figures_come_from_the_literature_page():
     literature = (ROOT / "docs" / "literature.md").read_text()
     assert published["15-7-8+reflect"][:2] == (45.6, 36_700)
     assert published["ddb-pairs+triples"][:2] == (42.79, 707_476)
-    for h, nodes, _ in published.values():
+    for _h, nodes, _ in published.values():
         assert f"{nodes:,.0f}" in literature
 
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import threading
 from collections import namedtuple
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numba.extending import overload
 
-from ..puzzle.board import Board
 from ..errors import PdbtoolError
+from ..puzzle.board import Board
 from ..registry import DEFAULT_DYNAMIC_SET
 from . import hooks
 from .hooks import is_state
@@ -133,9 +133,9 @@ class DynamicHeuristic:
         self._packed_lookups = None
 
     # --- whole-state evaluation ------------------------------------------------------------------------------
-    def cover(self, state: Sequence[int]) -> int:
+    def cover(self, state: Sequence[int] | np.ndarray) -> int:
         """The least weighted vertex cover of the state's conflict graph (in units of two moves)."""
-        # one graph per thread, reused: allocating one costs some 40 times its reset
+        # one graph per thread, reused: allocating one costs far more than resetting it
         graph = getattr(self._scratch, "graph", None)
         if graph is None:
             graph = self._scratch.graph = ConflictGraph(self.tables, self._memo(), self._packed())
@@ -157,11 +157,11 @@ class DynamicHeuristic:
                 self._packed_lookups = pack_all(self.tables)
         return self._packed_lookups
 
-    def ddb_value(self, state: Sequence[int]) -> int:
+    def ddb_value(self, state: Sequence[int] | np.ndarray) -> int:
         tiles = np.asarray(state, dtype=np.int64)
         return int(self.md[tiles, np.arange(self.board.n)].sum()) + 2 * self.cover(tiles)
 
-    def value(self, state: Sequence[int]) -> int:
+    def value(self, state: Sequence[int] | np.ndarray) -> int:
         h = self.ddb_value(state)
         if self.static is not None:
             h = max(h, self.static.value(state))

@@ -11,7 +11,7 @@ conflicts, since within its own line only the digit's position moves, which keep
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numba import njit
@@ -46,7 +46,7 @@ def _line_conflict_table(length):
     for code in range(size):
         x = code
         count = 0
-        for j in range(length):
+        for _ in range(length):
             digit = x % base
             x //= base
             if digit:
@@ -100,11 +100,11 @@ class LinearConflict(Manhattan):
             col_code[self.col_of[c]] += self.col_contrib[tiles[c], c]
         return row_code, col_code
 
-    def conflicts(self, state: Sequence[int]) -> int:
+    def conflicts(self, state: Sequence[int] | np.ndarray) -> int:
         row_code, col_code = self.codes(as_tiles(state))
         return int(self.row_lc[row_code].sum() + self.col_lc[col_code].sum())
 
-    def value(self, state: Sequence[int]) -> int:
+    def value(self, state: Sequence[int] | np.ndarray) -> int:
         return super().value(state) + self.conflicts(state)
 
     def setup(self, tiles: np.ndarray, capacity: int):

@@ -7,7 +7,7 @@ distance in its new cell minus that in its old one.
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numba.extending import overload
@@ -29,7 +29,7 @@ class Manhattan:
         self.board = board
         self.md = board.manhattan_table()
 
-    def value(self, state: Sequence[int]) -> int:
+    def value(self, state: Sequence[int] | np.ndarray) -> int:
         tiles = as_tiles(state)
         return int(self.md[tiles, np.arange(self.board.n)].sum())
 

@@ -42,10 +42,10 @@ of a ddb search's CPU.  Masks of tiles are int64 bit sets (at most 32 cells).
 
 from __future__ import annotations
 
+from .components import new_memo
 from .graph import ConflictGraph
 from .layout import CMASK
 from .lookups import pack_all
-from .components import new_memo
 from .moves import EXACT, keep_move, try_move, undo_move
 
 __all__ = ["CMASK", "EXACT", "ConflictGraph", "keep_move", "new_memo", "pack_all", "try_move", "undo_move"]

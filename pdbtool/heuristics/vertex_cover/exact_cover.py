@@ -9,7 +9,7 @@ g[ORDER, L]: the vertex it branches on; g[BEST, n + 1 + L]: the value that verte
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numba import njit

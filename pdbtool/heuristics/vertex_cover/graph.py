@@ -69,7 +69,9 @@ class ConflictGraph:
         if it was made before (the graphs only read it)."""
         n = tables.board.n
         self.n = n
-        self.lookups, self.move_lookups = pack_all(tables) if packed is None else packed
+        lookups, move_lookups = pack_all(tables) if packed is None else packed
+        self.lookups: tuple[np.ndarray, ...] = lookups
+        self.move_lookups: np.ndarray = move_lookups
         self.nb = tables.board.neighbours()
         triples = tables.triples_stored > 0
         # t's constraints: at most one hyperedge with each pair of other tiles (one row of a triple's placement

@@ -10,8 +10,31 @@ from numba import njit
 from ..._native.intrinsics import popcount, prefetch, trailing_zeros
 from .components import _least_cover, _list_constraints, _set_component
 from .exact_cover import _disjoint_weights
-from .layout import (CCOVER, CM, CMASK, CW, G_HCOUNT, G_NADJ, G_NEWCOMP, G_NH, G_PENDING, GS, HMASK, HW, NCM, NCV,
-                     NHM, NHW, NROW, POS, U_APPLIED, U_NOLD, U_OH, U_ROW, _views)
+from .layout import (
+    CCOVER,
+    CM,
+    CMASK,
+    CW,
+    G_HCOUNT,
+    G_NADJ,
+    G_NEWCOMP,
+    G_NH,
+    G_PENDING,
+    GS,
+    HMASK,
+    HW,
+    NCM,
+    NCV,
+    NHM,
+    NHW,
+    NROW,
+    POS,
+    U_APPLIED,
+    U_NOLD,
+    U_OH,
+    U_ROW,
+    _views,
+)
 from .lookups import ENTRY_BLOCK, _key_record
 
 # ``need`` of a try_move whose exact change of the cover is wanted
