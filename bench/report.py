@@ -182,6 +182,21 @@ def not_measured(name: str, command: str) -> str:
     return f"Not measured yet: `{command}` writes `bench/results/{name}.json`.\n"
 
 
+def section(title: str, names: list[str], command: str):
+    """A section of the page, from the result files ``names``: its heading, then what the decorated
+    ``body(plots, *data)`` writes from them (``None`` for a missing one), or "not measured yet" when none
+    exists."""
+    def wrap(body):
+        def render(results: Path, plots: Plots) -> str:
+            data = [load(results, name) for name in names]
+            return f"## {title}\n\n" + (body(plots, *data) if any(data) else not_measured(names[0], command))
+
+        render.__name__ = body.__name__
+        return render
+
+    return wrap
+
+
 def table(head: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(" --- " for _ in head) + "|"]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -238,11 +253,9 @@ def entries(board_cells: int, k: int) -> int:
     return math.perm(board_cells, k)
 
 
-def build_section(results: Path, plots: Plots) -> str:
-    out = ["## Building tables\n\n"]
-    data = load(results, "build")
-    if not data:
-        return "".join(out) + not_measured("build", "python bench/run.py --only build")
+@section("Building tables", ["build"], "python bench/run.py --only build")
+def build_section(plots: Plots, data) -> str:
+    out = []
     rows, points = [], {"minimized": [], "ignored": []}
     for r in data.get("rows", []):
         cells = 25 if r["partition"].startswith("24") else 16
@@ -280,11 +293,9 @@ def build_section(results: Path, plots: Plots) -> str:
     return "".join(out)
 
 
-def solve_section(results: Path, plots: Plots) -> str:
-    out = ["## Solving Korf's 100\n\n"]
-    solve, dynamic = load(results, "solve"), load(results, "dynamic")
-    if not solve and not dynamic:
-        return "".join(out) + not_measured("solve", "python bench/run.py --only solve")
+@section("Solving Korf's 100", ["solve", "dynamic"], "python bench/run.py --only solve")
+def solve_section(plots: Plots, solve, dynamic) -> str:
+    out = []
     published = published_15()
     rows, bars = [], []
     for e in (solve or {}).get("results", []):
@@ -360,11 +371,9 @@ def _pub_text(pub) -> str:
     return f"{f'{h:g}' if h else '-'} / {fmt(nodes) if nodes else '-'} ({source})"
 
 
-def threads_section(results: Path, plots: Plots) -> str:
-    out = ["## Threads: one instance on several cores\n\n"]
-    data = load(results, "threads")
-    if not data:
-        return "".join(out) + not_measured("threads", "python bench/run.py --only threads")
+@section("Threads: one instance on several cores", ["threads"], "python bench/run.py --only threads")
+def threads_section(plots: Plots, data) -> str:
+    out = []
     rows = data.get("rows", [])
     out.append(f"`solve --threads N` with {data.get('heuristic')} on Korf's instances "
                f"{', '.join(map(str, data.get('ids', [])))} ({data.get('rounds', 1)} round(s), the thread counts "
@@ -391,12 +400,10 @@ def threads_section(results: Path, plots: Plots) -> str:
     return "".join(out)
 
 
-def encodings_section(results: Path, plots: Plots) -> str:
-    out = ["## Table encodings: size against search time\n\n"]
-    solve, sizes = load(results, "solve_encodings"), load(results, "encodings")
-    if not solve and not sizes:
-        return "".join(out) + not_measured("solve_encodings",
-                                           "python bench/run.py --only encodings,solve_encodings")
+@section("Table encodings: size against search time", ["solve_encodings", "encodings"],
+         "python bench/run.py --only encodings,solve_encodings")
+def encodings_section(plots: Plots, solve, sizes) -> str:
+    out = []
     points = []
     if solve:
         rows = []
@@ -465,11 +472,9 @@ def encodings_section(results: Path, plots: Plots) -> str:
     return "".join(out)
 
 
-def verify_section(results: Path, plots: Plots) -> str:
-    out = ["## Verifying tables\n\n"]
-    data = load(results, "verify")
-    if not data:
-        return "".join(out) + not_measured("verify", "python bench/run.py --only verify")
+@section("Verifying tables", ["verify"], "python bench/run.py --only verify")
+def verify_section(plots: Plots, data) -> str:
+    out = []
     rows = []
     for r in data.get("rows", []):
         caught = r.get("caught_of_200", {})
@@ -485,11 +490,9 @@ def verify_section(results: Path, plots: Plots) -> str:
     return "".join(out)
 
 
-def puzzle24_section(results: Path, plots: Plots) -> str:
-    out = ["## The 24-puzzle\n\n"]
-    data = load(results, "24")
-    if not data:
-        return "".join(out) + not_measured("24", "python bench/run.py --only 24 -- --ids 1 --threads 2")
+@section("The 24-puzzle", ["24"], "python bench/run.py --only 24 -- --ids 1 --threads 2")
+def puzzle24_section(plots: Plots, data) -> str:
+    out = []
     rows = [[r["id"], r["optimal"], r["h0"], r["length"] if r["solved"] else f">= {r.get('last_bound', '?')}",
              fmt(r["nodes_generated"]), fmt(r["seconds"], 1), fmt(r["cpu_seconds"], 1)]
             for r in data.get("instances", [])]
@@ -499,11 +502,9 @@ def puzzle24_section(results: Path, plots: Plots) -> str:
     return "".join(out)
 
 
-def scaling_section(results: Path, plots: Plots) -> str:
-    out = ["## A machine with more cores\n\n"]
-    data = load(results, "scaling")
-    if not data:
-        return "".join(out) + not_measured("scaling", "python bench/bench_scaling.py")
+@section("A machine with more cores", ["scaling"], "python bench/bench_scaling.py")
+def scaling_section(plots: Plots, data) -> str:
+    out = []
     cores = data.get("cores", "?")
     out.append(f"`bench/bench_scaling.py` on {data.get('machine', '?')} ({cores} cores, {data.get('cpu_model', '?')}): "
                "each step a fresh process, tables built into an empty cache.\n\n")
@@ -557,12 +558,11 @@ def scaling_section(results: Path, plots: Plots) -> str:
     return "".join(out)
 
 
-def dynamic_cost_section(results: Path, plots: Plots) -> str:
-    out = ["## The dynamic heuristics: CPU per node\n\n"]
-    runs = [(name, data) for name in ("dynamic_cost", "dynamic_cost_whole") if (data := load(results, name))]
-    if not runs:
-        return "".join(out) + not_measured("dynamic_cost", "python bench/run.py --only dynamic_cost -- --board 5x5 "
-                                           "--instances 1 --node-limit 20000000 --configs ...")
+@section("The dynamic heuristics: CPU per node", ["dynamic_cost", "dynamic_cost_whole"],
+         "python bench/run.py --only dynamic_cost -- --board 5x5 --instances 1 --node-limit 20000000 --configs ...")
+def dynamic_cost_section(plots: Plots, cost, whole) -> str:
+    runs = [(name, data) for name, data in (("dynamic_cost", cost), ("dynamic_cost_whole", whole)) if data]
+    out = []
     out.append("Each configuration in turn, in rounds, in one process (`bench/bench_dynamic_cost.py`), so that the\n"
                "machine's load weighs on all alike: the median CPU time per generated node over the rounds, and\n"
                "its ratio to the first configuration's. Each file keeps every run; the last is shown.\n\n")
@@ -579,11 +579,11 @@ def dynamic_cost_section(results: Path, plots: Plots) -> str:
     return "".join(out)
 
 
-def dynamic_definitions_section(results: Path, plots: Plots) -> str:
-    out = ["## The dynamic databases against the published definition\n\n"]
-    defs, variants, whole = (load(results, n) for n in ("dynamic_definitions", "dynamic_variants", "dynamic-24-region"))
-    if not (defs or variants or whole):
-        return "".join(out) + not_measured("dynamic_definitions", "python bench/run.py --only dynamic_definitions")
+@section("The dynamic databases against the published definition",
+         ["dynamic_definitions", "dynamic_variants", "dynamic-24-region"],
+         "python bench/run.py --only dynamic_definitions")
+def dynamic_definitions_section(plots: Plots, defs, variants, whole) -> str:
+    out = []
     for board, d in (defs or {}).items():
         out.append(f"Mean h over Korf's 100 ({board}; mean Manhattan distance {fmt(d.get('mean_manhattan'), 2)}) of "
                    "each definition of the pair and triple values (`bench/bench_dynamic_definitions.py`):\n\n")
@@ -616,11 +616,9 @@ def dynamic_definitions_section(results: Path, plots: Plots) -> str:
     return "".join(out)
 
 
-def startup_section(results: Path, plots: Plots) -> str:
-    out = ["## Start-up of the command line\n\n"]
-    data = load(results, "startup")
-    if not data:
-        return "".join(out) + not_measured("startup", "python bench/run.py --only startup")
+@section("Start-up of the command line", ["startup"], "python bench/run.py --only startup")
+def startup_section(plots: Plots, data) -> str:
+    out = []
     out.append(f"Median over runs of each command's `--help` (`bench/bench_startup.py`; target "
                f"{fmt(data.get('target_seconds'), 2)} s, and no Numba imported):\n\n")
     out.append(table(["command", "runs", "median wall s", "median CPU s", "imports Numba"],
@@ -635,11 +633,9 @@ def startup_section(results: Path, plots: Plots) -> str:
     return "".join(out)
 
 
-def kernels_section(results: Path, plots: Plots) -> str:
-    out = ["## Search kernels, one tree against another\n\n"]
-    data = load(results, "kernels")
-    if not data:
-        return "".join(out) + not_measured("kernels", "python bench/run.py --only kernels")
+@section("Search kernels, one tree against another", ["kernels"], "python bench/run.py --only kernels")
+def kernels_section(plots: Plots, data) -> str:
+    out = []
     commits = data.get("commits") or {}
     out.append(f"`bench/bench_kernels.py` times each heuristic's search in two source trees in turn (this: "
                f"`{commits.get('this')}`, other: `{commits.get('other') or 'another tree'}`); the least CPU\n"
@@ -654,13 +650,13 @@ def kernels_section(results: Path, plots: Plots) -> str:
     return "".join(out)
 
 
-def ray_section(results: Path, plots: Plots) -> str:
-    out = ["## Ray against threads on one machine\n\n"]
-    batch = load(results, "ray")
-    single = [(n, d) for n in ("ray_24", "ray_24_repeat2c", "ray_24_repeat2b", "ray_24_repeat3")
-              if (d := load(results, n))]
-    if not batch and not single:
-        return "".join(out) + not_measured("ray", "python bench/run.py --only ray")
+RAY_24 = ["ray_24", "ray_24_repeat2c", "ray_24_repeat2b", "ray_24_repeat3"]
+
+
+@section("Ray against threads on one machine", ["ray", *RAY_24], "python bench/run.py --only ray")
+def ray_section(plots: Plots, batch, *repeats) -> str:
+    single = [(n, d) for n, d in zip(RAY_24, repeats) if d]
+    out = []
     out.append("`bench/bench_ray.py` runs the same solve with `--ray` (a local Ray instance) and with threads or\n"
                "processes, in turn; [cluster.md](cluster.md) explains the differences.\n\n")
     if batch:

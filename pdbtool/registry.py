@@ -90,21 +90,17 @@ ENCODINGS: dict[str, str] = {
 DEFAULT_ENCODING = "byte"
 
 # the sets of pair and triple tables of the dynamic heuristics (pdbtool.tables.pairs_triples)
-DYNAMIC_SETS: dict[str, str] = {
-    "pairs": "the pairs of tiles",
-    "pairs+triples": "pairs and the triples that add to them",
-    "pairs+triples-fkh": "pairs and triples as Felner, Korf and Hanan define them",
-    "pairs-region": "pairs, by the blank's region",
-    "pairs+triples-region": "pairs and triples, by the blank's region",
-}
+# (docs/design.md, "The sets", says how they differ)
+DYNAMIC_SETS = ("pairs", "pairs+triples", "pairs+triples-fkh", "pairs-region", "pairs+triples-region")
 DEFAULT_DYNAMIC_SET = "pairs+triples"
 
 
 def choose(kind: str, names, name: str):
-    """``names[name]`` (a dict of one of the kinds above), or a one-line error that lists the choices."""
+    """``name``'s entry in ``names`` (one of the kinds above; the name itself where they are a tuple), or a
+    one-line error that lists the choices."""
     if name not in names:
         raise RegistryError(f"unknown {kind} {name!r}: choose one of {', '.join(names)}")
-    return names[name]
+    return names[name] if isinstance(names, dict) else name
 
 
 def heuristic(name: str) -> Heuristic:
