@@ -38,6 +38,7 @@ def anywhere_distances(board, tiles):
     return tile_blank_distances(board, tiles, [b for b in range(board.n) if b not in home])
 
 
+@pytest.mark.slow  # an exact search per group of the 8-puzzle, in Python
 def test_goal_anywhere_is_exact_and_differs_only_where_home_cells_cut_the_board():
     board = Board(3, 3)
     md = board.manhattan_table()
