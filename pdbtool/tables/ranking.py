@@ -240,12 +240,12 @@ class TilePattern:
     def goal_rank(self) -> int:
         return int(rank_cells(self.goal_cells(), self.n))
 
-    def rank(self, cells: Sequence[int]) -> int:
+    def rank(self, cells: Sequence[int] | np.ndarray) -> int:
         """Rank of a placement (cell of each tile, in ascending tile order)."""
-        cells = np.asarray(cells, dtype=np.int64)
-        if cells.shape != (self.k,) or len(set(cells.tolist())) != self.k or cells.min() < 0 or cells.max() >= self.n:
-            raise PatternError(f"placement {cells.tolist()} is not {self.k} distinct cells of 0..{self.n - 1}")
-        return int(rank_cells(cells, self.n))
+        arr = np.asarray(cells, dtype=np.int64)
+        if arr.shape != (self.k,) or len(set(arr.tolist())) != self.k or arr.min() < 0 or arr.max() >= self.n:
+            raise PatternError(f"placement {arr.tolist()} is not {self.k} distinct cells of 0..{self.n - 1}")
+        return int(rank_cells(arr, self.n))
 
     def unrank(self, r: int) -> tuple[int, ...]:
         if not 0 <= r < self.entries:
@@ -270,7 +270,7 @@ class TilePattern:
         rows = self.md_rows()
         return int(sum(rows[i, c] for i, c in enumerate(cells)))
 
-    def blank_region(self, cells: Sequence[int], blank: int) -> tuple[int, ...]:
+    def blank_region(self, cells: Sequence[int] | np.ndarray, blank: int) -> tuple[int, ...]:
         """Cells a blank in cell ``blank`` reaches through the cells free of pattern tiles."""
         occupied = 0
         for c in cells:
