@@ -5,7 +5,8 @@ a floor for this machine: the moves the build looked up, divided by the rate of 
 from an array the size of the build's state array (measured here by a small Numba gather loop, one
 thread, so the floor is CPU seconds; the wall floor divides it by the threads).  ``--baseline FILE``
 builds every table a second time with another builder module (e.g. an older ``bfs.py`` extracted from
-git, its relative imports made absolute), alternating with the current one, so that before/after ratios come from one run under one load.
+git, its relative imports made absolute), alternating with the current one, so that before/after ratios come
+from one run under one load.
 
 Writes bench/results/build.json (machine, cores, load, date, git commit, command) and prints a table.
 Targets (2 idle cores): 15-7-8 minimized <= 100 s and <= 1.8 GB; its 7-tile table <= 10 s; 15-6-6-3

@@ -87,7 +87,8 @@ def table_scaling(threads_list: list[int]) -> list[dict]:
     one = rows[0]["seconds"] if rows and rows[0]["threads"] == 1 else None
     for row in rows:
         row["speedup"] = round(one / row["seconds"], 2) if one else None
-        print(f"7-tile table  {row['threads']:3d} threads  wall {row['seconds']:7.2f} s  cpu {row['cpu_seconds']:7.2f} s"
+        print(f"7-tile table  {row['threads']:3d} threads  wall {row['seconds']:7.2f} s  "
+              f"cpu {row['cpu_seconds']:7.2f} s"
               + (f"  speed-up {row['speedup']:.2f}" if one else ""), flush=True)
     return rows
 
@@ -143,7 +144,9 @@ def main(argv=None) -> dict:
         skip |= {"build15", "solve15", "build24", "solve24"}
     report = {"benchmark": "scaling", "machine": platform.node(), "cpu_model": _cpu_model(), "cores": cores,
               "platform": platform.platform(), "python": platform.python_version(),
-              "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git_commit": os.environ.get("PDBTOOL_GIT_COMMIT") or git_commit(),  # for a copy of the tree elsewhere
+              "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+              # PDBTOOL_GIT_COMMIT: for a copy of the tree elsewhere
+              "git_commit": os.environ.get("PDBTOOL_GIT_COMMIT") or git_commit(),
               "command": " ".join([Path(sys.executable).name, *sys.argv]), "load_before": round(load(), 2)}
 
     def save():

@@ -38,8 +38,8 @@ def timed_run(argv: list[str]) -> tuple[float, float]:
 
 
 def imports_numba(args: list[str]) -> bool:
-    code = ("import sys\nfrom pdbtool.cli.main import main\ntry:\n    main(%r)\nexcept SystemExit:\n    pass\n"
-            "print('NUMBA' if 'numba' in sys.modules else 'LIGHT', file=sys.stderr)" % (args,))
+    code = (f"import sys\nfrom pdbtool.cli.main import main\ntry:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
+            "print('NUMBA' if 'numba' in sys.modules else 'LIGHT', file=sys.stderr)")
     err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr
     return err.strip().endswith("NUMBA")
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from functools import lru_cache
+from functools import cache
 
 from pdbtool.puzzle.board import Board
 
 
-@lru_cache(maxsize=None)
+@cache
 def true_distances(width: int, height: int, goal: tuple[int, ...] | None = None) -> dict[tuple[int, ...], int]:
     """Distance to the goal of every reachable state (the tile in each cell), by plain BFS."""
     board = Board(width, height, goal or ())

@@ -12,13 +12,13 @@ imports this one first (``pdbtool._native`` does, and the modules that do not im
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
 
-@lru_cache(maxsize=None)
+@cache
 def package_stamp(root: Path = PACKAGE) -> str:
     """A digest of the path, size and modification time of every ``.py`` file below ``root`` (computed once
     per process: a process compiles each function once)."""

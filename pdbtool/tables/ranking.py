@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import perm
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numba
 import numpy as np
