@@ -23,7 +23,8 @@ from ._common import Interrupted, board_option, cache_dir_option, goal_option, s
 @click.option("--dynamic", type=click.Choice(list(registry.DYNAMIC_SETS)), default=None,
               help=f"Tables of ddb and max (default: {registry.DEFAULT_DYNAMIC_SET}).")
 @click.option("--no-reflect", is_flag=True, help="Do not take the max with the diagonal reflection.")
-@click.option("--blank", type=click.Choice(list(registry.BLANK_RULES)), default=registry.DEFAULT_BLANK, show_default=True,
+@click.option("--blank", type=click.Choice(list(registry.BLANK_RULES)), default=registry.DEFAULT_BLANK,
+              show_default=True,
               help="Blank rule of the pattern tables (mod3 and parity need ignored).")
 @click.option("--encoding", type=click.Choice(list(registry.ENCODINGS)), default=registry.DEFAULT_ENCODING,
               show_default=True,
