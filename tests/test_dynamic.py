@@ -47,13 +47,13 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 KORF = {i: korf100()[i] for i in (2, 4)}  # cheap with ddb
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def tables(dynamic_tables):
     """Look-ups of every set on 3x3, 4x3 and 4x4, built on first use (tests/conftest.py)."""
     return dynamic_tables
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def cache_dir(dynamic_tables):
     """The cache those look-ups are built in (solvers reuse their files)."""
     return dynamic_tables.cache_dir
