@@ -2,8 +2,8 @@
 dynamic sets on small boards, built on first use.  The markers (``slow``, ``ray``, ``install``) are
 registered in pyproject.toml; ``make test-fast`` leaves those tests out.
 
-Hypothesis runs its usual number of examples; ``HYPOTHESIS_PROFILE=fast`` (``make test-fast``) caps the
-tests that leave the count to the profile, for the edit loop.
+Hypothesis runs each test's full number of examples; ``HYPOTHESIS_PROFILE=fast`` (``make test-fast``) runs
+a tenth of them (:func:`examples`), for the edit loop.
 """
 
 from __future__ import annotations
@@ -18,9 +18,16 @@ from hypothesis import settings
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
-settings.register_profile("fast", max_examples=25, deadline=None)
-if os.environ.get("HYPOTHESIS_PROFILE"):
-    settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
+FAST = os.environ.get("HYPOTHESIS_PROFILE") == "fast"
+settings.register_profile("fast", max_examples=10, deadline=None)
+if FAST:
+    settings.load_profile("fast")
+
+
+def examples(n: int) -> int:
+    """``max_examples`` for a hypothesis test whose full run tries ``n``: a tenth (at least 10) in the edit
+    loop, all of them in ``make test``."""
+    return max(10, n // 10) if FAST else n
 
 # files whose every test needs Ray or builds and installs the package (markers for `make test-fast`)
 FILE_MARKERS = {"test_ray.py": "ray", "test_install.py": "install"}

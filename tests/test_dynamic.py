@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conflict_graph_probe import ProbedGraph, brute_force_cover, move_key_lookup
-from conftest import korf100
+from conftest import examples, korf100
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import reference_ida, tile_blank_distances, true_distances
@@ -134,7 +134,7 @@ hypergraphs = st.integers(2, 6).flatmap(lambda n: st.tuples(
 
 
 @given(hypergraphs)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_cover_equals_brute_force(graph):
     n, edges = graph
     assert min_cover(edges, n) == brute_force_cover(edges, n)
@@ -156,7 +156,7 @@ larger_hypergraphs = st.integers(5, 8).flatmap(lambda n: st.tuples(
 
 
 @given(larger_hypergraphs)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 def test_cover_of_denser_hypergraphs_equals_brute_force(graph):
     """Graphs with cycles and shared vertices, where the reductions leave a core to branch on."""
     n, edges = graph
@@ -306,7 +306,7 @@ def test_move_lookups_end_in_padding_that_a_last_block_of_entries_can_read(table
 
 
 @given(st.integers(4, 9), st.data())
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_orienting_triples_keeps_each_placement_once_and_never_adds_entries(n, data):
     """Each row comes back as it was or under the key of its other tile (the same placement), and the
     entries (key, other tile, units) number no more than before."""
@@ -359,7 +359,7 @@ def test_move_lookups_keep_units_up_to_63_and_group_the_cells_of_one_v():
 
 @given(seed=st.integers(0, 2 ** 32 - 1), slots=st.sampled_from([1, 2, 64, 1 << 14]),
        name=st.sampled_from(["pairs+triples", "pairs+triples-region"]))
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 def test_incremental_equals_from_scratch_with_small_memos(tables, seed, slots, name):
     """Walks as above with memos of a few slots, so that entries are overwritten all the time and hits
     come from components of other tiles with the same shape: every cover still equals the fresh one."""
