@@ -105,6 +105,7 @@ def test_matcher_fails_on_a_wrong_line(tmp_path):
     assert missing_lines(["search 0.161 s", "PASS a.pdb: format"], output, tmp_path)   # order counts
 
 
+@pytest.mark.slow  # builds the README's tables in a fresh cache and runs every command block
 def test_readme_blocks_run(env):
     cache, environ = env
     ran = 0
