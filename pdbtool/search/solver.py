@@ -179,14 +179,19 @@ class Solver:
 
     def solve(self, state: Sequence[int], time_limit: float | None = None, node_limit: int | None = None,
               progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES,
-              threads: int | None = None) -> SolveResult:
+              threads: int | None = None, checkpoint=None, checkpoint_every: float = 60.0) -> SolveResult:
         """Solve one state optimally.  ``progress(bound, generated, expanded)`` is called between chunks.
 
         With a time or node limit, an instance that runs out is returned with ``solved=False``.  With
         ``threads`` > 1 (default: the solver's ``search_threads``), each iteration's subtrees are searched
         by that many threads (:mod:`pdbtool.search.parallel`); ``cpu_seconds`` is then the CPU time of the whole
-        process during the search."""
+        process during the search.  ``checkpoint``: a file path; the search records its progress there every
+        ``checkpoint_every`` seconds and resumes from it (:mod:`pdbtool.search.checkpoint`; the counts and
+        ``seconds`` then include the earlier runs'); the file is removed when the goal is found."""
         state = self.board.check_state(state)
+        if checkpoint is not None:
+            return self._solve_checkpointed(state, checkpoint, checkpoint_every, time_limit, node_limit, progress,
+                                            threads)
         if not self._warm:
             self.warm_up()
         start = time.perf_counter()
@@ -209,6 +214,36 @@ class Solver:
             raise SolverError("the search space was exhausted without reaching the goal (a bug)")
         moves = search.moves() if status == FOUND else None
         return _finish(result, state, moves, self.nb, search, start, time.thread_time() - cpu_start)
+
+    def checkpoint_identity(self, state: Sequence[int]) -> dict:
+        """What a checkpoint of the search of ``state`` is written for (:func:`checkpoint.search_identity`):
+        the board, goal and state, the heuristic's label, the options that change the counts, and the tables'
+        identities (their files' checksums, or those of the arrays given)."""
+        from .checkpoint import search_identity, tables_identity
+
+        options = {"pruning": getattr(self, "pruning", None)}
+        return search_identity(self.board, state, self.label, options,
+                               tables_identity(getattr(self, "_keep", None), self.heuristic))
+
+    def _solve_checkpointed(self, state, path, every, time_limit, node_limit, progress, threads) -> SolveResult:
+        from .checkpoint import Recorder, checkpointed_search
+
+        if not self._warm:
+            self.warm_up()
+        start = time.perf_counter()
+        cpu_start = time.process_time()
+        search = Search(self.heuristic, state)
+        result = SolveResult(board=self.board.dims, heuristic=self.label, h0=search.h0)
+        if search.h0 == 0 and tuple(state) == tuple(self.goal_tiles):
+            return _finish(result, state, [], self.nb, search, start, time.process_time() - cpu_start)
+        recorder = Recorder(path, self.checkpoint_identity(state), every)
+        threads = _check_search_threads(self.search_threads if threads is None else threads)
+        out = checkpointed_search(self.heuristic, state, search.h0, recorder, threads,
+                                  deadline=None if time_limit is None else start + time_limit,
+                                  node_limit=node_limit, progress=progress)
+        _finish(result, state, out.moves, self.nb, out, start, time.process_time() - cpu_start)
+        result.seconds = recorder.seconds
+        return result
 
     def _solve_parallel(self, state, h0, result, threads, start, time_limit, node_limit, progress, chunk):
         cpu_start = time.process_time()
@@ -315,8 +350,10 @@ class SolverPool:
         if inst.error is None:
             try:
                 solver = self.get(inst.board)
+                extra = {} if self.options.checkpoint is None else {
+                    "checkpoint": self.options.checkpoint, "checkpoint_every": self.options.checkpoint_every}
                 solved = solver.solve(inst.tiles, time_limit=self.options.time_limit,
-                                      node_limit=self.options.node_limit, progress=progress)
+                                      node_limit=self.options.node_limit, progress=progress, **extra)
             except PdbtoolError as exc:
                 result.error = f"{inst.where}: {exc}"
                 return result
