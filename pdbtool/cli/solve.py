@@ -129,6 +129,10 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         if resume:
             say(f"{output}: {len(results_file.held)} of {len(items)} instances done, {len(todo)} to solve")
     try:
+        if checkpoint is not None:
+            from ..search.checkpoint import check_batch
+
+            check_batch(checkpoint, todo)
         _solve(todo, options, pool, fmt, results_file, jobs, ray_address, show_progress, start)
     finally:
         if results_file is not None:

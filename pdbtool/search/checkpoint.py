@@ -253,6 +253,28 @@ def read_checkpoint(path: Path) -> dict | None:
     return data
 
 
+def check_batch(path, instances) -> None:
+    """Refuse, before a batch starts, a checkpoint that is not of its first instance to solve (which resumes
+    it): a batch that began with another instance would overwrite the checkpoint of a long search."""
+    data = read_checkpoint(Path(path))
+    if data is None:
+        return
+    have = (data["identity"].get("board"), data["identity"].get("state"))
+    solvable = [inst for inst in instances if inst.error is None]
+    if not solvable:
+        return
+    key = [(inst.board.dims, [int(t) for t in inst.tiles]) for inst in solvable]
+    if have == key[0]:
+        return
+    if have in key:
+        inst = solvable[key.index(have)]
+        raise CheckpointError(f"{path}: a checkpoint of instance {inst.id} ({inst.where}), but the first instance "
+                              f"to solve is {solvable[0].id}: solve {inst.id} first (--resume with --output skips "
+                              f"those done), or remove {path}")
+    raise CheckpointError(f"{path}: a checkpoint of an instance that the instances to solve do not hold: "
+                          f"remove it to start anew")
+
+
 _WHAT = (("board", "another board"), ("goal", "another goal"), ("state", "another instance"),
          ("heuristic", "another heuristic"), ("options", "other search options"),
          ("tables", "other tables (their checksums differ)"))
@@ -498,5 +520,5 @@ def _iteration_on_threads(heuristic, state, bound, target, done, recorder, threa
 
 
 __all__ = ["Recorder", "Progress", "CheckpointError", "checkpointed_search", "search_identity", "tables_identity",
-           "read_checkpoint",
+           "check_batch", "read_checkpoint",
            "write_atomically", "UNIT_NODES"]

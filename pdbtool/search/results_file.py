@@ -52,6 +52,7 @@ class ResultsFile:
         self.path = path
         self.fmt = fmt
         self.held = held
+        self._held_ids = {r.id for r in held}
         self.written: list[SolveResult] = []
         self._file = handle
         self._buffer = io.StringIO()
@@ -93,7 +94,7 @@ class ResultsFile:
         return out
 
     def holds(self, inst) -> bool:
-        return any(r.id == inst.id for r in self.held)
+        return inst.id in self._held_ids
 
     def _take(self) -> None:
         self._header = self._buffer.getvalue()
@@ -154,7 +155,7 @@ def read_results(path: Path, fmt: str, instances: dict, labels: dict[str, str]) 
         if number == 1 and fmt in ("text", "csv"):
             want = TEXT_HEADER + configuration(labels) if fmt == "text" else ",".join(CSV_COLUMNS)
             if text != want:
-                what = "configuration" if text.startswith(TEXT_HEADER) else "format"
+                what = "configuration" if fmt == "text" and text.startswith(TEXT_HEADER) else "format"
                 raise ResultsFileError(f"{path}: results of another {what} ({_clip(text)}), not {_clip(want)}")
             end = offset
             continue
