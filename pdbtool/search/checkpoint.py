@@ -41,6 +41,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import PdbtoolError
+from ..tables.cache import _fsync_dir
 from .driver import CUT, FOUND, INF, ITERATION_DONE, Search, Tally
 from .parallel import FRONTIER_PER_THREAD, SERIAL_BELOW, ParallelOutcome, _search_units, units_wanted
 from .units import UNIT_CHUNK_NODES, UnitResult, WorkUnit, search_unit, split_iteration
@@ -220,16 +221,7 @@ def write_atomically(path: Path, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
-    try:  # the rename itself survives a crash of the machine once the directory is synced
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    _fsync_dir(directory)  # the rename itself survives a crash of the machine
 
 
 def read_checkpoint(path: Path) -> dict | None:

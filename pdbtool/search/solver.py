@@ -189,9 +189,6 @@ class Solver:
         ``checkpoint_every`` seconds and resumes from it (:mod:`pdbtool.search.checkpoint`; the counts and
         ``seconds`` then include the earlier runs'); the file is removed when the goal is found."""
         state = self.board.check_state(state)
-        if checkpoint is not None:
-            return self._solve_checkpointed(state, checkpoint, checkpoint_every, time_limit, node_limit, progress,
-                                            threads)
         if not self._warm:
             self.warm_up()
         start = time.perf_counter()
@@ -201,6 +198,9 @@ class Solver:
         if search.h0 == 0 and tuple(state) == tuple(self.goal_tiles):
             return _finish(result, state, [], self.nb, search, start, time.thread_time() - cpu_start)
         threads = _check_search_threads(self.search_threads if threads is None else threads)
+        if checkpoint is not None:
+            return self._solve_checkpointed(state, search.h0, result, threads, start, checkpoint, checkpoint_every,
+                                            time_limit, node_limit, progress)
         if threads > 1:
             return self._solve_parallel(state, search.h0, result, threads, start, time_limit, node_limit, progress,
                                         chunk)
@@ -225,20 +225,13 @@ class Solver:
         return search_identity(self.board, state, self.label, options,
                                tables_identity(getattr(self, "_keep", None), self.heuristic))
 
-    def _solve_checkpointed(self, state, path, every, time_limit, node_limit, progress, threads) -> SolveResult:
+    def _solve_checkpointed(self, state, h0, result, threads, start, path, every, time_limit, node_limit,
+                            progress) -> SolveResult:
         from .checkpoint import Recorder, checkpointed_search
 
-        if not self._warm:
-            self.warm_up()
-        start = time.perf_counter()
         cpu_start = time.process_time()
-        search = Search(self.heuristic, state)
-        result = SolveResult(board=self.board.dims, heuristic=self.label, h0=search.h0)
-        if search.h0 == 0 and tuple(state) == tuple(self.goal_tiles):
-            return _finish(result, state, [], self.nb, search, start, time.process_time() - cpu_start)
         recorder = Recorder(path, self.checkpoint_identity(state), every)
-        threads = _check_search_threads(self.search_threads if threads is None else threads)
-        out = checkpointed_search(self.heuristic, state, search.h0, recorder, threads,
+        out = checkpointed_search(self.heuristic, state, h0, recorder, threads,
                                   deadline=None if time_limit is None else start + time_limit,
                                   node_limit=node_limit, progress=progress)
         _finish(result, state, out.moves, self.nb, out, start, time.process_time() - cpu_start)
@@ -373,24 +366,24 @@ def _worker_main(conn, options: SolveOptions) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the batch and then its workers
     pool = SolverPool(options)
-    conn.send(("ready", None))
-    while True:
-        try:
+    try:
+        conn.send(("ready", None))
+        while True:
             task = conn.recv()
-        except EOFError:
-            return
-        if task is None:
-            return
-        index, inst = task
-        conn.send(("started", index))
-        try:
-            result = pool.solve(inst)
-        except Exception:  # a bug: the parent raises it
-            import traceback
+            if task is None:
+                return
+            index, inst = task
+            conn.send(("started", index))
+            try:
+                result = pool.solve(inst)
+            except Exception:  # a bug: the parent raises it
+                import traceback
 
-            conn.send(("error", traceback.format_exc()))
-            return
-        conn.send(("done", (index, result)))
+                conn.send(("error", traceback.format_exc()))
+                return
+            conn.send(("done", (index, result)))
+    except (EOFError, OSError):  # the parent is gone (killed): nobody wants the result
+        return
 
 
 def signal_name(signum: int) -> str:
