@@ -269,9 +269,9 @@ def stop_after(n: int):
     return progress
 
 
-def search(solver, state, path, threads=1, progress=None, unit_nodes=1 << 12, **kwargs):
-    """A checkpointed search with small units, recorded after each."""
-    recorder = ck.Recorder(path, solver.checkpoint_identity(state), every=0)
+def search(solver, state, path, threads=1, progress=None, unit_nodes=1 << 12, every=3600.0, **kwargs):
+    """A checkpointed search with small units (recorded when it stops, and every ``every`` seconds)."""
+    recorder = ck.Recorder(path, solver.checkpoint_identity(state), every=every)
     h0 = Search(solver.heuristic, state).h0
     return ck.checkpointed_search(solver.heuristic, state, h0, recorder, threads, progress=progress,
                                   unit_nodes=unit_nodes, serial_below=1 << 10, chunk=min(unit_nodes, 1 << 14),
@@ -307,6 +307,7 @@ def test_a_resumed_serial_search_counts_exactly_the_nodes_of_an_uninterrupted_on
     assert any(saved["current"] and saved["current"]["done"] for saved in records)  # within an iteration
 
 
+@pytest.mark.slow
 def test_a_checkpoint_survives_sigkill(tmp_path, fifteen):
     path = tmp_path / "ck.json"
     script = textwrap.dedent(f"""
