@@ -92,7 +92,7 @@ def test_a_worker_killed_twice_fails_its_instance_alone(tmp_path, monkeypatch):
     monkeypatch.setattr(solver_module, "solve_batch", batch)
     result = run(path, "--heuristic", "manhattan", "--jobs", "2", "--format", "json")
     assert len(kills[0]) == 2 and len(set(kills[0])) == 2   # two workers, each killed on instance 2
-    assert result.exit_code == 3, result.output
+    assert result.exit_code == 4, result.output
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["id"] for r in rows[:-1]] == ["12", "2", "42"]
     assert rows[0]["solved"] and rows[2]["solved"] and rows[0]["length"] == 45 and rows[2]["length"] == 42

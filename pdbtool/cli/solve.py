@@ -63,7 +63,7 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     A line holds the tile in each cell, row by row (0 = blank), optionally preceded by an id; '#' starts a
     comment.  A trailing '# optimal N' is checked against the length found.  The exit status is 1 when any
     line failed (bad input, wrong optimal length), 0 otherwise; instances that hit --time-limit are
-    reported as unsolved and do not fail the run; it is 3 when a worker process of --jobs was killed twice
+    reported as unsolved and do not fail the run; it is 4 when a worker process of --jobs was killed twice
     on one instance (the instance is reported failed, with the signal).  A long search shows its bound,
     nodes, nodes per second and elapsed time on stderr (live on a terminal, else a line every 30 seconds);
     a batch, the instances done and failed and the time left (on a terminal, or with --progress).
@@ -218,7 +218,7 @@ def _solve(items, options, pool, fmt, results_file, jobs, ray_address, show_prog
         sys.exit(1)
 
 
-EXIT_WORKER_KILLED = 3  # a worker process was killed (twice) while solving an instance
+EXIT_WORKER_KILLED = 4  # a worker process of --jobs was killed twice while solving one instance
 
 
 class BatchProgress:
