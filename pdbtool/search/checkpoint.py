@@ -331,16 +331,19 @@ def _arrays_checksum(arrays) -> str:
     return digest.hexdigest()
 
 
-def _later_siblings(nb, start_blank: int, path, root_prev: int = -1) -> int:
+def _later_siblings(nb, start_blank: int, path, root_prev: int = -1, fsm=None, fsm_state=None) -> int:
     """The children generated after each node on ``path`` from the start, which a search that generates a
     node's children at once counts and one that generates them one at a time does not reach when the goal
-    lies below ``path`` (the driver's ``_later_siblings``, for the top above a unit)."""
+    lies below ``path`` (the driver's ``_later_siblings``, for the top above a unit).  ``fsm`` and
+    ``fsm_state``: a move-pruning automaton's table and its state per level of the top's stack, if the
+    search has one (a move it prunes is not generated)."""
+    pruning = fsm is not None and len(fsm) > 0
     later = 0
     blank = start_blank
     prev = root_prev
-    for m_in in path:
+    for level, m_in in enumerate(path):
         for m in range(m_in + 1, 4):
-            if nb[blank, m] >= 0 and m + prev != 3:
+            if nb[blank, m] >= 0 and m + prev != 3 and not (pruning and fsm[fsm_state[level], m] < 0):
                 later += 1
         blank, prev = int(nb[blank, m_in]), m_in
     return later
@@ -479,7 +482,8 @@ def _iteration_in_order(heuristic, state, bound, target, done, recorder, tally, 
             if result.solution is not None:
                 if at_once:  # the top counted the later siblings of the nodes above the unit's root
                     blank = state.index(0)
-                    later = _later_siblings(heuristic.board.neighbours(), blank, path)
+                    later = _later_siblings(heuristic.board.neighbours(), blank, path, -1,
+                                            getattr(top, "fsm", None), getattr(top, "fsm_state", None))
                     tally.add(-later, 0)
                 return result.solution, INF, False
             next_bound = min(next_bound, result.next_bound)
