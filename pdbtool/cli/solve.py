@@ -141,7 +141,7 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
 
 def _solve(items, options, pool, fmt, results_file, jobs, ray_address, show_progress, start):
     """Solve ``items``, write their results (to ``results_file`` as they end, else to stdout in input order)
-    and the summary; exit 1 when a result failed, 3 when a worker process was killed twice on one."""
+    and the summary; exit 1 when a result failed, 4 when a worker process was killed twice on one."""
     from ..puzzle.instances import ResultWriter, summarize, text_summary
     from ..search.solver import solve_batch
 
