@@ -415,6 +415,8 @@ def test_a_checkpoint_of_another_search_is_refused(tmp_path, fifteen):
     path.write_text("not json")
     with pytest.raises(ck.CheckpointError, match="not a checkpoint"):
         ck.Recorder(path, one.checkpoint_identity(state)).load()
+    with pytest.raises(ck.CheckpointError, match="cannot write a checkpoint in"):
+        ck.Recorder(tmp_path / "no-such-folder" / "ck.json", one.checkpoint_identity(state)).load()
 
 
 def test_the_checkpoint_names_the_table_files(tmp_path):

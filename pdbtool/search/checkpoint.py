@@ -132,6 +132,7 @@ class Recorder:
         search (CheckpointError, one line)."""
         data = read_checkpoint(self.path)
         if data is None:
+            check_writable(self.path)  # say so now, not at the first record
             return None
         mismatch = _mismatch(data["identity"], self.identity)
         if mismatch:
@@ -201,7 +202,10 @@ class Recorder:
     def _write(self) -> None:
         self.progress.seconds = self.seconds
         data = {"format": FORMAT, "version": VERSION, "identity": self.identity, "progress": self.progress.to_json()}
-        write_atomically(self.path, json.dumps(data, indent=1) + "\n")
+        try:
+            write_atomically(self.path, json.dumps(data, indent=1) + "\n")
+        except OSError as exc:
+            raise CheckpointError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
         self._last_write = time.monotonic()
 
 
@@ -245,11 +249,19 @@ def read_checkpoint(path: Path) -> dict | None:
     return data
 
 
+def check_writable(path: Path) -> None:
+    directory = path.parent if str(path.parent) else Path(".")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise CheckpointError(f"{path}: cannot write a checkpoint in {directory}")
+
+
 def check_batch(path, instances) -> None:
     """Refuse, before a batch starts, a checkpoint that is not of its first instance to solve (which resumes
-    it): a batch that began with another instance would overwrite the checkpoint of a long search."""
+    it): a batch that began with another instance would overwrite the checkpoint of a long search.  Also
+    refuse a checkpoint that could not be written."""
     data = read_checkpoint(Path(path))
     if data is None:
+        check_writable(Path(path))
         return
     have = (data["identity"].get("board"), data["identity"].get("state"))
     solvable = [inst for inst in instances if inst.error is None]
