@@ -469,3 +469,18 @@ def test_batch_progress_text():
         progress(solver_module.SolveResult(error="x" if failed else None))
     text = progress.text(progress.start + 8.0)
     assert text == "6 of 10 instances done, 1 failed, 8 s, ~8 s left"
+
+
+def test_output_with_ray_writes_each_result(tmp_path, monkeypatch):
+    """With --ray the results file is written from the Ray backend's stream (here a stand-in for it)."""
+    from pdbtool.search import ray_backend
+
+    def batch(items, options, address=None, notify=None, progress=None):
+        yield from solver_module.solve_batch(items, options, jobs=1)
+
+    monkeypatch.setattr(ray_backend, "solve_batch", batch)
+    path = tmp_path / "out.json"
+    result = run(EIGHT, "--heuristic", "manhattan", "--format", "json", "--ray", "--output", path)
+    assert result.exit_code == 0, result.output
+    rows = json_lines(path)
+    assert [r["id"] for r in rows[:-1]] == [f"e{i}" for i in range(1, 11)] and rows[-1]["solved"] == 10
