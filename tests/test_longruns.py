@@ -239,6 +239,16 @@ def test_output_refusals(tmp_path, full_runs):
     assert run(EIGHT, "--resume").exit_code == 2
 
 
+def test_a_results_file_in_use_is_refused(tmp_path):
+    import fcntl
+
+    path = tmp_path / "out.json"
+    with open(path, "w") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX)
+        result = run(EIGHT, "--heuristic", "manhattan", "--format", "json", "--output", path, "--resume")
+    assert result.exit_code == 1 and f"{path}: in use by another run of pdbtool solve" in result.stderr
+
+
 def test_a_damaged_line_inside_the_file_is_refused(tmp_path, full_runs):
     path = tmp_path / "out.json"
     lines = full_runs["json"].decode().splitlines(keepends=True)

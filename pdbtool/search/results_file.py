@@ -71,23 +71,23 @@ class ResultsFile:
                 raise ResultsFileError(f"--output needs a distinct id per instance: {inst.id} is on lines "
                                        f"{seen[inst.id]} and {inst.line}")
             seen[inst.id] = inst.line
-        try:
-            size = path.stat().st_size
-        except FileNotFoundError:
-            size = 0
-        except OSError as exc:
-            raise ResultsFileError(f"{path}: {exc.strerror or exc}") from None
-        if size and not resume:
-            raise ResultsFileError(f"{path} exists: add --resume to go on with it, or remove it")
-        held, end = [], 0
-        if size:
-            held, end = read_results(path, fmt, {inst.id: inst for inst in instances}, labels)
-        try:
-            handle = open(path, "r+b" if size else "wb")
-            handle.truncate(end)
-            handle.seek(end)
+        try:  # opened without truncating, and locked before it is read or cut
+            handle = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o666), "r+b")
         except OSError as exc:
             raise ResultsFileError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        try:
+            _lock(handle, path)
+            size = os.fstat(handle.fileno()).st_size
+            if size and not resume:
+                raise ResultsFileError(f"{path} exists: add --resume to go on with it, or remove it")
+            held, end = [], 0
+            if size:
+                held, end = read_results(path, fmt, {inst.id: inst for inst in instances}, labels)
+            handle.truncate(end)
+            handle.seek(end)
+        except BaseException:
+            handle.close()
+            raise
         out = cls(path, fmt, handle, held)
         if end == 0:
             out._append((TEXT_HEADER + configuration(labels) + "\n" if fmt == "text" else "") + out._header)
@@ -133,6 +133,18 @@ class ResultsFile:
 
     def close(self) -> None:
         self._file.close()
+
+
+def _lock(handle, path: Path) -> None:
+    """Hold the file for this run: two runs appending to one file would mix their lines."""
+    try:
+        import fcntl
+    except ImportError:  # not on POSIX: no lock
+        return
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        raise ResultsFileError(f"{path}: in use by another run of pdbtool solve") from None
 
 
 def read_results(path: Path, fmt: str, instances: dict, labels: dict[str, str]) -> tuple[list[SolveResult], int]:
