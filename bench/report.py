@@ -650,6 +650,25 @@ def kernels_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
+@section("Checkpoints: what recording and resuming cost", ["checkpoint"], "python bench/run.py --only checkpoint")
+def checkpoint_section(plots: Plots, data) -> str:
+    every = fmt(data.get("every_seconds"), 1)
+    out = [f"`solve --checkpoint` with {data.get('heuristic', '?')}, a record every {every} s, "
+           "against the plain search, and a search stopped half way and resumed (`bench/bench_checkpoint.py`;\n"
+           "the three count the same nodes). CPU seconds of the searching thread, all rounds:\n\n"]
+    rows = []
+    for r in data.get("runs", []):
+        both = r["stopped_and_resumed"]
+        rows.append([r["id"], fmt(r["plain"]["nodes"]), fmt(r["plain"]["cpu_seconds"], 3),
+                     fmt(r["checkpointed"]["cpu_seconds"], 3),
+                     fmt(both["cpu_seconds_first"] + both["cpu_seconds_resumed"], 3)])
+    out.append(table(["id", "nodes", "plain CPU s", "checkpointed CPU s", "stopped and resumed CPU s"], rows))
+    out.append(f"\nIn all: checkpointed {fmt(data.get('checkpointed_over_plain'), 3)} times the plain search's CPU, "
+               f"stopped and resumed {fmt(data.get('stopped_and_resumed_over_plain'), 3)} times.\n\n"
+               + provenance(data) + "\n")
+    return "".join(out)
+
+
 RAY_24 = ["ray_24", "ray_24_repeat2c", "ray_24_repeat2b", "ray_24_repeat3"]
 
 
@@ -690,8 +709,8 @@ def ray_section(plots: Plots, batch, *repeats) -> str:
 
 
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
-            dynamic_cost_section, dynamic_definitions_section, kernels_section, startup_section, ray_section,
-            scaling_section]
+            dynamic_cost_section, dynamic_definitions_section, kernels_section, startup_section, checkpoint_section,
+            ray_section, scaling_section]
 
 
 def render(results: Path, out: Path, draw: bool = True) -> str:
