@@ -84,7 +84,7 @@ def main(argv=None) -> int:
         ends = {}  # bound -> nodes generated (cumulative) when its iteration ended
         current = [None]
 
-        def progress(bound, generated, expanded):
+        def progress(bound, generated, expanded, current=current, ends=ends, inst=inst, started=started):
             nonlocal last
             if current[0] is not None and bound != current[0]:
                 ends[current[0]] = generated

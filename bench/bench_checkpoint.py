@@ -63,7 +63,7 @@ def main(argv=None):
                                        "nodes": recorded.nodes_generated}
                 half = plain.nodes_generated // 2
 
-                def stop_half(bound, generated, expanded):
+                def stop_half(bound, generated, expanded, half=half):
                     if generated >= half:
                         raise Stop
 

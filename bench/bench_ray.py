@@ -132,7 +132,7 @@ def cpu_by_process(threads: dict, kinds: dict) -> dict:
     of the driver and of the workers (the tasks' searches) apart from their other threads (the driver's
     search threads, Ray's gRPC and io_service threads)."""
     out: dict[str, float] = {}
-    for (pid, tid), (seconds, name) in threads.items():
+    for (pid, _tid), (seconds, name) in threads.items():
         kind = kinds.get(pid, "other")
         if kind == "driver" or kind.startswith("worker ") and kind != "worker (idle)":
             kind += " (main thread)" if name == "MAIN" else " (other threads)"
@@ -244,7 +244,7 @@ def bench_single(args) -> dict:
             for _ in range(args.repeat):
                 runs["threads2"].append(solve_cli([str(path), *extra, "--threads", "2"]))
                 runs["ray"].append(solve_cli([str(path), *extra, "--ray"]))
-            for key, rs in runs.items():
+            for rs in runs.values():
                 for r in rs:
                     s = r["summary"]
                     r["search_seconds"] = s["total_seconds"]

@@ -2,7 +2,7 @@
 walks, min-nibble stays below it, sparse rank/select agree with plain counts, files and CLI round trips."""
 
 import json
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -25,7 +25,7 @@ TABLES = [((3, 3), (1, 2, 3, 4)), ((3, 4), (1, 2, 3, 4, 5)), ((4, 4), (1, 2, 3, 
 BLANKS = ("minimized", "ignored")
 
 
-@lru_cache(maxsize=None)
+@cache
 def byte_table(dims, tiles, blank):
     pattern = TilePattern(Board(*dims), tiles)
     values = build_table(pattern, blank).table
@@ -33,7 +33,7 @@ def byte_table(dims, tiles, blank):
     return pattern, values
 
 
-@lru_cache(maxsize=None)
+@cache
 def encoded(dims, tiles, blank, encoding, group=None):
     pattern, values = byte_table(dims, tiles, blank)
     return enc.encode(values, pattern, blank, encoding, {"group": group} if group else None)
@@ -286,8 +286,8 @@ def test_manhattan_runs_match_per_rank_manhattan():
         return out
 
     for r0, count in [(0, 5000), (7, 123), (pattern.entries - 100, 100)]:
-        np.testing.assert_array_equal(run(r0, count, pattern.n, pattern.k, md), manhattan_of_ranks(np.arange(r0, r0 + count), pattern.n,
-                                                                           pattern.k, md))
+        np.testing.assert_array_equal(run(r0, count, pattern.n, pattern.k, md),
+                                      manhattan_of_ranks(np.arange(r0, r0 + count), pattern.n, pattern.k, md))
 
 
 def test_lookups_inline_into_another_kernel():

@@ -5,7 +5,6 @@ solution path, optimal lengths for the lossy min-nibble; and the solve command's
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 

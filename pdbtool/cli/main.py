@@ -34,7 +34,7 @@ class LazyGroup(click.Group):
         if name not in COMMANDS:
             return None
         module = importlib.import_module(f"pdbtool.cli.{COMMANDS[name][0]}")
-        return getattr(module, "command")
+        return module.command
 
     def format_commands(self, ctx, formatter):
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]

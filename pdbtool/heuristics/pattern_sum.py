@@ -16,7 +16,7 @@ state) and the static half of ``max`` in :mod:`pdbtool.heuristics.dynamic`.
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Sequence
+from collections.abc import Sequence
 
 import numba
 import numpy as np

@@ -7,7 +7,7 @@ cell of tile t.  Korf's goal puts the blank in cell 0 and tile t in cell t.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -60,7 +60,7 @@ class Board:
 
     # --- construction -------------------------------------------------------------------------------
     @classmethod
-    def parse(cls, dims: str, goal: str | Sequence[int] | None = None) -> "Board":
+    def parse(cls, dims: str, goal: str | Sequence[int] | None = None) -> Board:
         """Board from ``'WxH'`` and a goal: None/'korf', 'blank-last', or the tiles of the goal, cell by cell."""
         width, height = parse_dims(dims)
         return cls(width, height, goal_from_spec(goal, width * height))

@@ -18,7 +18,8 @@ import math
 import re
 import sys
 from dataclasses import dataclass
-from typing import Iterable, TextIO
+from typing import TextIO
+from collections.abc import Iterable
 
 from .board import Board, BoardError
 from ..errors import PdbtoolError

@@ -36,7 +36,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -84,7 +84,7 @@ class Progress:
                 "seconds": round(self.seconds, 3)}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Progress":
+    def from_json(cls, data: dict) -> Progress:
         out = cls(**{k: data[k] for k in ("iterations", "bound", "generated", "expanded", "last", "before")},
                   seconds=float(data.get("seconds", 0.0)))
         current = data.get("current")
@@ -311,7 +311,8 @@ def tables_identity(tables, heuristic) -> list:
     for table in tables or ():
         out.append({"tiles": [int(t) for t in table.pattern.tiles], "blank": table.blank,
                     "encoding": table.encoding,
-                    "checksum": _file_checksum(table.path) if table.path is not None else _arrays_checksum([table.values])})
+                    "checksum": (_file_checksum(table.path) if table.path is not None
+                                 else _arrays_checksum([table.values]))})
     lookups = getattr(heuristic, "tables", None)
     if not tables and isinstance(lookups, (list, tuple)):  # pattern tables given as arrays
         arrays = [np.asarray(a) for a in lookups if isinstance(a, np.ndarray)]
@@ -411,7 +412,7 @@ def checkpointed_search(heuristic, state, h0: int, recorder: Recorder, threads: 
             done, base_generated, base_expanded = set(p.done), p.done_generated, p.done_expanded
             report = None
             if progress is not None:
-                def report():
+                def report(bound=bound, base_generated=base_generated, base_expanded=base_expanded, tally=tally):
                     progress(bound, out.generated + base_generated + tally.generated,
                              out.expanded + base_expanded + tally.expanded)
             if threads > 1:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 from .driver import INF, Tally
 from .units import UNIT_CHUNK_NODES, UnitResult, WorkUnit, search_unit, split_iteration
@@ -149,7 +149,7 @@ def parallel_search(heuristic, state, h0: int, threads: int, deadline: float | N
         out.subtrees.append(len(units))
         report = None
         if progress is not None:
-            def report():
+            def report(bound=bound, tally=tally):
                 progress(bound, out.generated + tally.generated, out.expanded + tally.expanded)
         results = search_units(heuristic, state, units, threads, tally, chunk, report, report_every) \
             if units else []

@@ -51,7 +51,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..errors import PdbtoolError
 from .driver import CUT, FOUND, INF, ITERATION_DONE, Search, Tally
@@ -120,7 +120,7 @@ class _Item:
 class _Iteration:
     """The units of one iteration on the cluster and what has come back."""
 
-    def __init__(self, ray, submit: Callable, units: list[WorkUnit], tally: Tally, board: "StopBoard",
+    def __init__(self, ray, submit: Callable, units: list[WorkUnit], tally: Tally, board: StopBoard,
                  resplit_after: float = RESPLIT_AFTER, workers: int = 1, heuristic=None, state=None):
         self.ray = ray
         self.board = board

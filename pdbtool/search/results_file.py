@@ -60,7 +60,7 @@ class ResultsFile:
         self._take()  # the CSV header row: written once, with the first line of a new file
 
     @classmethod
-    def open(cls, path, fmt: str, instances, labels: dict[str, str], resume: bool = False) -> "ResultsFile":
+    def open(cls, path, fmt: str, instances, labels: dict[str, str], resume: bool = False) -> ResultsFile:
         """Open ``path`` for the results of ``instances`` (each with a distinct id).  Without ``resume`` the
         file must be new or empty; with it, the results it holds are read (and checked against the boards
         of the instances and ``labels``, the heuristic's label per board) and the rest is cut off."""
@@ -159,7 +159,7 @@ def read_results(path: Path, fmt: str, instances: dict, labels: dict[str, str]) 
     offset = end = 0
     trailer = None  # the line number of the first line after the results (a summary)
     for number, raw in enumerate(lines[:-1], 1):
-        start, offset = offset, offset + len(raw) + 1
+        offset += len(raw) + 1
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:

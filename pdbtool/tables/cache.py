@@ -7,8 +7,9 @@ compact encodings and the dynamic pair and triple tables; the rules below hold f
 * Names derive from a table's identity: ``4x4-korf-t1.2.3.4.5.6.7-minimized-byte.pdb``.
 * Writes go to ``NAME.tmp-PID`` and are renamed over ``NAME`` once complete and synced (the file, then
   after the rename its directory), so a reader sees either the old file or the new one, never a
-  half-written table, and a killed build leaves only a temporary file, which the next run removes.  A writer holds the table's lock while its temporary
-  exists, so a temporary whose table's lock is free is stale, whatever process made it.
+  half-written table, and a killed build leaves only a temporary file, which the next run removes.  A writer
+  holds the table's lock while its temporary exists, so a temporary whose table's lock is free is stale,
+  whatever process made it.
 * ``NAME.lock`` (an ``flock``, released by the kernel when its holder dies) makes two concurrent builds
   of one table build it once: the second waits, then finds the table and reuses it.  The holder deletes
   the lock file when done; one left by a killed process is reused or swept by the next build.
@@ -24,7 +25,8 @@ import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
+from collections.abc import Callable, Iterator
 
 import xxhash
 

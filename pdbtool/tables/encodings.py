@@ -34,7 +34,7 @@ exactly one, and a neighbour one less always exists (the first move of a shortes
 
 Blank-*ignored* tables are consistent: they are breadth-first distances in the graph of abstract neighbours.
 Blank-*minimized* tables are not: the least distance over blank regions jumps by 3, 5 or more when a tile
-opens or closes the region the blank needs (measured in the README, "Compact table encodings"), and the largest consistent
+opens or closes the region the blank needs (how often: ``bench/bench_encodings.py``), and the largest consistent
 table below a minimized table is exactly the blank-ignored one; so mod3 and parity refuse minimized tables.
 
 Decoding kernels (``*_at``) take the payload's address (an int64, as the IDA* kernel keeps its tables) and
@@ -54,10 +54,11 @@ from numba import njit, prange
 
 from .._native.intrinsics import (atomic_or_u64 as _atomic_or, load_u8, load_u64, popcount, select_bit,
                           trailing_zeros)
+from .. import registry
 from ..errors import PdbtoolError
 from .ranking import TilePattern, rank_cells, unrank_cells
 
-ENCODINGS = ("byte", "nibble", "mod3", "parity", "min-nibble", "sparse")
+ENCODINGS = tuple(registry.ENCODINGS)  # the names in pdbtool/registry.py, in the order of their codes
 BYTE, NIBBLE, MOD3, PARITY, MIN_NIBBLE, SPARSE = range(6)
 CODES = {name: code for code, name in enumerate(ENCODINGS)}
 NEEDS_CONSISTENT = ("mod3", "parity")
@@ -784,6 +785,7 @@ def exact_value(payload: np.ndarray, pattern: TilePattern, encoding: str, cells)
 
 
 __all__ = ["ENCODINGS", "CODES", "BYTE", "NIBBLE", "MOD3", "PARITY", "MIN_NIBBLE", "SPARSE", "EncodingError",
-           "Encoded", "encode", "decode", "check_blank", "check_payload", "exact_value", "normalize_params", "payload_bytes", "value_at",
+           "Encoded", "encode", "decode", "check_blank", "check_payload", "exact_value", "normalize_params",
+           "payload_bytes", "value_at",
            "exact_at", "value_of", "exact_of", "load_u8", "load_u64", "sparse_rank1", "sparse_select1",
            "tile_move_deltas", "manhattan_run"]

@@ -63,7 +63,8 @@ def format_text(info: dict[str, Any]) -> str:
         f"  checksum {'ok' if info['checksum_ok'] else 'MISMATCH (the file is damaged)'}",
     ]
     if info.get("saturated") is not None:
-        lines.append(f"  saturated entries {info['saturated']:,} (excess above 15 stored as 15: lower, still admissible)")
+        lines.append(f"  saturated entries {info['saturated']:,} "
+                     "(excess above 15 stored as 15: lower, still admissible)")
     if (info.get("conversion") or {}).get("mean_loss") is not None:
         lines.append(f"  mean loss from grouping {info['conversion']['mean_loss']:g} per entry")
     lines += [

@@ -12,7 +12,7 @@ import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from ..errors import PdbtoolError
 from .cache import TableCache, table_loader
@@ -62,8 +62,8 @@ def build_tables(cache: TableCache, plan: TablePlan, encoding: str = "byte", par
         built, converted = [], []
         with (progress(p) if progress else nullcontext()) as update:
             table = cache.get(p, blank, threads=threads, force=force, progress=update,
-                              on_build=lambda t, r: built.append(r.seconds), encoding=encoding, params=params,
-                              on_convert=lambda t, info: converted.append(info))
+                              on_build=lambda t, r, b=built: b.append(r.seconds), encoding=encoding, params=params,
+                              on_convert=lambda t, info, c=converted: c.append(info))
         stats = table.stats()
         seconds = built[0] if built else time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_SELF)

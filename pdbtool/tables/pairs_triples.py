@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from math import comb, perm
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import numba
 import numpy as np
@@ -720,7 +720,8 @@ def build_dynamic(board: Board, name: str, cache, jobs: int | None = None, force
         base = offset
         get = get_regions if regions else get_set
         payload = get(cache, board, k, jobs=jobs, force=force,
-                      progress=(lambda done: progress(base + done)) if progress else None, on_build=built.append)
+                      progress=(lambda done, base=base: progress(base + done)) if progress else None,
+                      on_build=built.append)
         offset += comb(board.n - 1, k)
         if progress:
             progress(offset)

@@ -31,7 +31,7 @@ follow its plan, whatever the encoding.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numba import njit, prange

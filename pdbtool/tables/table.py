@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import registry
 from . import encodings
 from . import fileformat
 from ..puzzle.board import Board
@@ -83,12 +84,12 @@ class PatternTable:
         return fileformat.save(path, header, self.values)
 
     @classmethod
-    def load(cls, path: str | Path, verify_checksum: bool = True) -> "PatternTable":
+    def load(cls, path: str | Path, verify_checksum: bool = True) -> PatternTable:
         loaded = fileformat.load(path, verify_checksum=verify_checksum)
         return cls.from_file(loaded)
 
     @classmethod
-    def from_file(cls, loaded: fileformat.TableFile) -> "PatternTable":
+    def from_file(cls, loaded: fileformat.TableFile) -> PatternTable:
         h = loaded.header
         path = loaded.path
         try:
@@ -148,7 +149,7 @@ def identity_fields(pattern: TilePattern, blank: str, encoding: str, encoding_pa
             "encoding_params": dict(encoding_params), "entries": pattern.entries}
 
 
-BLANK_RULES = ("minimized", "ignored")
+BLANK_RULES = tuple(registry.BLANK_RULES)
 
 
 def _whole(value) -> int:

@@ -20,6 +20,7 @@ from typing import Callable
 import numba
 import numpy as np
 
+from ... import registry
 from ..ranking import TilePattern, column_masks, radix_inverses, rank_weights
 from .checks import excess_violations
 from .ignored_bfs import ignored_top_down
@@ -27,7 +28,7 @@ from .minimized_bfs import minimized_top_down
 from .scheduling import CHUNK, block_size, fill_parallel
 
 UNSEEN = 255
-BLANK_RULES = ("minimized", "ignored")
+BLANK_RULES = tuple(registry.BLANK_RULES)
 
 
 @dataclass
