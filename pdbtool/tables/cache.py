@@ -25,8 +25,8 @@ import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
 from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import xxhash
 
@@ -317,7 +317,7 @@ class TableCache:
         return load(path)
 
     def get(self, pattern: TilePattern, blank: str = "minimized", threads: int | None = None,
-            force: bool = False, progress=None, on_build: Callable[[PatternTable, object], None] | None = None,
+            force: bool = False, progress=None, on_build: Callable[[PatternTable, Any], None] | None = None,
             encoding: str = "byte", params: dict | None = None,
             on_convert: Callable[[PatternTable, dict], None] | None = None) -> PatternTable:
         """The table of ``pattern`` in ``encoding``: loaded from the cache if sound, otherwise made and saved.

@@ -59,11 +59,14 @@ def build_tables(cache: TableCache, plan: TablePlan, encoding: str = "byte", par
             continue
         start = time.perf_counter()
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        built, converted = [], []
+        built: list = []
+        converted: list[dict] = []
         with (progress(p) if progress else nullcontext()) as update:
-            table = cache.get(p, blank, threads=threads, force=force, progress=update,
-                              on_build=lambda t, r, b=built: b.append(r.seconds), encoding=encoding, params=params,
-                              on_convert=lambda t, info, c=converted: c.append(info))
+            # the callbacks run within this call, so the loop's lists are the right ones
+            table = cache.get(p, blank, threads=threads, force=force, progress=update, encoding=encoding,
+                              params=params,
+                              on_build=lambda t, r: built.append(r.seconds),  # noqa: B023
+                              on_convert=lambda t, info: converted.append(info))  # noqa: B023
         stats = table.stats()
         seconds = built[0] if built else time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_SELF)
@@ -93,7 +96,7 @@ def _convert(cache: TableCache, source: PatternTable, encoding: str, params: dic
     if source.encoding != "byte":
         raise PdbtoolError(f"{source.path}: a {source.encoding} table; convert starts from a byte table")
     p = source.pattern
-    made = {}
+    made: dict = {}
 
     def write(tmp: Path) -> None:
         table, extra = convert_table(source, encoding, params, threads)
@@ -131,7 +134,7 @@ def convert_tables(cache: TableCache, plan: TablePlan, encoding: str, params: di
     from its source's encoded table, so it needs none).  Every byte table must be cached: the error names
     ``build_command`` as the way to make it."""
     _check_compact(encoding)
-    sources = []
+    sources: list = []
     for p, via in plan:
         if via is not None:
             sources.append((p, via, None))

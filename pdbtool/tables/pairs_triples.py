@@ -331,7 +331,7 @@ def build_regions(board: Board, k: int, jobs: int | None = None,
     """The region rows of every group of k tiles: int64 ``(group, rank, region mask, excess)``, by group
     and rank."""
     groups = groups_of(board, k)
-    parts = [None] * len(groups)
+    parts: list = [None] * len(groups)
     for i, rows in _map_groups(board, groups, True, jobs, len(groups) * perm(board.n, k) < 50_000, progress):
         parts[i] = np.column_stack([np.full(len(rows), i, dtype=np.int64), rows]) if len(rows) else \
             np.zeros((0, 4), dtype=np.int64)
@@ -654,7 +654,7 @@ def make_lookups(board: Board, name: str, pairs: np.ndarray, triples: np.ndarray
     # the pair units a triple is kept against: with "minimized", a copy taken before region pairs are marked
     keep_units = units.copy() if definition.keep_against == "minimized" else units
     rows = np.zeros((0, 5), dtype=np.int64)
-    if definition.regions and len(pair_regions):
+    if definition.regions and pair_regions is not None and len(pair_regions):
         rows = np.empty((2 * len(pair_regions), 5), dtype=np.int64)
         _pair_region_rows(np.ascontiguousarray(pair_regions, dtype=np.int64), pgroups, n, units, rows)
     if triples is not None and 3 in definition.sizes:
@@ -694,7 +694,7 @@ def load_dynamic(board: Board, name: str = "pairs+triples", cache=None, cache_di
             notify(f"built the {what} of the {header['groups']:,} dynamic {set_name(header['group_size'])} of "
                    f"{board.dims} in {header['build_seconds']:.1f} s")
 
-    found = {}
+    found: dict = {}
     for k in definition.sizes:
         found[k] = get_set(cache, board, k, jobs=jobs, on_build=built)
         if definition.regions:
@@ -715,12 +715,12 @@ def build_dynamic(board: Board, name: str, cache, jobs: int | None = None, force
     records = []
     offset = 0
     for k, regions in _files(name):
-        built = []
+        built: list = []
         start = time.perf_counter()
         base = offset
         get = get_regions if regions else get_set
         payload = get(cache, board, k, jobs=jobs, force=force,
-                      progress=(lambda done, base=base: progress(base + done)) if progress else None,
+                      progress=(lambda done: progress(base + done)) if progress else None,  # noqa: B023
                       on_build=built.append)
         offset += comb(board.n - 1, k)
         if progress:
