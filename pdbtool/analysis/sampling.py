@@ -21,7 +21,7 @@ from ..puzzle.board import Board
 from .evaluators import evaluator, state_value, value_bound
 from .states import CHUNK, SamplingError, check_seed, chunk_state, draw_uniform, random_states, solvable
 
-EXACT_MAX_CELLS = 12  # every state of a board: 12! / 2 states at most
+EXACT_MAX_CELLS = 10  # every state of a board: 10! / 2 states at most
 PYTHON_BATCH = 16 * CHUNK
 
 

@@ -84,7 +84,7 @@ def _too_big_for_board(board_dims, goal, heuristic, exact):
 @click.option("--samples", "-n", type=int, default=1_000_000, show_default=True,
               help="Uniformly random solvable states to evaluate.")
 @click.option("--exact", is_flag=True,
-              help="Count every solvable state instead (boards of at most 12 cells); for Manhattan on larger "
+              help="Count every solvable state instead (boards of at most 10 cells); for Manhattan on larger "
                    "boards, the exact mean by formula.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.png",
               help="Draw the distribution (needs matplotlib: pip install 'pdbtool[bench]').")
