@@ -104,6 +104,15 @@ def test_eta_of_the_progress_line():
     assert nodes == its[-1].generated
     assert left == pytest.approx((sum(i.generated for i in its) - 10**6) / (10**6 / 2.0))
     assert "iteration predicted" in eta.text(inst, 45, 10**6, 2.0)
+    # once an iteration has been seen whole, the next is its count times the predicted growth
+    anchored = IterationForecast(options, after=5.0)
+    assert anchored.forecast(inst, 41, 2000, 0.5) is None
+    assert anchored.forecast(inst, 43, 9000, 1.0) is None
+    nodes, left = anchored.forecast(inst, 45, 50000, 6.0)
+    p = anchored._predictors[board][1]
+    grown = (50000 - 9000) * p.iteration(9, 45).generated / p.iteration(9, 43).generated
+    assert nodes == pytest.approx(grown)
+    assert left == pytest.approx(grown / (50000 / 6.0))
 
 
 def invoke(*args, input=None):

@@ -3,9 +3,15 @@ iteration's predicted nodes and the time left to its end, from the prediction
 (:mod:`pdbtool.analysis.prediction`) and the node rate measured so far.
 
 The heuristic's distribution is sampled once per board, on the first report of a search that has run
-for ``after`` seconds, so that short solves pay nothing.  The forecast counts generated nodes from the
-start of the search: the predicted nodes of every iteration up to the current one, less those generated,
-at the measured rate.
+for ``after`` seconds, so that short solves pay nothing.
+
+The prediction is the expected count of a random start; for one instance it can be far off (an instance
+is not random once its bound is its own solution length, see docs/prediction.md), while the growth from
+one iteration to the next is a property of the heuristic.  So once the search has finished an iteration,
+the current one is forecast as the nodes that iteration took times the predicted growth; before that, the
+prediction itself is shown.  The time left is what the forecast leaves of the current iteration, at the
+node rate measured so far.  Iterations are seen through the reports, so their counts are exact to a
+chunk of nodes.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ class IterationForecast:
         self.seed = seed
         self._predictors: dict = {}
         self._starts: dict = {}
+        self._seen = None
 
     def _predictor(self, board):
         if board not in self._predictors:
@@ -43,9 +50,22 @@ class IterationForecast:
                 self._predictors[board] = None  # no forecast (the search itself goes on)
         return self._predictors[board]
 
+    def _iteration_starts(self, inst, bound: int, generated: int) -> tuple[dict, int]:
+        """(the nodes generated when each bound was first reported, the first bound reported) for the
+        instance being searched."""
+        if self._seen is None or self._seen[0] is not inst:
+            self._seen = (inst, {}, bound)
+        starts = self._seen[1]
+        if bound not in starts:
+            starts[bound] = generated
+        return starts, self._seen[2]
+
     def forecast(self, inst, bound: int, generated: int, elapsed: float):
-        """(predicted generated nodes of the iteration of ``bound``, seconds left to its end) or None."""
-        if elapsed < self.after or getattr(inst, "tiles", None) is None:
+        """(forecast generated nodes of the iteration of ``bound``, seconds left to its end) or None."""
+        if getattr(inst, "tiles", None) is None:
+            return None
+        starts, first = self._iteration_starts(inst, bound, generated)
+        if elapsed < self.after:
             return None
         made = self._predictor(inst.board)
         if made is None:
@@ -58,10 +78,20 @@ class IterationForecast:
         if bound < h0:
             return None
         iterations = predictor.search(cell, h0, bound)
-        total = sum(it.generated for it in iterations)
         rate = generated / elapsed if elapsed > 0 else 0.0
-        left = (total - generated) / rate if rate > 0 else float("inf")
-        return iterations[-1].generated, left
+        # an iteration's start is known when it is the first (0 nodes) or was not the first bound reported
+        known = {b: (0 if b == h0 else n) for b, n in starts.items() if b == h0 or b != first}
+        earlier = sorted(b for b in known if b < bound)
+        if earlier and bound in known:
+            prev = earlier[-1]
+            done = known[bound] - known[prev]
+            nodes = done * iterations[-1].generated / predictor.iteration(cell, prev).generated
+            so_far = generated - known[bound]
+        else:
+            nodes = iterations[-1].generated
+            so_far = generated - sum(it.generated for it in iterations[:-1])
+        left = (nodes - so_far) / rate if rate > 0 else float("inf")
+        return nodes, left
 
     def text(self, inst, bound: int, generated: int, elapsed: float) -> str:
         made = self.forecast(inst, bound, generated, elapsed)
