@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..errors import PdbtoolError
 from .prediction import Predictor, blank_cell
 
-SAMPLES_COMPILED = 1_000_000
+SAMPLES_COMPILED = 200_000
 SAMPLES_PYTHON = 20_000
 
 
@@ -49,6 +49,10 @@ class IterationForecast:
             except PdbtoolError:
                 self._predictors[board] = None  # no forecast (the search itself goes on)
         return self._predictors[board]
+
+    def observe(self, inst, bound: int, generated: int) -> None:
+        """Every progress report of the search (the iterations' starts are seen through them)."""
+        self._iteration_starts(inst, bound, generated)
 
     def _iteration_starts(self, inst, bound: int, generated: int) -> tuple[dict, int]:
         """(the nodes generated when each bound was first reported, the first bound reported) for the

@@ -163,6 +163,8 @@ class ProgressLine:
 
     def __call__(self, inst, bound, generated, expanded, workers=None):
         Interrupted.raise_dropped()
+        if self.forecast is not None:
+            self.forecast.observe(inst, bound, generated)
         now = time.perf_counter()
         if inst is not self.inst:
             self.inst, self.start, self.last = inst, now, now
