@@ -114,36 +114,40 @@ def whole_searches(label, h, predictor, instances, measured, source):
 
 
 def fixed_bound(label, h, predictor, instances, budget):
-    """Complete iterations of one bound (the goal test disabled) on every instance: sums predicted and
-    measured.  The bound: the largest whose predicted total is within ``budget`` nodes."""
+    """Complete iterations of one bound at a time (the goal test disabled) on every instance: the sums
+    predicted and measured, from the median h(start) up while the nodes measured stay within ``budget``."""
     cells = [blank_cell(i.tiles) for i in instances]
     h0s = [int(h.value(i.tiles)) for i in instances]
-
-    def predicted(d):
-        return [predictor.iteration(c, d, start_known=False) for c in cells]
-
-    d = min(h0s)
-    while sum(p.generated for p in predicted(d + 1)) <= budget:
-        d += 1
-    preds = predicted(d)
     never = np.full(h.board.n, -1, dtype=np.int64)
-    gen = exp = 0
-    start = time.thread_time()
-    for inst, h0 in zip(instances, h0s):
-        if h0 > d:
-            continue  # the start is not expanded: an empty iteration
-        s = Search(h, inst.tiles, bound=d, one_iteration=True)
-        s.goal_tiles = never
-        assert s.step(1 << 50) == ITERATION_DONE
-        gen += s.generated
-        exp += s.expanded
-    cpu = time.thread_time() - start
-    pg, pe = sum(p.generated for p in preds), sum(p.expanded for p in preds)
-    return {"config": label, "bound": d, "instances": len(instances),
-            "instances_expanded": sum(1 for x in h0s if x <= d),
-            "predicted_generated": round(pg), "measured_generated": gen, "ratio_generated": round(pg / gen, 4),
-            "predicted_expanded": round(pe), "measured_expanded": exp, "ratio_expanded": round(pe / exp, 4),
-            "cpu_seconds": round(cpu, 2), "nodes_per_cpu_second": round(gen / cpu) if cpu > 0 else None}
+    d = int(np.median(h0s))
+    rows, spent = [], 0
+    while True:
+        preds = [predictor.iteration(c, d, start_known=False) for c in cells]
+        gen = exp = 0
+        start = time.thread_time()
+        for inst, h0 in zip(instances, h0s):
+            if h0 > d:
+                continue  # the start is not expanded: an empty iteration
+            s = Search(h, inst.tiles, bound=d, one_iteration=True)
+            s.goal_tiles = never
+            assert s.step(1 << 50) == ITERATION_DONE
+            gen += s.generated
+            exp += s.expanded
+        cpu = time.thread_time() - start
+        pg, pe = sum(p.generated for p in preds), sum(p.expanded for p in preds)
+        rows.append({"bound": d, "instances_expanded": sum(1 for x in h0s if x <= d),
+                     "predicted_generated": round(pg), "measured_generated": gen,
+                     "ratio_generated": round(pg / gen, 4) if gen else None,
+                     "predicted_expanded": round(pe), "measured_expanded": exp,
+                     "ratio_expanded": round(pe / exp, 4) if exp else None, "cpu_seconds": round(cpu, 2)})
+        spent += gen
+        # the next bound costs about as many times more as the prediction grows
+        growth = predictor.iteration_any_start(d + predictor.step).generated / \
+            predictor.iteration_any_start(d).generated
+        if spent + gen * growth > budget:
+            break
+        d += predictor.step
+    return {"config": label, "instances": len(instances), "bounds": rows}
 
 
 def main(argv=None):
@@ -157,6 +161,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     samples = args.samples or (1_000_000 if args.quick else 10_000_000)
     budget = args.budget or (2e7 if args.quick else 3e8)
+    random_starts = 1000 if args.quick else 10000
     korf = load_instances(str(KORF100))
     k24, k24_counts = korf24()
     out = {"benchmark": "predict", "samples": samples, "seed": args.seed, "distributions": [],
@@ -179,7 +184,7 @@ def main(argv=None):
         out["distributions"].append({k: v for k, v in dist.to_dict().items()})
         predictor = Predictor(dist)
         print(f"{label}: mean h {dist.mean:.3f} over {dist.states:,} states, {dist.states / dist.seconds:,.0f} "
-              f"states/s", flush=True)
+              f"states/s, {dist.states / dist.cpu_seconds:,.0f} per CPU second", flush=True)
         if measured is None:
             measured, cpu = measure_searches(h, instances)
             source += f" ({sum(measured.values()):,} nodes, {cpu:.1f} CPU s)"
@@ -187,10 +192,22 @@ def main(argv=None):
         out["whole_searches"].append(entry)
         print(f"  whole searches: {entry['instances']} instances, predicted/measured {entry['ratio_of_sums']} in "
               f"sum, median {entry['ratio_median']}, geometric mean {entry['ratio_geometric_mean']}", flush=True)
-        fb = fixed_bound(label, h, predictor, instances, budget)
-        out["fixed_bound"].append(fb)
-        print(f"  bound {fb['bound']} complete iterations: predicted/measured {fb['ratio_generated']} "
-              f"({fb['measured_generated']:,} nodes, {fb['cpu_seconds']} CPU s)", flush=True)
+        runs = [(label, instances, budget)]
+        if label == "manhattan":  # many random starts: the mean converges to the prediction
+            from pdbtool.analysis.states import format_instances, random_states
+            from pdbtool.puzzle.instances import read_instances
+
+            states = random_states(h.board, random_starts, args.seed)
+            text = format_instances(h.board, states, [])
+            runs.append((f"manhattan, {random_starts} random starts (seed {args.seed})",
+                         read_instances(text, "random", h.board), budget))
+        for run_label, run_instances, run_budget in runs:
+            fb = fixed_bound(run_label, h, predictor, run_instances, run_budget)
+            out["fixed_bound"].append(fb)
+            for row in fb["bounds"]:
+                print(f"  {run_label}: bound {row['bound']}, {row['instances_expanded']} starts expanded: "
+                      f"predicted/measured {row['ratio_generated']} ({row['measured_generated']:,} nodes, "
+                      f"{row['cpu_seconds']} CPU s)", flush=True)
     write(args.out, out)
     print(f"written {args.out}")
 

@@ -38,6 +38,7 @@ class Distribution:
     exact: bool
     seed: int | None = None
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # of the whole process (every thread) while sampling
     states: int = field(init=False)
 
     def __post_init__(self):
@@ -77,8 +78,9 @@ class Distribution:
     def to_dict(self) -> dict:
         return {"board": self.board.dims, "goal": self.board.goal_name, "heuristic": self.heuristic,
                 "states": self.states, "exact": self.exact, "seed": self.seed, "mean": round(self.mean, 6),
-                "parity": self.parity, "seconds": round(self.seconds, 3),
+                "parity": self.parity, "seconds": round(self.seconds, 3), "cpu_seconds": round(self.cpu_seconds, 3),
                 "states_per_second": round(self.states / self.seconds) if self.seconds > 0 else None,
+                "states_per_cpu_second": round(self.states / self.cpu_seconds) if self.cpu_seconds > 0 else None,
                 "histogram": [int(x) for x in self.histogram]}
 
 
@@ -129,11 +131,11 @@ def _slots(threads: int | None) -> int:
     return max(1, int(threads) if threads else numba.get_num_threads())
 
 
-def _finish(board, name, hist, odd, bound, exact, seed, seconds) -> Distribution:
+def _finish(board, name, hist, odd, bound, exact, seed, seconds, cpu=0.0) -> Distribution:
     counts = hist.sum(axis=0)
     if counts[:, bound].any():
         raise SamplingError(f"{name}: a value reached {bound}, beyond the tables' bound (a bug)")
-    return Distribution(board, name, counts, int(odd.sum()), exact, seed, seconds)
+    return Distribution(board, name, counts, int(odd.sum()), exact, seed, seconds, cpu)
 
 
 def sample(heuristic, count: int, seed: int = 0, threads: int | None = None, name: str | None = None,
@@ -155,7 +157,7 @@ def sample(heuristic, count: int, seed: int = 0, threads: int | None = None, nam
         # compile (or load) the kernel before the clock starts: the rate is that of the sampling
         _sample_range(ev, 0, 1, seed, goal, board.width, bound, 1, np.zeros((1, board.n, bound + 1), dtype=np.int64),
                       np.zeros(1, dtype=np.int64))
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         hist = np.zeros((slots, board.n, bound + 1), dtype=np.int64)
         odd = np.zeros(slots, dtype=np.int64)
         # in pieces of whole chunks, so that a long run can report progress and be interrupted
@@ -167,7 +169,9 @@ def sample(heuristic, count: int, seed: int = 0, threads: int | None = None, nam
             done += part
             if progress is not None:
                 progress(done, count)
-        return _finish(board, name, hist, odd, bound, False, seed, time.perf_counter() - start)
+        return _finish(board, name, hist, odd, bound, False, seed, time.perf_counter() - start,
+                       time.process_time() - cpu)
+    cpu = time.process_time()
     hist = np.zeros((1, board.n, bound + 1), dtype=np.int64)
     odd = np.zeros(1, dtype=np.int64)
     g = board.goal[0]
@@ -184,7 +188,8 @@ def sample(heuristic, count: int, seed: int = 0, threads: int | None = None, nam
         done += part
         if progress is not None:
             progress(done, count)
-    return _finish(board, name, hist, odd, bound, False, seed, time.perf_counter() - start)
+    return _finish(board, name, hist, odd, bound, False, seed, time.perf_counter() - start,
+                   time.process_time() - cpu)
 
 
 def _sample_offset(ev, first, count, seed, goal, width, bound, slots, hist, odd):
