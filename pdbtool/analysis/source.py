@@ -34,7 +34,7 @@ def open_heuristic(name: str, board: Board | None = None, partition: str | None 
         if missing:
             p = missing[0].pattern
             raise MissingTableError(f"the table of pattern {p} is not in the cache ({missing[0].path}): build it "
-                                    f"with: pdbtool build --partition {part.name} --blank {blank}")
+                                    f"with: pdbtool build --partition {partition or part.name} --blank {blank}")
         board = part.board
     solver = Solver(board, heuristic=name, partition=partition, reflect=reflect, cache=cache, cache_dir=cache_dir,
                     dynamic=dynamic, blank=blank)

@@ -65,6 +65,17 @@ def command(instances, board_dims, goal, heuristic, partition, dynamic, no_refle
     from ..analysis.prediction import Predictor, blank_cell
     from ..analysis.sampling import sample
 
+    starts = []  # checked before the sampling, which takes a while
+    for inst in items:
+        h0 = int(h.value(inst.tiles))
+        last = depth if depth is not None else inst.optimal
+        if last is None:
+            if beyond is None:
+                raise PdbtoolError(f"{inst.where}: no '# optimal N' on the line: give --depth D or --beyond K")
+            last = h0 + beyond
+        if last < h0:
+            raise PdbtoolError(f"{inst.where}: depth {last} is below h(start) = {h0}")
+        starts.append((inst, h0, last))
     dist = sample(h, samples, seed, name=label)
     predictor = Predictor(dist)
     note = (f"{label} on {h.board.dims}: distribution of {dist.states:,} random states (seed {seed}, mean h "
@@ -81,18 +92,7 @@ def command(instances, board_dims, goal, heuristic, partition, dynamic, no_refle
                        f"generated, {it.expanded:.4g} expanded (brute-force tree at depth {depth}: "
                        f"{it.brute_force:.4g} nodes)")
         return
-    rows = []
-    for inst in items:
-        h0 = int(h.value(inst.tiles))
-        last = depth if depth is not None else inst.optimal
-        if last is None:
-            if beyond is None:
-                raise PdbtoolError(f"{inst.where}: no '# optimal N' on the line: give --depth D or --beyond K")
-            last = h0 + beyond
-        if last < h0:
-            raise PdbtoolError(f"{inst.where}: depth {last} is below h(start) = {h0}")
-        its = predictor.search(blank_cell(inst.tiles), h0, last)
-        rows.append((inst, h0, last, its))
+    rows = [(inst, h0, last, predictor.search(blank_cell(inst.tiles), h0, last)) for inst, h0, last in starts]
     if fmt == "json":
         for inst, h0, last, its in rows:
             click.echo(json.dumps({"id": inst.id, "h0": h0, "last_bound": last,
