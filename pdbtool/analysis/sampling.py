@@ -208,7 +208,7 @@ def _sample_range(ev, first_chunk, count, seed, goal, width, bound, slots, hist,
         cells = np.empty(n, dtype=np.int64)
         for k in range(slot, chunks, slots):
             rng = chunk_state(seed, first_chunk + k)
-            for j in range(k * CHUNK, min(count, (k + 1) * CHUNK)):
+            for _ in range(k * CHUNK, min(count, (k + 1) * CHUNK)):
                 rng = draw_uniform(rng, goal, width, tiles)
                 h = state_value(ev, tiles, where, cells)
                 blank = 0

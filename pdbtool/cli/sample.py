@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import json
 
 import click
 
-from ..tables.dynamic_sets import DYNAMIC_SETS
+from .. import registry
 from ._common import board_option, cache_dir_option, goal_option, user_errors
 
-HEURISTIC_CHOICES = ["manhattan", "linear-conflict", "pdb", "ddb", "max"]
+HEURISTIC_CHOICES = list(registry.HEURISTICS)
 
 
 def heuristic_options(func):
@@ -22,10 +21,10 @@ def heuristic_options(func):
                      help="The heuristic (ddb and max are evaluated in Python: slow)."),
         click.option("--partition", default=None, metavar="NAME|FILE",
                      help="Partition of pdb and max (default: the board's, 15-7-8 on 4x4, 24-6-6-6-6 on 5x5)."),
-        click.option("--dynamic", type=click.Choice(DYNAMIC_SETS), default=None,
+        click.option("--dynamic", type=click.Choice(list(registry.DYNAMIC_SETS)), default=None,
                      help="Tables of ddb and max (default: pairs+triples)."),
         click.option("--no-reflect", is_flag=True, help="Do not take the max with the diagonal reflection."),
-        click.option("--blank", type=click.Choice(["minimized", "ignored"]), default="minimized",
+        click.option("--blank", type=click.Choice(list(registry.BLANK_RULES)), default=registry.DEFAULT_BLANK,
                      show_default=True, help="Blank rule of the pattern tables."),
         cache_dir_option,
         click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=0, show_default=True,
