@@ -32,7 +32,7 @@ class IterationForecast:
         self.seed = seed
         self._predictors: dict = {}
         self._starts: dict = {}
-        self._seen = None
+        self._seen: tuple | None = None  # (instance, the nodes when each bound began, the first bound)
 
     def _predictor(self, board):
         if board not in self._predictors:
@@ -57,12 +57,13 @@ class IterationForecast:
     def _iteration_starts(self, inst, bound: int, generated: int) -> tuple[dict, int]:
         """(the nodes generated when each bound was first reported, the first bound reported) for the
         instance being searched."""
-        if self._seen is None or self._seen[0] is not inst:
-            self._seen = (inst, {}, bound)
-        starts = self._seen[1]
+        seen = self._seen
+        if seen is None or seen[0] is not inst:
+            seen = self._seen = (inst, {}, bound)
+        starts = seen[1]
         if bound not in starts:
             starts[bound] = generated
-        return starts, self._seen[2]
+        return starts, seen[2]
 
     def forecast(self, inst, bound: int, generated: int, elapsed: float):
         """(forecast generated nodes of the iteration of ``bound``, seconds left to its end) or None."""

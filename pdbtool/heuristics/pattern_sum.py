@@ -136,7 +136,7 @@ class PatternSum:
                 cells[self.npat + i, s] = self.cellmap[self.npat + i, where[self.rtile[t]]]
         return cells
 
-    def parts(self, state: Sequence[int]) -> tuple[list[int], list[int]]:
+    def parts(self, state: Sequence[int] | np.ndarray) -> tuple[list[int], list[int]]:
         """Table values of each pattern on the state and (when reflecting) on the reflected state."""
         tiles = as_tiles(state)
         cells = self._cells(tiles)

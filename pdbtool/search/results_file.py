@@ -80,7 +80,8 @@ class ResultsFile:
             size = os.fstat(handle.fileno()).st_size
             if size and not resume:
                 raise ResultsFileError(f"{path} exists: add --resume to go on with it, or remove it")
-            held, end = [], 0
+            held: list = []
+            end = 0
             if size:
                 held, end = read_results(path, fmt, {inst.id: inst for inst in instances}, labels)
             handle.truncate(end)

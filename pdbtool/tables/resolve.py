@@ -77,4 +77,5 @@ def partition_from_options(partition: str | None, pattern: str | None, board_dim
         return resolve_partition(partition, board, goal)
     if board_dims is None:
         raise PartitionError("--pattern needs --board WxH")
+    assert pattern is not None  # exactly one of the two, checked above
     return resolve_partition([parse_tiles(pattern)], Board.parse(board_dims, goal))
