@@ -9,7 +9,7 @@ import time
 import click
 
 from ..tables.dynamic_sets import DYNAMIC_SETS
-from ._common import Interrupted, board_option, cache_dir_option, goal_option, say, user_errors
+from ._common import Interrupted, batch_status, board_option, cache_dir_option, goal_option, say, user_errors
 
 
 @click.command("solve")
@@ -49,10 +49,11 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     """Solve the instances of a file (or - for stdin) optimally with IDA*.
 
     A line holds the tile in each cell, row by row (0 = blank), optionally preceded by an id; '#' starts a
-    comment.  A trailing '# optimal N' is checked against the length found.  The exit status is 1 when any
-    line failed (bad input, wrong optimal length), 0 otherwise; instances that hit --time-limit are
-    reported as unsolved and do not fail the run.  A long search shows its bound, nodes, nodes per second
-    and elapsed time on stderr (live on a terminal, else a line every 30 seconds).
+    comment.  A trailing '# optimal N' is checked against the length found.  The exit status is 3 when a
+    length differs from its '# optimal', 1 when any line failed (bad input, a missing table), 0 otherwise;
+    instances that hit --time-limit are reported as unsolved and do not fail the run.  A long search shows
+    its bound, nodes, nodes per second and elapsed time on stderr (live on a terminal, else a line every 30
+    seconds).
 
     \b
     Examples:
@@ -137,8 +138,8 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     if interrupted is not None:
         interrupted.note = ""  # the results above say what was kept
         raise interrupted
-    if any(r.error is not None for r in results):
-        sys.exit(1)
+    if batch_status(results):
+        sys.exit(batch_status(results))
 
 
 class ProgressLine:
