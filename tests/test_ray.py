@@ -302,6 +302,33 @@ def test_units_of_a_node_count_count_like_serial(cluster, cache_dir):
         assert max(solver.outcome.subtrees) > 3 * 4 * 2
 
 
+@needs_ray
+def test_the_executor_reports_each_unit_as_the_threads_do(cluster, cache_dir):
+    """RayUnits called as parallel_search calls an executor: each unit's result (through ``on_result``, as
+    the threads' executor reports them for a checkpoint) is the serial search's of that unit."""
+    from pdbtool.search.driver import Tally
+    from pdbtool.search.ray_backend import search_unit_task
+    from pdbtool.search.ray_search import RayUnits
+    from pdbtool.search.units import search_unit, split_iteration
+
+    options = SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir))
+    solver = ray_solver(Board(4, 4), options)
+    (state, optimal), = korf([3])
+    units, top = split_iteration(solver.heuristic, state, optimal - 2, 24)
+    task = cluster.remote(num_cpus=1)(search_unit_task)
+    executor = RayUnits(cluster, lambda unit, board, slot, seconds, nodes: task.remote(
+        options, Board(4, 4), state, unit, board, slot, seconds, nodes))
+    reported, tally = [], Tally()
+    try:
+        results = executor(solver.heuristic, state, units, 2, tally, 1 << 16, None, 0.5,
+                           on_result=lambda i, r: reported.append((i, r)))
+    finally:
+        executor.close()
+    assert sorted(reported) == sorted(results) and sorted(i for i, _ in results) == list(range(len(units)))
+    assert dict(results) == {i: search_unit(solver.heuristic, state, u) for i, u in enumerate(units)}
+    assert tally.generated == sum(r.generated for _, r in results) and executor.iterations == 1
+
+
 def big_unit(heuristic_name="manhattan"):
     """A Manhattan-distance solver and a unit of hours: Korf's instance 60 from its root, the iteration
     below its optimal length."""
