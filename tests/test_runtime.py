@@ -74,7 +74,7 @@ def test_exit_statuses_tell_a_disagreement_from_a_failure(tmp_path):
     helped = pdbtool("--help")
     assert helped.returncode == 0
     section = helped.stdout[helped.stdout.index("Exit status"):]
-    for status in ("0", "1", "2", "3", "130, 143", "141"):
+    for status in ("0", "1", "2", "3", "4", "130, 143", "141"):
         assert f"\n  {status} " in section, section
 
 
@@ -160,3 +160,20 @@ def test_ctrl_c_on_a_threaded_solve_exits_at_once(tmp_path):
     assert proc.returncode == 128 + signal.SIGINT, err
     assert err.strip().splitlines()[-1] == "pdbtool: interrupted"
     assert "60     interrupted" in out and "interrupted during instance 60" in out
+
+
+def test_batch_status_orders_disagreement_then_dead_worker_then_failure():
+    from types import SimpleNamespace as R
+
+    from pdbtool.cli._common import batch_status
+
+    ok = R(solved=True, optimal=5, length=5, error=None, signal=None)
+    unsolved = R(solved=False, optimal=None, length=None, error=None, signal=None)  # a --time-limit
+    failed = R(solved=False, optimal=None, length=None, error="f:2: bad", signal=None)
+    killed = R(solved=False, optimal=None, length=None, error="f:3: killed", signal=9)
+    wrong = R(solved=True, optimal=7, length=5, error="f:4: found 5, the file says 7", signal=None)
+    assert batch_status([ok, unsolved]) == 0
+    assert batch_status([ok, failed]) == 1
+    assert batch_status([failed, killed]) == 4
+    assert batch_status([killed, wrong, failed]) == 3
+    assert batch_status([R(solved=True, optimal=None, length=5, error=None)]) == 0  # no 'signal' field

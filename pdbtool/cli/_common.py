@@ -40,6 +40,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1          # the tool could not run, or an instance could not be solved
 EXIT_USAGE = 2           # a command line that Click refused
 EXIT_DISAGREES = 3       # the results disagree with the file: a length other than its '# optimal', a FAIL of verify
+EXIT_WORKER_KILLED = 4   # a worker process of --jobs was killed twice while solving one instance
 EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE  # stdout closed by its reader (as a process killed by SIGPIPE reports)
 
 EXIT_STATUSES = (
@@ -48,7 +49,9 @@ EXIT_STATUSES = (
                        "a missing table, an I/O error, a lost cluster"),
     (str(EXIT_USAGE), "bad usage: an unknown option or a value it does not take"),
     (str(EXIT_DISAGREES), "the results disagree with the file: a length other than the line's '# optimal', "
-                          "a table that fails verify (this status wins over 1)"),
+                          "a table that fails verify (this status wins over 1 and 4)"),
+    (str(EXIT_WORKER_KILLED), "a worker process of --jobs was killed (by a signal) twice while solving one "
+                              "instance (this status wins over 1)"),
     (f"{128 + signal.SIGINT}, {128 + signal.SIGTERM}", "interrupted by SIGINT (Ctrl-C) or SIGTERM; the results "
                                                        "finished so far were written"),
     (str(EXIT_CLOSED_PIPE), "stdout was closed by its reader (pdbtool solve ... | head -1): no message"),
@@ -72,9 +75,12 @@ class Disagreement(UserError):
 
 def batch_status(results) -> int:
     """The exit status of a batch of ``SolveResult``: 3 when a solved length differs from the line's
-    '# optimal', else 1 when any instance failed, else 0."""
+    '# optimal', else 4 when a worker was killed twice on an instance, else 1 when any instance failed,
+    else 0."""
     if any(r.solved and r.optimal is not None and r.length != r.optimal for r in results):
         return EXIT_DISAGREES
+    if any(getattr(r, "signal", None) is not None for r in results):
+        return EXIT_WORKER_KILLED
     return EXIT_FAILED if any(r.error is not None for r in results) else EXIT_OK
 
 
