@@ -396,6 +396,20 @@ def test_a_task_asks_the_board_without_waiting_and_stops_on_a_no():
     assert tally.stop.is_set() and board.asked == [1]  # the board gone with its driver: stop
 
 
+def test_a_task_says_it_is_alive_while_it_does_not_search():
+    """While a task loads its tables or compiles (no chunk of nodes, no poll), a thread tells the board
+    that its unit is taken, at once and then every ``every`` seconds, until the task ends."""
+    from pdbtool.search.ray_search import heartbeat
+
+    board = _FakeBoard()
+    with heartbeat(board, 3, every=0.01):
+        assert wait_for(lambda: len(board.asked) >= 3, 30)
+    time.sleep(0.05)
+    count = len(board.asked)
+    time.sleep(0.1)
+    assert set(board.asked) == {3} and len(board.asked) == count  # it stopped with the block
+
+
 @needs_ray
 def test_a_unit_task_stops_when_the_driver_no_longer_wants_it(cluster):
     """A unit of hours searched by a worker, given up by the driver through the board: it stops and

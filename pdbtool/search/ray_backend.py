@@ -32,7 +32,7 @@ from ..tables.cache import TableCache
 from .driver import INF, Tally
 from .parallel import SERIAL_BELOW, parallel_search
 from .ray_search import (STALL_SECONDS, TASK_RETRIES, UNIT_NODES, UNITS_PER_WORKER, WAIT_SECONDS, ClusterError,
-                         RayUnits, Watch, board_poll, get, new_board, one_line, wait)
+                         RayUnits, Watch, board_poll, get, heartbeat, new_board, one_line, wait)
 from .ray_tables import StageReport, stage_tables
 from .solver import CHUNK_NODES, SolveOptions, SolveResult, Solver, SolverPool
 from .units import UnitResult, search_unit
@@ -205,18 +205,18 @@ def search_unit_task(options: SolveOptions, board, state, unit, units_board, slo
     tally = Tally(nodes_left, None if seconds_left is None else time.perf_counter() + seconds_left)
     poll = board_poll(units_board, slot, tally)
     poll()  # the unit is taken
-    solver = worker_pool(options).get(board)
-    result = search_unit(solver.heuristic, state, unit, tally=tally, progress=poll)
+    with heartbeat(units_board, slot):
+        solver = worker_pool(options).get(board)
+        result = search_unit(solver.heuristic, state, unit, tally=tally, progress=poll)
     if result is None:
         return UnitResult(tally.generated, tally.expanded, INF, None, stopped=True)
     return result
 
 
 def solve_instance_task(options: SolveOptions, inst, units_board, slot: int) -> SolveResult:
-    """A batch's task: one instance, solved on one worker (its progress tells the board it is alive)."""
-    poll = board_poll(units_board, slot, Tally())
-    poll()
-    return worker_pool(options).solve(inst, lambda *counts: poll())
+    """A batch's task: one instance, solved on one worker (which tells the board it is alive)."""
+    with heartbeat(units_board, slot):
+        return worker_pool(options).solve(inst)
 
 
 def prepare_nodes(ray, instances, options: SolveOptions, node_cache_dir: str | None,

@@ -12,7 +12,8 @@ units stopped at the goal had searched, as the threads' does.
 The driver and the tasks of a solve share a :class:`UnitBoard` actor on the driver's node.  The driver
 marks there the units it no longer wants (the goal found, a limit reached); a task asks about its unit
 when it starts and then every ``POLL_SECONDS`` between chunks of nodes, never waiting for the answer
-(:func:`board_poll`), and stops at the chunk after a "no".  Each question is also a sign of life: a
+(:func:`board_poll`), and stops at the chunk after a "no".  Each question is also a sign of life, and a
+thread of the task says it is alive once a second while it loads tables or compiles (:func:`heartbeat`): a
 :class:`Watch` asks the board how long it has been since any task was heard from, and when neither a
 task nor a result has been heard of for ``stall_seconds`` (no worker takes a unit: the nodes are gone,
 or their CPUs are taken by other work, or a task can never be scheduled), the solve stops with a
@@ -24,8 +25,10 @@ its arguments, so the retry gives the same result.  A task that fails on every r
 
 from __future__ import annotations
 
+import threading
 import time
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from ..errors import PdbtoolError
 from .driver import Tally
@@ -101,6 +104,30 @@ def board_poll(board, slot: int, tally: Tally, every: float = POLL_SECONDS) -> C
             asked[0] = board.wanted.remote(slot).future()
 
     return poll
+
+
+@contextmanager
+def heartbeat(board, slot: int, every: float = POLL_SECONDS) -> Iterator[None]:
+    """For the block (a task's whole run): tell ``board`` every ``every`` seconds that unit ``slot`` is
+    taken, from a thread of its own, so that a task loading its tables or compiling its kernels (no chunk
+    of nodes, so no question of :func:`board_poll`, for a while) is not taken for a stall."""
+    stop = threading.Event()
+
+    def beat():
+        while True:
+            try:
+                board.wanted.remote(slot)  # the answer is not read: the call itself is the sign of life
+            except Exception:  # the board is gone: the search's own poll stops the unit
+                return
+            if stop.wait(every):
+                return
+
+    thread = threading.Thread(target=beat, name="heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
 
 
 def new_board(ray):
@@ -263,5 +290,5 @@ class RayUnits:
                 tally.add(result.generated, result.expanded)
 
 
-__all__ = ["ClusterError", "RayUnits", "UnitBoard", "Watch", "board_poll", "new_board", "wait", "get",
+__all__ = ["ClusterError", "RayUnits", "UnitBoard", "Watch", "board_poll", "heartbeat", "new_board", "wait", "get",
            "one_line", "TASK_RETRIES", "UNITS_PER_WORKER", "UNIT_NODES", "STALL_SECONDS", "WAIT_SECONDS"]
