@@ -293,6 +293,7 @@ def test_units_wanted_follows_the_estimated_iteration():
 
 
 @needs_ray
+@pytest.mark.slow
 def test_units_of_a_node_count_count_like_serial(cluster, cache_dir):
     """Iterations cut into units of about 2,000 nodes (many more than 4 per worker): serial counts."""
     solver = ray_solver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)),
@@ -532,6 +533,7 @@ def korf_line(ident):
 
 
 @needs_ray
+@pytest.mark.slow
 def test_ctrl_c_prints_what_was_solved_and_stops_the_work():
     import psutil
 
@@ -578,6 +580,7 @@ def run_python(code: str, timeout: float):
 
 
 @needs_ray
+@pytest.mark.slow
 def test_a_lost_driver_leaves_no_work_running():
     """The driver killed outright while the units of one instance run: the workers stop with it."""
     import psutil
@@ -601,6 +604,7 @@ def test_a_lost_driver_leaves_no_work_running():
 
 
 @needs_ray
+@pytest.mark.slow
 def test_a_worker_killed_in_a_local_instance_changes_nothing():
     """The local instance that pdbtool starts (ray_session: LOCAL_SYSTEM_CONFIG's lengthened and disabled
     bookkeeping) still notices a worker killed while it searches a unit and runs the unit again: the
@@ -681,6 +685,7 @@ def test_under_ci_a_missing_ray_is_an_error_not_a_skip(tmp_path):
 # --- deadlines: every wait of the driver ends, with one line -------------------------------------------
 
 @needs_ray
+@pytest.mark.slow
 def test_no_free_cpu_ends_in_one_line_after_the_deadline(cluster, cache_dir):
     """Every CPU of the cluster held by other work: no worker takes a unit, and the solve ends with one
     line after ``stall_seconds`` instead of waiting for ever; the CPUs free again, it solves."""
