@@ -12,9 +12,9 @@ units stopped at the goal had searched, as the threads' does.
 The driver and the tasks of a solve share a :class:`UnitBoard` actor on the driver's node.  The driver
 marks there the units it no longer wants (the goal found, a limit reached); a task asks about its unit
 when it starts and then every ``POLL_SECONDS`` between chunks of nodes, never waiting for the answer
-(:func:`board_poll`), and stops at the chunk after a "no".  Each question is also a sign of life, and a
-thread of the task says it is alive once a second while it loads tables or compiles (:func:`heartbeat`): a
-:class:`Watch` asks the board how long it has been since any task was heard from, and when neither a
+(:func:`board_poll`), and stops at the chunk after a "no".  A thread of each task tells the board once a
+second that its unit is taken, for as long as the task runs, loading tables and compiling included
+(:func:`heartbeat`); a :class:`Watch` asks the board how long it has been since any task was heard from, and when neither a
 task nor a result has been heard of for ``stall_seconds`` (no worker takes a unit: the nodes are gone,
 or their CPUs are taken by other work, or a task can never be scheduled), the solve stops with a
 one-line :class:`ClusterError`.  Every ``ray.get`` of the driver has a timeout.
@@ -110,7 +110,8 @@ def board_poll(board, slot: int, tally: Tally, every: float = POLL_SECONDS) -> C
 def heartbeat(board, slot: int, every: float = POLL_SECONDS) -> Iterator[None]:
     """For the block (a task's whole run): tell ``board`` every ``every`` seconds that unit ``slot`` is
     taken, from a thread of its own, so that a task loading its tables or compiling its kernels (no chunk
-    of nodes, so no question of :func:`board_poll`, for a while) is not taken for a stall."""
+    of nodes, so no question of :func:`board_poll`, for a while) is not taken for a stall.  A batch's
+    task, whose instance is not stopped through the board, has this sign of life only."""
     stop = threading.Event()
 
     def beat():
