@@ -156,7 +156,7 @@ class Watch:
         now = time.monotonic()
         if self.asked is not None:
             ref, when = self.asked
-            ready, _ = self.ray.wait([ref], timeout=0)
+            ready, _ = wait(self.ray, [ref], 0.0)
             if ready:
                 self.asked = None
                 try:
@@ -176,13 +176,14 @@ class Watch:
                                f"up, with CPUs free for this work?")
 
 
-def wait(ray, pending: list, seconds: float = WAIT_SECONDS) -> tuple[list, list]:
-    """``ray.wait`` for one result, at most ``seconds``, so that a signal (Ctrl-C) is seen in Python soon.
+def wait(ray, pending: list, seconds: float = WAIT_SECONDS, num_returns: int = 1) -> tuple[list, list]:
+    """``ray.wait`` for ``num_returns`` results, at most ``seconds``: short, so that a signal (Ctrl-C) is
+    seen in Python soon.
 
     Ray reports an exception raised by a signal handler during the wait as a ``SystemError`` caused by
     it; the handler's own exception is raised instead."""
     try:
-        return ray.wait(pending, num_returns=1, timeout=seconds)
+        return ray.wait(pending, num_returns=min(num_returns, len(pending)), timeout=seconds)
     except SystemError as exc:
         if exc.__cause__ is not None:
             raise exc.__cause__ from None
@@ -281,8 +282,8 @@ class RayUnits:
         pending = list(running)
         end = time.monotonic() + FINISH_SECONDS
         while tally is not None and pending and time.monotonic() < end:
-            ready, pending = self.ray.wait(pending, num_returns=len(pending),
-                                           timeout=max(0.0, min(WAIT_SECONDS, end - time.monotonic())))
+            ready, pending = wait(self.ray, pending, max(0.0, min(WAIT_SECONDS, end - time.monotonic())),
+                                  num_returns=len(pending))
             for ref in ready:
                 try:
                     result = self.ray.get(ref, timeout=ASK_SECONDS)

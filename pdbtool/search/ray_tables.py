@@ -33,7 +33,7 @@ import numpy as np
 
 from ..tables.cache import TableCache
 from ..tables.fileformat import checksum_ok
-from .ray_search import ClusterError, one_line
+from .ray_search import WAIT_SECONDS, ClusterError, one_line, wait
 
 _DIGEST = struct.Struct("<Q")  # the file's last 8 bytes: xxhash64 of every byte before them
 STAGE_SECONDS = 900.0  # longest wait for the nodes' checks of their caches, then for their copies
@@ -154,7 +154,11 @@ def _gather(ray, refs: list, nodes: list[str], what: str, timeout: float) -> lis
     most; a node that does not answer in time, or a task that fails, is a one-line ClusterError."""
     from ray.exceptions import RayError
 
-    ready, late = ray.wait(refs, num_returns=len(refs), timeout=timeout) if refs else ([], [])
+    late, end = list(refs), time.monotonic() + timeout
+    while late:  # in short waits, so that Ctrl-C is seen
+        _, late = wait(ray, late, max(0.0, min(WAIT_SECONDS, end - time.monotonic())), num_returns=len(late))
+        if time.monotonic() >= end:
+            break
     if late:
         names = ", ".join(nodes[refs.index(r)][:12] for r in late[:3]) + (", ..." if len(late) > 3 else "")
         raise ClusterError(f"staging the tables: {len(late)} of {len(refs)} node(s) did not {what} within "
