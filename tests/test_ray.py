@@ -824,3 +824,52 @@ def test_a_node_removed_while_it_holds_units_changes_nothing():
     message, seconds = out["stalled"]
     assert message.startswith("no worker has taken a unit for ") and "(0 CPUs in the cluster)" in message
     assert 3 <= seconds < 120
+
+
+@needs_ray
+@pytest.mark.slow
+def test_a_checkpointed_search_resumes_on_the_cluster(cluster, cache_dir, tmp_path):
+    """``checkpoint`` with RaySolver: the units that come back from the cluster are recorded; a search
+    stopped within an iteration resumes on the cluster, and a checkpoint written there resumes on one
+    thread with the serial counts."""
+    from pdbtool.search.solver import Solver
+
+    (state, optimal), = korf([2])
+    serial = Solver(Board(4, 4), heuristic="manhattan")
+    plain = serial.solve(state)
+    solver = ray_solver(Board(4, 4), SolveOptions(heuristic="manhattan", cache_dir=str(cache_dir)))
+    path = tmp_path / "ck.json"
+    stopped = solver.solve(state, node_limit=4_000_000, checkpoint=path, checkpoint_every=3600.0)
+    assert stopped.timed_out and path.exists()
+    saved = json.loads(path.read_text())["progress"]
+    assert saved["iterations"] >= 1 and saved["current"]["done"]  # units of the iteration in progress
+    resumed = solver.solve(state, checkpoint=path, checkpoint_every=3600.0)
+    assert resumed.length == optimal == plain.length and not path.exists()
+    assert replay(solver.board, state, resumed.solution) == tuple(solver.board.goal_tiles)
+    assert resumed.nodes_generated >= saved["generated"] + saved["current"]["generated"]
+    stopped = solver.solve(state, node_limit=4_000_000, checkpoint=path, checkpoint_every=3600.0)
+    assert stopped.timed_out and json.loads(path.read_text())["progress"]["current"]["done"]
+    on_one = serial.solve(state, checkpoint=path, threads=1)
+    assert (on_one.length, on_one.nodes_generated, on_one.nodes_expanded) == \
+        (plain.length, plain.nodes_generated, plain.nodes_expanded)
+    assert not path.exists()
+
+
+def test_a_batch_with_a_checkpoint_runs_one_search_at_a_time(monkeypatch):
+    """With a checkpoint, a Ray batch solves its instances one after the other, each split into units."""
+    from pdbtool.search import ray_backend
+
+    seen = []
+
+    class Pool:
+        def __init__(self, options, notify, kwargs):
+            pass
+
+        def solve(self, inst, report):
+            seen.append(inst)
+            return inst
+
+    monkeypatch.setattr(ray_backend, "_RaySolverPool", Pool)
+    monkeypatch.setattr(ray_backend, "ray_session", lambda *a: __import__("contextlib").nullcontext(None))
+    items = ["a", "b"]
+    assert list(ray_backend.solve_batch(items, SolveOptions(checkpoint="ck.json"))) == items and seen == items

@@ -104,8 +104,6 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         raise click.UsageError("--resume applies with --output FILE")
     if checkpoint is not None and jobs > 1:
         raise click.UsageError("--checkpoint follows one search at a time: use --threads, not --jobs")
-    if checkpoint is not None and ray_address is not None:
-        raise click.UsageError("--checkpoint does not apply with --ray yet")
     if encoding != "byte" or group is not None:
         from ..heuristics.encoded import check_encoding
 

@@ -138,7 +138,8 @@ class RaySolver(Solver):
         self.address, self.num_cpus, self.notify = address, num_cpus, notify
         node_dir = options.cache_dir if node_cache_dir is _SAME else node_cache_dir
         self.node_cache_dir = None if node_dir is None else str(node_dir)
-        self.worker_options = replace(options, cache_dir=self.node_cache_dir, threads=None, search_threads=1)
+        self.worker_options = replace(options, cache_dir=self.node_cache_dir, threads=None, search_threads=1,
+                                      checkpoint=None)
         self.units_per_worker, self.serial_below, self.unit_nodes = units_per_worker, serial_below, unit_nodes
         self.stall_seconds = stall_seconds
         self.workers = 0          # the cluster's CPUs during the last solve
@@ -149,16 +150,18 @@ class RaySolver(Solver):
 
     def solve(self, state, time_limit: float | None = None, node_limit: int | None = None,
               progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES,
-              threads: int | None = None) -> SolveResult:
+              threads: int | None = None, checkpoint=None, checkpoint_every: float = 60.0) -> SolveResult:
         """Solve one state optimally on the cluster (``threads=1``: here, on one thread, as ``Solver``).
-        ``cpu_seconds`` is the driver's CPU time (the workers' is not gathered)."""
+        ``cpu_seconds`` is the driver's CPU time (the workers' is not gathered).  ``checkpoint`` as
+        :meth:`Solver.solve` takes it: the units done are recorded as they come back from the cluster."""
+        more = dict(checkpoint=checkpoint, checkpoint_every=checkpoint_every)
         if threads == 1:
-            return super().solve(state, time_limit, node_limit, progress, chunk, threads=1)
+            return super().solve(state, time_limit, node_limit, progress, chunk, threads=1, **more)
         state = self.board.check_state(state)
         ray = import_ray()
         if not ray.is_initialized():
             with ray_session(self.address, self.num_cpus, self.notify):
-                return self.solve(state, time_limit, node_limit, progress, chunk, threads)
+                return self.solve(state, time_limit, node_limit, progress, chunk, threads, **more)
         session = ray.get_runtime_context().get_job_id()
         if self._staged_in != session:  # the tables are staged once per session
             self.stage = stage_tables(ray, self.files, self.node_cache_dir, checked_here=True)
@@ -174,9 +177,14 @@ class RaySolver(Solver):
         self.executor = RayUnits(ray, submit, self.stall_seconds)
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         try:  # any count above one takes Solver.solve's parallel path, which _parallel_outcome runs here
-            return super().solve(state, time_limit, node_limit, progress, chunk, threads=max(2, self.workers))
+            return super().solve(state, time_limit, node_limit, progress, chunk, threads=max(2, self.workers),
+                                 **more)
         finally:
             self.executor.close()
+
+    def _executor_options(self) -> dict:
+        options = dict(search_units=self.executor, serial_below=self.serial_below, report_every=WAIT_SECONDS)
+        return options if self.unit_nodes is None else dict(options, unit_nodes=self.unit_nodes)
 
     def _parallel_outcome(self, state, h0, threads, deadline, node_limit, progress, chunk):
         self.outcome = parallel_search(self.heuristic, state, h0, self.workers, deadline=deadline,
@@ -252,7 +260,8 @@ def solve_batch(instances: Iterable, options: SolveOptions | None = None, addres
     """Yield a ``SolveResult`` per instance, in input order: each instance in its own Ray task, or with
     ``split`` (default: when there is one instance) each instance's iterations cut into units of work that
     run as tasks (:class:`RaySolver`; ``split_options``: its tuning keywords, and ``progress(instance,
-    bound, generated, expanded, workers=N)`` is called while it runs).
+    bound, generated, expanded, workers=N)`` is called while it runs); with ``options.checkpoint``, split
+    is the default, one search at a time recording its units as they come back.
 
     ``address`` and ``num_cpus`` as :func:`ray_session` takes them.  The nodes keep their tables in the
     cache at ``node_cache_dir`` (default: ``options.cache_dir``, a path taken on each node; ``None``: each
@@ -263,8 +272,8 @@ def solve_batch(instances: Iterable, options: SolveOptions | None = None, addres
     options = options or SolveOptions()
     instances = list(instances)
     node_dir = options.cache_dir if node_cache_dir is _SAME else node_cache_dir
-    if split is None:
-        split = len(instances) == 1
+    if split is None:  # a checkpoint follows one search at a time
+        split = len(instances) == 1 or options.checkpoint is not None
     with ray_session(address, num_cpus, notify) as ray:
         if split:
             kwargs = dict(node_cache_dir=node_dir, stall_seconds=stall_seconds, **(split_options or {}))
@@ -283,7 +292,7 @@ def solve_batch(instances: Iterable, options: SolveOptions | None = None, addres
         if on_stage is not None:
             on_stage(report)
         worker_options = replace(options, cache_dir=None if node_dir is None else str(node_dir),
-                                 threads=None, search_threads=1)
+                                 threads=None, search_threads=1, checkpoint=None)
         task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(solve_instance_task)
         board = new_board(ray)
         refs = {i: task.remote(worker_options, inst, board, i) for i, inst in enumerate(instances)

@@ -233,10 +233,14 @@ class Solver:
         recorder = Recorder(path, self.checkpoint_identity(state), every)
         out = checkpointed_search(self.heuristic, state, h0, recorder, threads,
                                   deadline=None if time_limit is None else start + time_limit,
-                                  node_limit=node_limit, progress=progress)
+                                  node_limit=node_limit, progress=progress, **self._executor_options())
         _finish(result, state, out.moves, self.nb, out, start, time.process_time() - cpu_start)
         result.seconds = recorder.seconds
         return result
+
+    def _executor_options(self) -> dict:
+        """How a checkpointed search shares out its units: threads here (``RaySolver`` gives its executor)."""
+        return {}
 
     def _solve_parallel(self, state, h0, result, threads, start, time_limit, node_limit, progress, chunk):
         cpu_start = time.process_time()
