@@ -855,6 +855,19 @@ def test_a_checkpointed_search_resumes_on_the_cluster(cluster, cache_dir, tmp_pa
     assert not path.exists()
 
 
+@needs_ray
+def test_solve_ray_with_a_checkpoint(cluster, cache_dir, tmp_path):
+    """``pdbtool solve --ray --checkpoint``: solved, the checkpoint removed at the end."""
+    (state, optimal), = korf([2])
+    src = tmp_path / "two.txt"
+    src.write_text("2 " + " ".join(map(str, state)) + f"  # optimal {optimal}\n")
+    ck = tmp_path / "ck.json"
+    result = run(src, "--heuristic", "manhattan", "--ray", "--checkpoint", ck, "--checkpoint-every", "0.1",
+                 "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout.splitlines()[0])["length"] == optimal and not ck.exists()
+
+
 def test_a_batch_with_a_checkpoint_runs_one_search_at_a_time(monkeypatch):
     """With a checkpoint, a Ray batch solves its instances one after the other, each split into units."""
     from pdbtool.search import ray_backend
