@@ -606,9 +606,9 @@ def test_a_lost_driver_leaves_no_work_running():
 @needs_ray
 @pytest.mark.slow
 def test_a_worker_killed_in_a_local_instance_changes_nothing():
-    """The local instance that pdbtool starts (ray_session: LOCAL_SYSTEM_CONFIG's lengthened and disabled
-    bookkeeping) still notices a worker killed while it searches a unit and runs the unit again: the
-    length is the optimal one.  In a process of its own, as ``--ray`` runs it."""
+    """The local instance that pdbtool starts (ray_session) notices a worker killed while it searches a
+    unit and runs the unit again: the length is the optimal one.  In a process of its own, as ``--ray``
+    runs it."""
     (state, optimal), = korf([9])
     code = f"""
 import json, threading, time
