@@ -83,7 +83,7 @@ def split_unit(heuristic, state: Sequence[int], unit: WorkUnit, target: int) -> 
     cut = 1
     while True:
         search = Search(heuristic, tiles, bound=unit.bound - depth, root_prev=root_prev, one_iteration=True,
-                        cut=cut)
+                        cut=cut, path=unit.path)
         paths = []
         while (status := search.step(INF)) == CUT:
             paths.append(unit.path + tuple(search.moves()))
