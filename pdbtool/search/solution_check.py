@@ -5,8 +5,9 @@ driver refuses what would corrupt memory (an h below zero, a path past its stack
 :class:`pdbtool.search.driver.SearchFault`); what is left is a wrong answer that looks right.  So before a
 solution of length L is reported, the heuristic is evaluated along it: h(goal) must be 0, h of the start at
 most L, and, since the path is optimal, h of the i-th state at most L - i (any admissible heuristic), with h
-never dropping by more than one per move for a consistent one (every heuristic but the dynamic sets', whose
-vertex cover need not be consistent).  A violation raises :class:`SolutionCheckError` naming the tables (:func:`guarded`).
+never dropping by more than one per move for a consistent one (:func:`is_consistent`: Manhattan distance,
+linear conflicts, and pattern tables that ignore the blank; a table that minimizes over the blank's cells, or
+the dynamic sets' vertex cover, can drop by more in one move and still be admissible).  A violation raises :class:`SolutionCheckError` naming the tables (:func:`guarded`).
 """
 
 from __future__ import annotations
@@ -21,12 +22,11 @@ class SolutionCheckError(PdbtoolError):
     pass
 
 
-def is_consistent(heuristic) -> bool:
-    """Whether ``heuristic`` is consistent by construction (h drops by at most one per move)."""
-    from ..heuristics.dynamic import DynamicHeuristic
-
-    inner = getattr(heuristic, "heuristic", heuristic)  # under a move-pruning wrapper
-    return not isinstance(inner, DynamicHeuristic)
+def is_consistent(solver) -> bool:
+    """Whether the solver's heuristic is consistent by construction (h drops by at most one per move)."""
+    if solver.heuristic_name in ("manhattan", "linear-conflict"):
+        return True
+    return solver.heuristic_name == "pdb" and solver.blank == "ignored"
 
 
 def check_goal(heuristic, source: str) -> None:
@@ -36,14 +36,15 @@ def check_goal(heuristic, source: str) -> None:
         raise SolutionCheckError(f"{source}: h(goal) = {h}, not 0: the table is damaged or not this board's")
 
 
-def check_solution(heuristic, state: Sequence[int], solution: Sequence[int], source: str) -> None:
-    """Check ``solution`` (the tiles moved, in order) of ``state`` against ``heuristic`` (module docstring)."""
+def check_solution(heuristic, state: Sequence[int], solution: Sequence[int], source: str,
+                   consistent: bool = False) -> None:
+    """Check ``solution`` (the tiles moved, in order) of ``state`` against ``heuristic`` (module docstring);
+    the drop of h per move too when the heuristic is ``consistent``."""
     board = heuristic.board
     nb = board.neighbours()
     tiles = [int(t) for t in state]
     blank = tiles.index(0)
     length = len(solution)
-    consistent = is_consistent(heuristic)
     previous = None
     for i in range(length + 1):
         h = int(heuristic.value(tiles))

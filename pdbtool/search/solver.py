@@ -186,12 +186,13 @@ class Solver:
     def solve(self, state: Sequence[int], *args, **kwargs) -> SolveResult:
         """Solve one state optimally (:meth:`_solve`); the heuristic's faults and a solution that contradicts
         it (:mod:`pdbtool.search.solution_check`) are an error naming the tables."""
-        from .solution_check import check_solution, guarded
+        from .solution_check import check_solution, guarded, is_consistent
 
         with guarded(self):
             result = self._solve(state, *args, **kwargs)
             if result.solved:
-                check_solution(self.heuristic, self.board.check_state(state), result.solution, self.label)
+                check_solution(self.heuristic, self.board.check_state(state), result.solution, self.label,
+                               is_consistent(self))
         return result
 
     def _solve(self, state: Sequence[int], time_limit: float | None = None, node_limit: int | None = None,
