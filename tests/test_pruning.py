@@ -256,7 +256,7 @@ def test_the_driver_stops_at_the_end_of_its_stack():
     assert search.step(1) == RUNNING
     search.reg[R_BOUND] = 1000  # as a corrupt heuristic could make it: f never above the bound
     levels = search.next_move.shape[0]
-    with pytest.raises(SearchFault, match=f"reached depth {levels} under bound 1000, past the stack of {levels} levels"):
+    with pytest.raises(SearchFault, match=f"depth {levels} under bound 1000, past the stack of {levels} levels"):
         search.step(1 << 30)
 
 

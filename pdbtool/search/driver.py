@@ -36,7 +36,7 @@ Conventions
   past the stack; only a damaged heuristic does either, and :meth:`Search.step` raises :class:`SearchFault`).
 * Move pruning: with a move-pruning automaton (``fsm``, :mod:`pdbtool.search.move_automaton`) a move it
   rejects at a node is not generated at all, like the move that undoes the last one; its state per level is
-  ``fsm_state[d]``.  Without one (``fsm`` of no rows) only the parent rule prunes.
+  ``fsm_state[d]``.  Without one (``fsm`` empty) only the parent rule prunes.
 * The driver releases the GIL, so threads can search subtrees of one iteration at once
   (:mod:`pdbtool.search.units`).
 
@@ -56,6 +56,7 @@ from numba import njit
 from numba.extending import overload
 
 from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
+from .._native.intrinsics import prefetch
 from ..errors import PdbtoolError
 from ..heuristics import hooks
 
@@ -67,7 +68,7 @@ STOPPED = -1  # run_chunks only: a limit or the stop flag ended the run
 
 INF = 1 << 40
 DEFAULT_CAPACITY = 256
-NO_AUTOMATON = np.zeros((0, 4), dtype=np.int32)
+NO_AUTOMATON = np.zeros(0, dtype=np.int32)
 
 
 class SearchFault(PdbtoolError):
@@ -86,7 +87,7 @@ def _is_goal(tiles, goal_tiles):
 @njit(cache=True, inline="always")
 def _pruned(fsm, fsm_state, d, m):
     """Whether the move-pruning automaton rejects move ``m`` from level ``d`` (never without one)."""
-    return fsm.shape[0] > 0 and fsm[fsm_state[d], m] < 0
+    return fsm.shape[0] > 0 and fsm[4 * fsm_state[d] + m] < 0
 
 
 @njit(cache=True, inline="always")
@@ -104,10 +105,27 @@ def _later_siblings(nb, prev_move, depth, blank, fsm, fsm_state):
 
 
 @njit(cache=True, inline="always")
-def _generate(hs, d, blank, prev_move, tiles, nb, bound, next_bound, walk, nwalk, fsm, fsm_state):
+def _children(hs, d, blank, prev_move, tiles, nbm, bound, next_bound, fsm, fsm_state, nb):
+    """``hooks.children`` with the moves that the automaton prunes shown to the heuristic as off the board
+    (in ``nbm``, the search's copy of ``nb``, restored after the call), so that it evaluates only the
+    children that are generated.  Without an automaton ``nbm`` is ``nb`` and is not written."""
+    masked = fsm.shape[0] > 0
+    if masked:
+        s = fsm_state[d]
+        for m in range(4):
+            if fsm[4 * s + m] < 0:
+                nbm[blank, m] = -1
+    hooks.children(hs, d, blank, prev_move, tiles, nbm, bound, next_bound)
+    if masked:
+        for m in range(4):
+            nbm[blank, m] = nb[blank, m]
+
+
+@njit(cache=True, inline="always")
+def _generate(hs, d, blank, prev_move, tiles, nb, bound, next_bound, walk, nwalk, fsm, fsm_state, nbm):
     """Generate the children of the node at level ``d`` at once: their h, the moves of those within the
     bound (``walk[d, :nwalk[d]]``, in move order).  Returns the new next bound and the number generated."""
-    hooks.children(hs, d, blank, prev_move, tiles, nb, bound, next_bound)
+    _children(hs, d, blank, prev_move, tiles, nbm, bound, next_bound, fsm, fsm_state, nb)
     count = 0
     kept = 0
     for m in range(4):
@@ -122,23 +140,25 @@ def _generate(hs, d, blank, prev_move, tiles, nb, bound, next_bound, walk, nwalk
         else:
             walk[d, kept] = m
             kept += 1
+            if fsm.shape[0] > 0:  # the child's row of the automaton, read when it is entered
+                prefetch(fsm, 4 * fsm[4 * fsm_state[d] + m])
     nwalk[d] = kept
     return next_bound, count
 
 
-def _search_loop(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state):
+def _search_loop(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state, nbm):
     """The loop of :func:`ida`, compiled for each state class with its walk (:func:`_search_loop_for`)."""
     raise NotImplementedError("runs only inside the compiled driver")
 
 
 # no reference counting: the hooks are inlined and allocate nothing (the vertex cover's kernels need it so)
 @overload(_search_loop, jit_options={"_nrt": False, "nogil": True})
-def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state):
+def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state, nbm):
     # a constant of the closure: Numba's dead-branch pruning drops the other walk before typing inlines the
     # hooks, so their code is compiled once, not at each of the three places that call child_h
     at_once = hooks.walks_at_once(hs)
 
-    def impl(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state):
+    def impl(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state, nbm):
         depth = reg[R_DEPTH]
         bound = reg[R_BOUND]
         next_bound = reg[R_NEXT]
@@ -166,10 +186,10 @@ def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_mov
                 expanded += 1
                 if at_once:
                     next_bound, count = _generate(hs, 0, blank, prev_move[0], tiles, nb, bound, next_bound, walk, nwalk,
-                                                  fsm, fsm_state)
+                                                  fsm, fsm_state, nbm)
                     generated += count
                 else:
-                    hooks.children(hs, 0, blank, prev_move[0], tiles, nb, bound, next_bound)
+                    _children(hs, 0, blank, prev_move[0], tiles, nbm, bound, next_bound, fsm, fsm_state, nb)
                 continue
             i = next_move[depth]
             if i == (nwalk[depth] if at_once else 4):
@@ -223,7 +243,7 @@ def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_mov
             next_move[depth] = 0
             prev_move[depth] = m
             if fsm.shape[0] > 0:
-                fsm_state[depth] = fsm[fsm_state[depth - 1], m]
+                fsm_state[depth] = fsm[4 * fsm_state[depth - 1] + m]
             if h == 0 and _is_goal(tiles, goal_tiles):
                 status = FOUND
                 if at_once:
@@ -241,10 +261,10 @@ def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_mov
             expanded += 1
             if at_once:
                 next_bound, count = _generate(hs, depth, blank, m, tiles, nb, bound, next_bound, walk, nwalk,
-                                              fsm, fsm_state)
+                                              fsm, fsm_state, nbm)
                 generated += count
             else:
-                hooks.children(hs, depth, blank, m, tiles, nb, bound, next_bound)
+                _children(hs, depth, blank, m, tiles, nbm, bound, next_bound, fsm, fsm_state, nb)
             if generated >= stop:
                 break
         reg[R_DEPTH] = depth
@@ -259,7 +279,7 @@ def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_mov
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state):
+def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state, nbm):
     """Search from ``tiles`` with the heuristic whose state is ``hs`` for about ``budget`` generated nodes;
     returns a status (see the module docstring).  All progress is kept in the arguments.
 
@@ -269,9 +289,11 @@ def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwal
     one-at-a-time generation would not have reached, are taken off the count.  Otherwise the children are
     generated one at a time as the walk reaches them (``next_move[d]`` is the next move).
 
-    ``fsm``: the move-pruning automaton's table (:mod:`pdbtool.search.move_automaton`; no rows: none), whose
-    state at level d is ``fsm_state[d]`` (level 0's set by the caller); a move it prunes is not generated."""
-    return _search_loop(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state)
+    ``fsm``: the move-pruning automaton's table (:mod:`pdbtool.search.move_automaton`), flat (the state
+    after move m from state s at ``4 * s + m``; empty: none), whose state at level d is ``fsm_state[d]`` (level 0's set by the caller); a move it prunes is not generated.
+    ``nbm``: with an automaton, a copy of ``nb`` the driver may write (see ``_children``); else ``nb``."""
+    return _search_loop(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state,
+                        nbm)
 
 
 def new_registers(first_bound: int, blank: int, root_prev: int = -1, one_iteration: bool = False,
@@ -310,7 +332,8 @@ class Search:
         self.tiles = np.array(tiles, dtype=np.int64)
         blank = int(np.flatnonzero(self.tiles == 0)[0])
         automaton = getattr(heuristic, "automaton", None)
-        self.fsm = NO_AUTOMATON if automaton is None else automaton.table
+        self.fsm = NO_AUTOMATON if automaton is None else automaton.table.ravel()
+        self.nbm = self.nb if automaton is None else self.nb.copy()
         self.fsm_root = 0
         if path is not None:
             root_prev = int(path[-1]) if path else -1
@@ -340,7 +363,7 @@ class Search:
         SearchFault when the heuristic gave a child an h below zero or drove the path past the stack."""
         while True:
             status = ida(self.state, self.tiles, self.nb, self.goal_tiles, self.reg, budget, self.next_move,
-                         self.prev_move, self.walk, self.nwalk, self.fsm, self.fsm_state)
+                         self.prev_move, self.walk, self.nwalk, self.fsm, self.fsm_state, self.nbm)
             if status == NEGATIVE_H:
                 raise SearchFault(f"h = {int(self.reg[R_FAULT])} for a node at depth {int(self.reg[R_DEPTH]) + 1} "
                                   f"(below zero)")

@@ -47,13 +47,14 @@ class PruningError(PdbtoolError):
 @dataclass(frozen=True)
 class MoveAutomaton:
     """``table[s, m]``: the state after move ``m`` from state ``s``, ``PRUNED`` when the move ends a
-    duplicate (and for moves off the board, which the driver never makes); state ``c`` < ``cells`` is the
-    start state of a search whose blank is in cell ``c``.  ``duplicates``: how many duplicate sequences the
-    enumeration found (each is a trie leaf)."""
+    duplicate (and for moves off the board, which the driver never makes); ``starts[c]``: the start state of
+    a search whose blank is in cell ``c``.  ``duplicates``: how many duplicate sequences the enumeration
+    found (each is a trie leaf)."""
 
     board: Board
     depth: int
     table: np.ndarray
+    starts: np.ndarray
     duplicates: int
 
     @property
@@ -61,7 +62,7 @@ class MoveAutomaton:
         return int(self.table.shape[0])
 
     def start(self, blank: int) -> int:
-        return int(blank)
+        return int(self.starts[int(blank)])
 
     def run(self, blank: int, moves) -> int:
         """The state after the blank's ``moves`` from cell ``blank``; PruningError if a move is pruned."""
@@ -204,8 +205,62 @@ def build_automaton(board: Board, depth: int) -> MoveAutomaton:
     number = np.full(n, PRUNED, dtype=np.int64)
     number[live] = np.arange(int(live.sum()))
     table = delta[live]
-    table = np.where(table >= 0, number[np.maximum(table, 0)], PRUNED).astype(np.int32)
-    return MoveAutomaton(board, depth, np.ascontiguousarray(table), int(duplicates))
+    table = np.where(table >= 0, number[np.maximum(table, 0)], PRUNED)
+    table, starts = _minimized(table, np.arange(cells))
+    table, starts = _breadth_first(table, starts)
+    return MoveAutomaton(board, depth, np.ascontiguousarray(table, dtype=np.int32), starts, int(duplicates))
+
+
+def _breadth_first(table: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The states renumbered in breadth-first order from the start states: the search spends most of its
+    moves in the states a few moves from a start, which then share cache lines."""
+    n = table.shape[0]
+    number = np.full(n, -1, dtype=np.int64)
+    frontier = np.unique(starts)
+    number[frontier] = np.arange(frontier.size)
+    count = frontier.size
+    while frontier.size:
+        nxt = table[frontier].ravel()
+        nxt = nxt[nxt >= 0]
+        _, first = np.unique(nxt, return_index=True)
+        nxt = nxt[np.sort(first)]  # in order of discovery
+        nxt = nxt[number[nxt] < 0]
+        number[nxt] = count + np.arange(nxt.size)
+        count += nxt.size
+        frontier = nxt
+    reached = number >= 0
+    out = np.full((count, 4), PRUNED, dtype=np.int64)
+    rows = table[reached]
+    out[number[reached]] = np.where(rows >= 0, number[np.maximum(rows, 0)], PRUNED)
+    return out, number[starts]
+
+
+def _minimized(table: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The minimal automaton of the same language (Moore's partition refinement: states stay together while
+    their transitions lead to the same classes); a smaller table is one the search keeps in cache."""
+    n = table.shape[0]
+    cls = np.zeros(n, dtype=np.int64)
+    count = 1
+    while True:
+        succ = np.where(table >= 0, cls[np.maximum(table, 0)], PRUNED) + 1
+        new = cls
+        for m in range(4):  # the signature (class, classes after each move), one pair at a time
+            _, new = np.unique(new * (n + 2) + succ[:, m], return_inverse=True)
+            new = new.ravel()
+        new_count = int(new.max()) + 1
+        cls = new
+        if new_count == count:
+            break
+        count = new_count
+    # one representative per class, numbered in order of first appearance (the start states first)
+    order = np.concatenate([starts, np.arange(n)])
+    _, first = np.unique(cls[order], return_index=True)
+    reps = order[np.sort(first)]
+    renumber = np.empty(count, dtype=np.int64)
+    renumber[cls[reps]] = np.arange(count)
+    out = table[reps]
+    out = np.where(out >= 0, renumber[cls[np.maximum(out, 0)]], PRUNED)
+    return out, renumber[cls[starts]]
 
 
 def automaton_for(board: Board, depth: int | None = None) -> MoveAutomaton:

@@ -7,7 +7,8 @@ solution of length L is reported, the heuristic is evaluated along it: h(goal) m
 most L, and, since the path is optimal, h of the i-th state at most L - i (any admissible heuristic), with h
 never dropping by more than one per move for a consistent one (:func:`is_consistent`: Manhattan distance,
 linear conflicts, and pattern tables that ignore the blank; a table that minimizes over the blank's cells, or
-the dynamic sets' vertex cover, can drop by more in one move and still be admissible).  A violation raises :class:`SolutionCheckError` naming the tables (:func:`guarded`).
+the dynamic sets' vertex cover, can drop by more in one move and still be admissible).
+A violation raises :class:`SolutionCheckError` naming the tables (:func:`guarded`).
 """
 
 from __future__ import annotations
