@@ -275,7 +275,8 @@ def _automaton(width: int, height: int, depth: int) -> MoveAutomaton:
 
 
 def default_depth(board: Board) -> int:
-    """The duplicates' length the automaton is built for by default on ``board``."""
+    """The duplicates' length the automaton is built for by default on ``board``: longer ones prune more
+    nodes but make a larger table, slower to build and to read (chosen by measurement: docs/pruning.md)."""
     return 12
 
 
