@@ -30,6 +30,9 @@ from ._common import Interrupted, batch_status, board_option, cache_dir_option, 
               default="byte", show_default=True,
               help="Encoding of the pattern tables (converted from byte tables if absent; pdb only).")
 @click.option("--group", type=int, default=None, metavar="C", help="Group size of min-nibble (a power of two).")
+@click.option("--pruning", type=click.Choice(["parent", "fsm"]), default="parent", show_default=True,
+              help="Duplicate paths pruned: parent (never undo the last move) or fsm (also every move sequence "
+                   "with a shorter or equal equivalent, by a finite-state machine; fewer nodes, same lengths).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Solve instances in this many processes (they share the memory-mapped tables).")
 @click.option("--threads", type=click.IntRange(1, 1024), default=1, show_default=True,
@@ -57,7 +60,7 @@ from ._common import Interrupted, batch_status, board_option, cache_dir_option, 
 @user_errors
 def command(instances, board_dims, goal, partition, heuristic, dynamic, no_reflect, jobs, threads, time_limit,
             cache_dir, fmt, blank, encoding, group, ray_address, output, resume, checkpoint, checkpoint_every,
-            show_progress):
+            show_progress, pruning):
     """Solve the instances of a file (or - for stdin) optimally with IDA*.
 
     A line holds the tile in each cell, row by row (0 = blank), optionally preceded by an id; '#' starts a
@@ -111,7 +114,7 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     items = load_instances(instances, board, goal)
     if not items:
         say(f"{instances if instances != '-' else '<stdin>'}: no instances")
-    options = SolveOptions(heuristic=heuristic, blank=blank, encoding=encoding, group=group,
+    options = SolveOptions(heuristic=heuristic, blank=blank, encoding=encoding, group=group, pruning=pruning,
                            partition=partition, reflect=not no_reflect,
                            cache_dir=cache_dir, time_limit=time_limit, dynamic=dynamic,
                            threads=threads if threads > 1 else None, search_threads=threads,

@@ -88,8 +88,11 @@ class Solver:
                  cache=None, cache_dir=None, tables: Sequence[np.ndarray] | None = None,
                  threads: int | None = None, notify: Callable[[str], None] | None = None,
                  dynamic: str | None = None, search_threads: int = 1, encoding: str = "byte",
-                 group: int | None = None, blank: str = "minimized"):
+                 group: int | None = None, blank: str = "minimized", pruning: str = "parent"):
         from ..heuristics.dynamic import DYNAMIC_HEURISTICS
+        from .move_automaton import check_pruning, with_pruning
+
+        self.pruning = check_pruning(pruning)
 
         if heuristic not in HEURISTICS + DYNAMIC_HEURISTICS:
             raise SolverError(f"unknown heuristic {heuristic!r}: choose one of "
@@ -144,6 +147,7 @@ class Solver:
             self.heuristic = EncodedPatternSum(patterns, tables, encoding, enc_params, self.reflect, shared)
         else:
             self.heuristic = make_heuristic(heuristic, board, patterns, tables, self.reflect, shared)
+        self.heuristic = with_pruning(self.heuristic, self.pruning)  # the parent rule: the heuristic itself
         self.nb = board.neighbours()
         self.goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
         self.search_threads = _check_search_threads(search_threads)
@@ -161,6 +165,9 @@ class Solver:
 
     @property
     def label(self) -> str:
+        return self._label() + (" fsm" if self.pruning == "fsm" else "")
+
+    def _label(self) -> str:
         if self.heuristic_name == "ddb":
             return f"ddb-{self.dynamic}"
         if self.heuristic_name == "max":
@@ -177,9 +184,21 @@ class Solver:
         """The heuristic value of a state."""
         return self.heuristic.value(self.board.check_state(state))
 
-    def solve(self, state: Sequence[int], time_limit: float | None = None, node_limit: int | None = None,
-              progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES,
-              threads: int | None = None, checkpoint=None, checkpoint_every: float = 60.0) -> SolveResult:
+    def solve(self, state: Sequence[int], *args, **kwargs) -> SolveResult:
+        """Solve one state optimally (:meth:`_solve`); the heuristic's faults and a solution that contradicts
+        it (:mod:`pdbtool.search.solution_check`) are an error naming the tables."""
+        from .solution_check import check_solution, guarded, is_consistent
+
+        with guarded(self):
+            result = self._solve(state, *args, **kwargs)
+            if result.solved:
+                check_solution(self.heuristic, self.board.check_state(state), result.solution, self.label,
+                               is_consistent(self))
+        return result
+
+    def _solve(self, state: Sequence[int], time_limit: float | None = None, node_limit: int | None = None,
+               progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES,
+               threads: int | None = None, checkpoint=None, checkpoint_every: float = 60.0) -> SolveResult:
         """Solve one state optimally.  ``progress(bound, generated, expanded)`` is called between chunks.
 
         With a time or node limit, an instance that runs out is returned with ``solved=False``.  With
@@ -297,6 +316,7 @@ class SolveOptions:
     encoding: str = "byte"
     group: int | None = None
     blank: str = "minimized"
+    pruning: str = "parent"
     checkpoint: str | None = None      # a file recording the search (pdbtool.search.checkpoint), one at a time
     checkpoint_every: float = 60.0     # seconds between its records
 
@@ -337,7 +357,8 @@ class SolverPool:
         o = self.options
         return Solver(board, heuristic=o.heuristic, partition=o.partition, reflect=o.reflect,
                       cache_dir=o.cache_dir, threads=o.threads, notify=self.notify, dynamic=o.dynamic,
-                      search_threads=o.search_threads, encoding=o.encoding, group=o.group, blank=o.blank)
+                      search_threads=o.search_threads, encoding=o.encoding, group=o.group, blank=o.blank,
+                      pruning=o.pruning)
 
     def solve(self, inst, progress: Callable[[int, int, int], None] | None = None) -> SolveResult:
         """Solve one ``instances.Instance``; input and setup errors come back in ``result.error``."""
