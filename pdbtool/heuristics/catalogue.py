@@ -7,14 +7,15 @@ diagonal.  Each tile lies in at most one pattern of each partition, so a move ch
 partition and side: the search keeps per level the value of every table row (``hv``) and the sum of
 every partition and side (``hsum``), and a child costs one lookup per partition and side.
 
-Lookups are made only where they can matter: for each child, the partitions' direct sums in turn, then
-their reflected ones, stopping as soon as the child is pruned by a margin that cannot lower the next
-bound (f above the bound and at least the next bound found so far); a child that is entered has had
-every lookup made, since it was never pruned.  The order of partitions is the catalogue's: put the
-strongest first.
+Lookups are made only where they can matter: the partitions' direct sums in turn, then their reflected
+ones, each over all the children at once (independent loads that overlap), and a child stops receiving
+sums as soon as it is pruned by a margin that cannot lower the next bound (f above the bound and at least
+the next bound found so far); a child that is entered has had every lookup made, since it was never
+pruned.  The order of partitions is the catalogue's: put the strongest first.
 
 A zero-aware table (:mod:`pdbtool.tables.zero_aware`) is looked up with the blank's cell: in the child of
-a move, the cell the tile left.  A move of a tile outside a pattern keeps the blank in the same region of
+a move, the cell the tile left.  A map with one region (the layout's ``base`` of the next map is k! on)
+needs no region lookup.  A move of a tile outside a pattern keeps the blank in the same region of
 that pattern's free cells, so only the moved tile's pattern changes value, as with the other rules.
 """
 
@@ -229,8 +230,10 @@ def _row_index(hs, x, row, k, n, blank):
             a = popcount(occupied & ((one << numba.uint64(hs.cells[x, i])) - one))
             order = order * (k - i) + a - popcount(used & ((one << numba.uint64(a)) - one))
             used |= one << numba.uint64(a)
-        region = hs.zregion[hs.zr_off[row] + mr * n + blank]
-        return hs.zbase[hs.zb_off[row] + mr] + np.int64(region) * hs.kfact[row] + order
+        first = hs.zbase[hs.zb_off[row] + mr]
+        if hs.zbase[hs.zb_off[row] + mr + 1] - first == hs.kfact[row]:  # one region: no region lookup
+            return first + order
+        return first + np.int64(hs.zregion[hs.zr_off[row] + mr * n + blank]) * hs.kfact[row] + order
     used = numba.uint64(0)
     r = 0
     for i in range(k):
@@ -276,23 +279,31 @@ def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
     if is_state(hs, CatalogueState):
         def impl(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
             P = hs.npart
+            # one sum at a time over all the children, so that their lookups are independent loads that
+            # overlap; a child pruned by a margin that cannot lower the next bound needs no more sums
+            live = 0
             for m in range(4):
                 q = nb[blank, m]
-                if q < 0 or m + prev_move == 3:
-                    continue
-                t = tiles[q]
-                best = 0
-                for x in range(2 * P if hs.reflect else P):
-                    side = x // P
-                    v, s = _moved(hs, d, x - side * P, side, t, blank, q)
+                if q >= 0 and m + prev_move != 3:
+                    live |= 1 << m
+                    hs.child_h[d, m] = 0
+            for x in range(2 * P if hs.reflect else P):
+                side = x // P
+                for m in range(4):
+                    if not (live >> m) & 1:
+                        continue
+                    q = nb[blank, m]
+                    v, s = _moved(hs, d, x - side * P, side, tiles[q], blank, q)
                     hs.child_v[d, m, x] = v
-                    if s > best:
-                        best = s
-                    f = d + 1 + best
-                    # pruned, and by a margin that cannot lower the next bound: the other sums can wait
-                    if f > bound and f >= next_bound:
-                        break
-                hs.child_h[d, m] = best
+                    if s > hs.child_h[d, m]:
+                        hs.child_h[d, m] = s
+                for m in range(4):
+                    if (live >> m) & 1:
+                        f = d + 1 + hs.child_h[d, m]
+                        if f > bound and f >= next_bound:
+                            live &= ~(1 << m)
+                if live == 0:
+                    break
         return impl
 
 
