@@ -172,6 +172,8 @@ def _solve(items, options, pool, fmt, results_file, jobs, ray_address, show_prog
     with ray_prints:
         try:
             progress = ProgressLine(bar if live else None)
+            from ..analysis.eta import IterationForecast
+            progress.forecast = IterationForecast(options)  # the iteration's predicted nodes and time left
             if ray_address is None:
                 stream = solve_batch(items, options, jobs=jobs, notify=say, progress=progress, done=done, pool=pool)
             else:
@@ -261,13 +263,18 @@ class ProgressLine:
         self.inst = None
         self.start = self.last = 0.0
 
+    forecast = None  # an analysis.eta.IterationForecast
+
     def text(self, inst, bound, generated, elapsed, workers=None) -> str:
         rate = generated / elapsed if elapsed > 0 else 0.0
         return (f"{inst.id}: bound {bound}, {generated:,} nodes generated, {rate / 1e6:.1f} M nodes/s, "
-                f"{elapsed:.0f} s" + (f", {workers} workers" if workers else ""))
+                f"{elapsed:.0f} s" + (f", {workers} workers" if workers else "")
+                + (self.forecast.text(inst, bound, generated, elapsed) if self.forecast is not None else ""))
 
     def __call__(self, inst, bound, generated, expanded, workers=None):
         Interrupted.raise_dropped()
+        if self.forecast is not None:
+            self.forecast.observe(inst, bound, generated)
         now = time.perf_counter()
         if inst is not self.inst:
             self.inst, self.start, self.last = inst, now, now
