@@ -317,3 +317,18 @@ def test_zero_aware_needs_byte_tables_and_the_pdb_heuristic(cache):
         Solver(Board(3, 3), partition="8-4-4", blank="zero-aware", encoding="nibble", cache=cache)
     with pytest.raises(SolverError, match="zero-aware"):
         Solver(Board(3, 3), heuristic="max", partition="8-4-4", blank="zero-aware", cache=cache)
+
+
+def test_threads_find_the_serial_length_with_a_zero_aware_catalogue(cache):
+    board = Board(4, 3)
+    catalogue = parse_catalogue("board 4x3\npartition\n1 2 3 5 6 7\n4 8 9 10 11\n"
+                                "partition\n1 2 3 4\n5 6 7 8\n9 10 11\n", "test")
+    serial = Solver(board, partition=catalogue, blank="zero-aware", cache=cache)
+    threaded = Solver(board, partition=catalogue, blank="zero-aware", cache=cache, search_threads=2)
+    for seed in range(3):
+        tiles = list(range(board.n))
+        random.Random(100 + seed).shuffle(tiles)
+        if not board.is_solvable(tiles):
+            tiles[1], tiles[2] = tiles[2], tiles[1]
+        a, b = serial.solve(tiles), threaded.solve(tiles)
+        assert a.solved and b.solved and a.length == b.length
