@@ -130,7 +130,7 @@ board_option = click.option("--board", "board_dims", default=None, metavar="WxH"
                             help="Board size, e.g. 4x4 (default: from the partition).")
 goal_option = click.option("--goal", default=None, metavar="GOAL",
                            help="'korf' (default), 'blank-last', or the goal's tiles cell by cell.")
-blank_option = click.option("--blank", type=click.Choice(["minimized", "ignored"]), default="minimized",
+blank_option = click.option("--blank", type=click.Choice(["minimized", "ignored", "zero-aware"]), default="minimized",
                             show_default=True, help="Blank rule of the abstraction.")
 encoding_option = click.option(
     "--encoding", type=click.Choice(["byte", "nibble", "mod3", "parity", "min-nibble", "sparse"]), default="byte",

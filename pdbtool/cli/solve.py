@@ -24,7 +24,8 @@ from ._common import Interrupted, batch_status, board_option, cache_dir_option, 
 @click.option("--dynamic", type=click.Choice(DYNAMIC_SETS), default=None,
               help="Tables of ddb and max (default: pairs+triples).")
 @click.option("--no-reflect", is_flag=True, help="Do not take the max with the diagonal reflection.")
-@click.option("--blank", type=click.Choice(["minimized", "ignored"]), default="minimized", show_default=True,
+@click.option("--blank", type=click.Choice(["minimized", "ignored", "zero-aware"]), default="minimized",
+              show_default=True,
               help="Blank rule of the pattern tables (mod3 and parity need ignored).")
 @click.option("--encoding", type=click.Choice(["byte", "nibble", "mod3", "parity", "min-nibble", "sparse"]),
               default="byte", show_default=True,

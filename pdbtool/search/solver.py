@@ -101,8 +101,8 @@ class Solver:
         self.partition_name = None
         self.dynamic = (dynamic or "pairs+triples") if heuristic in DYNAMIC_HEURISTICS else None
         shared = None
-        if blank not in ("minimized", "ignored"):
-            raise SolverError(f"blank rule {blank!r}: choose minimized or ignored")
+        if blank not in ("minimized", "ignored", "zero-aware"):
+            raise SolverError(f"blank rule {blank!r}: choose minimized, ignored or zero-aware")
         if encoding != "byte" or group is not None:
             if heuristic != "pdb":
                 raise SolverError(f"--encoding applies to --heuristic pdb only, not {heuristic}")
@@ -117,6 +117,10 @@ class Solver:
 
             part = resolve_partition(partition, board)
             patterns, self.partition_name, board = list(part.patterns), part.name, part.board
+            # a catalogue, or zero-aware tables: the catalogue kernel (pdbtool.heuristics.catalogue)
+            self._catalogue = hasattr(part, "partitions") or blank == "zero-aware"
+            if self._catalogue and (heuristic != "pdb" or encoding != "byte"):
+                raise SolverError("catalogues and zero-aware tables go with --heuristic pdb and byte tables")
             if tables is None:
                 if cache is None:
                     from ..tables.cache import TableCache
@@ -129,6 +133,10 @@ class Solver:
                 shared = list(plan.shared)
                 self._keep = search_tables(cache, plan, encoding, enc_params, threads)
                 tables = [t.values for t in self._keep]
+            elif self._catalogue:
+                from ..tables.operations import partition_plan
+
+                plan = partition_plan(part, blank)
             reflect = bool(reflect) and board.reflection_valid()
         elif board is None:
             raise SolverError("a board is needed")
@@ -141,6 +149,10 @@ class Solver:
             self.heuristic = make_dynamic_heuristic(heuristic, board, self.dynamic, patterns, tables, self.reflect,
                                                     cache=cache, cache_dir=cache_dir, threads=threads, notify=notify,
                                                     shared=shared)
+        elif self._catalogue:
+            from ..heuristics.catalogue import catalogue_heuristic
+
+            self.heuristic = catalogue_heuristic(part, plan, tables, blank, self.reflect)
         elif encoding != "byte":
             from ..heuristics.encoded import EncodedPatternSum
 
@@ -153,6 +165,7 @@ class Solver:
         self.search_threads = _check_search_threads(search_threads)
 
     _warm = False
+    _catalogue = False
 
     def warm_up(self) -> None:
         """Load (or compile) the kernel now, so that the first instance's seconds count search only."""
