@@ -54,9 +54,10 @@ class Heuristic:
 
 # What a factory may be given: the board; the static partition's patterns, their tables (values indexed by
 # rank), whether to take the diagonal reflection and which pattern reads which table (pdbtool.tables.sharing);
-# the tables' encoding and its parameters; the dynamic set's name and where its tables are cached or built.
-HEURISTIC_INPUTS = ("board", "patterns", "tables", "reflect", "shared", "encoding", "encoding_params", "dynamic",
-                    "cache", "cache_dir", "threads", "notify")
+# the tables' encoding and its parameters; the partition itself, its table plan and blank rule (catalogues);
+# the dynamic set's name and where its tables are cached or built.
+HEURISTIC_INPUTS = ("board", "patterns", "tables", "reflect", "shared", "encoding", "encoding_params", "partition",
+                    "plan", "blank", "dynamic", "cache", "cache_dir", "threads", "notify")
 
 HEURISTICS: dict[str, Heuristic] = {h.name: h for h in (
     Heuristic("pdb", "the additive sum of the partition's pattern tables, max with its diagonal reflection",
@@ -75,6 +76,7 @@ DEFAULT_HEURISTIC = "pdb"
 BLANK_RULES: dict[str, str] = {
     "minimized": "the blank is part of the abstract state, minimized over its region (stronger)",
     "ignored": "the blank is not part of the abstract state (consistent, so mod3 and parity can store it)",
+    "zero-aware": "minimized, with a value per blank region where the regions differ (the catalogue kernel)",
 }
 DEFAULT_BLANK = "minimized"
 
@@ -93,6 +95,11 @@ DEFAULT_ENCODING = "byte"
 # (docs/design.md, "The sets", says how they differ)
 DYNAMIC_SETS = ("pairs", "pairs+triples", "pairs+triples-fkh", "pairs-region", "pairs+triples-region")
 DEFAULT_DYNAMIC_SET = "pairs+triples"
+
+# duplicate-path pruning of the search (pdbtool.search.move_automaton): the parent's inverse move only, or
+# the move automaton
+PRUNING_RULES = ("parent", "fsm")
+DEFAULT_PRUNING = "parent"
 
 
 def choose(kind: str, names, name: str):
@@ -118,5 +125,6 @@ def help_text(names: dict) -> str:
 
 
 __all__ = ["RegistryError", "Heuristic", "HEURISTIC_INPUTS", "HEURISTICS", "DEFAULT_HEURISTIC", "BLANK_RULES",
-           "DEFAULT_BLANK", "ENCODINGS", "DEFAULT_ENCODING", "DYNAMIC_SETS", "DEFAULT_DYNAMIC_SET", "choose",
+           "DEFAULT_BLANK", "ENCODINGS", "DEFAULT_ENCODING", "DYNAMIC_SETS", "DEFAULT_DYNAMIC_SET", "PRUNING_RULES",
+           "DEFAULT_PRUNING", "choose",
            "heuristic", "heuristics_with", "help_text"]

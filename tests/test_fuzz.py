@@ -179,11 +179,11 @@ def check_solve(text: str, board: str):
     path = write("instances.txt", text.encode("utf-8", "surrogatepass"))
     result = invoke("solve", path, "--board", board, "--heuristic", "manhattan", "--time-limit", "5")
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    assert "Traceback" not in result.output and result.exit_code in (0, 1), result.output
+    assert "Traceback" not in result.output and result.exit_code in (0, 1, 3), result.output
     said = [e for e in result.stderr.splitlines() if e.startswith("pdbtool: ")]
     errors = [e for e in said if not e.endswith("instances.txt: no instances")]  # a note, not an error
     # a failed run says why: one line per failing instance, naming its line, or one line for the file
-    assert (result.exit_code == 1) == bool(errors), result.output
+    assert (result.exit_code != 0) == bool(errors), result.output
     for error in errors:
         assert re.match(r"pdbtool: .*instances\.txt(:\d+)?: ", error), error
 

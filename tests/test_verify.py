@@ -302,7 +302,7 @@ def test_cli_exit_status_and_output(tmp_path, built):
     ok = run(good, "--samples", "100")
     assert ok.exit_code == 0 and ok.stdout.startswith("PASS ") and not ok.stderr
     failed = run(good, bad, "--full")
-    assert failed.exit_code == 1
+    assert failed.exit_code == 3  # a FAIL: the file disagrees
     assert failed.stdout.splitlines()[0].startswith("PASS") and failed.stdout.splitlines()[1].startswith("FAIL")
     assert failed.stderr.count("\n") == 1 and "1 of 2 tables failed" in failed.stderr and "bad.pdb" in failed.stderr
     assert "sizes: truncated" in failed.stderr
@@ -336,5 +336,5 @@ def test_cli_partition_and_cache(tmp_path):
     first, second = sorted(cache_dir.glob("*.pdb"))
     second.write_bytes(first.read_bytes())
     result = run("--cache", "--cache-dir", cache_dir)
-    assert result.exit_code == 1 and "identity" in result.stderr
+    assert result.exit_code == 3 and "identity" in result.stderr
     assert run("--cache", "--cache-dir", tmp_path / "empty").exit_code == 0

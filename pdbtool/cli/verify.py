@@ -6,8 +6,8 @@ import json
 
 import click
 
-from ._common import (UserError, blank_option, board_option, cache_dir_option, goal_option, progress_bar,
-                      threads_option, user_errors)
+from ._common import (Disagreement, UserError, blank_option, board_option, cache_dir_option, goal_option,
+                      progress_bar, threads_option, user_errors)
 
 
 @click.command("verify")
@@ -34,7 +34,7 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
     against payload and file), the xxhash64 checksum, the identity (the table asked for), the goal at 0, the
     values within the header's max, the consistency of sampled (or, with --full, all) placements, and,
     with --rebuild, a byte-for-byte comparison with a fresh build.  Exit status 0 when every table
-    passes, 1 when one fails.
+    passes, 3 when one fails, 1 when one cannot be read.
 
     \b
     Examples:
@@ -86,6 +86,9 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
         reports.append(report)
         click.echo(json.dumps(report.as_dict()) if as_json else report.summary())
     failed = [r for r in reports if not r.ok]
-    if failed:
-        raise UserError(f"{len(failed)} of {len(reports)} tables failed verification; "
-                                   f"the first: {failed[0].summary()[len('FAIL '):]}")
+    if failed:  # a file that is there and fails disagrees with itself; one that cannot be read is an error
+        from pathlib import Path
+
+        error = Disagreement if any(Path(r.file).exists() for r in failed) else UserError
+        raise error(f"{len(failed)} of {len(reports)} tables failed verification; "
+                    f"the first: {failed[0].summary()[len('FAIL '):]}")

@@ -26,11 +26,17 @@ def make_heuristic(name: str, **inputs):
     return factory(**{k: v for k, v in inputs.items() if k in entry.inputs(factory)})
 
 
-def pattern_sum_heuristic(board, patterns, tables, reflect, shared, encoding="byte", encoding_params=None):
+def pattern_sum_heuristic(board, patterns, tables, reflect, shared, encoding="byte", encoding_params=None,
+                          partition=None, plan=None, blank="minimized"):
     """``pdb``: the partition's additive sum over byte tables (:mod:`.pattern_sum`) or compactly encoded ones
-    (:mod:`.encoded`)."""
+    (:mod:`.encoded`); a catalogue of partitions, or zero-aware tables, take the catalogue kernel
+    (:mod:`.catalogue`)."""
     if patterns is None or tables is None:
         raise HeuristicError("the pdb heuristic needs a partition and its tables")
+    if hasattr(partition, "partitions") or blank == "zero-aware":
+        from .catalogue import catalogue_heuristic
+
+        return catalogue_heuristic(partition, plan, tables, blank, reflect)
     if encoding != registry.DEFAULT_ENCODING:
         from .encoded import EncodedPatternSum
 

@@ -71,7 +71,7 @@ def build_tables(cache: TableCache, plan: TablePlan, encoding: str = "byte", par
         seconds = built[0] if built else time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_SELF)
         cpu = after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime
-        record = {"tiles": list(p.tiles), "board": p.board.dims, "blank": blank, "entries": p.entries,
+        record = {"tiles": list(p.tiles), "board": p.board.dims, "blank": blank, "entries": table.entries,
                   "built": bool(built), "seconds": round(seconds, 3), "cpu_seconds": round(cpu, 3),
                   "peak_rss_bytes": after.ru_maxrss * 1024,  # the process's peak so far (Linux: KiB)
                   "max": stats["max"], "mean": round(stats["mean"], 4), "file": str(table.path),

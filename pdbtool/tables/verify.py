@@ -404,6 +404,10 @@ def _lossy(table: PatternTable) -> str:
 
 def _check_goal(table: PatternTable, values: np.ndarray) -> tuple[str, str, str]:
     goal = table.pattern.goal_rank()
+    if table.blank == "zero-aware":
+        from .zero_aware import layout_of
+
+        goal = layout_of(table.pattern).index(table.pattern.goal_cells(), table.board.goal[0])
     if values[goal] != 0:
         return "goal", FAIL, f"the goal placement (rank {goal:,}) has value {int(values[goal])}, not 0"
     return "goal", PASS, f"rank {goal:,} is 0"
@@ -447,6 +451,11 @@ def _check_consistency(table: PatternTable, values: np.ndarray, samples: int, fu
     pattern = table.pattern
     board = pattern.board
     entries = pattern.entries
+    if table.blank == "zero-aware":
+        from .zero_aware import check_values
+
+        ok, message = check_values(pattern, values, samples, full, seed, threads)
+        return "consistency", PASS if ok else FAIL, message
     if full or samples >= entries:
         ranks = np.empty(0, dtype=np.int64)
         count = entries
