@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
 TIMING = re.compile(r"\d[\d,]*(?:\.\d+)?(?= s\b| nodes generated/s)")
-MAX_BYTES = 15_000
+MAX_BYTES = 16_000  # the project's limit for the README: details go to docs/
 
 
 def blocks() -> list[tuple[str, str]]:
