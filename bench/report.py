@@ -669,6 +669,65 @@ def checkpoint_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
+FRONTIER = ["frontier_24_kernels", "frontier_24_cat3", "frontier_24_6666"]
+
+
+@section("The 24-puzzle: zero-aware tables and catalogues", FRONTIER, "python bench/run.py --only 24")
+def frontier_section(plots: Plots, *files) -> str:
+    out = ["Each configuration on the same instances, one thread, in turn (`bench/bench_24.py`; "
+           "[frontier-24.md](frontier-24.md) says what the configurations are):\n\n"]
+    for name, data in zip(FRONTIER, files):
+        if not data:
+            continue
+        rows = []
+        for config, c in (data.get("summary") or {}).items():
+            both = c.get("on_instances_solved_by_all") or {}
+            rows.append([f"`{config}`", f"{c.get('solved')} of {c.get('instances')}", fmt(c.get("nodes_generated")),
+                         fmt(c.get("cpu_seconds"), 1), fmt(both.get("nodes_ratio_to_first"), 3),
+                         fmt(both.get("cpu_ratio_to_first"), 3)])
+        ids = ", ".join(str(i.get("id")) for i in data.get("instances", []))
+        out.append(f"`{name}.json` (instances {ids}):\n\n")
+        out.append(table(["configuration", "solved", "nodes generated", "CPU s", "first's nodes / these",
+                           "first's CPU / this"], rows))
+        out.append("\n" + provenance(data) + "\n\n")
+    return "".join(out)
+
+
+@section("Duplicate-path pruning", ["pruning", "pruning_24_whole"], "python bench/run.py --only pruning")
+def pruning_section(plots: Plots, data, whole) -> str:
+    out = ["`--pruning fsm` (a move automaton of the given depth) against the parent rule "
+           "(`bench/bench_pruning.py`; [pruning.md](pruning.md)):\n\n"]
+    rows = []
+    for case in ("korf100_15_7_8", "korf100_manhattan"):
+        for config, t in (((data or {}).get(case) or {}).get("totals") or {}).items():
+            rows.append([case, config, fmt(t.get("nodes")), fmt(t.get("cpu_seconds"), 1), fmt(t.get("node_ratio"), 3),
+                         fmt(t.get("cpu_ratio"), 3)])
+    if rows:
+        out.append(table(["instances", "pruning", "nodes", "CPU s", "parent's nodes / these",
+                           "parent's CPU / this"], rows))
+        out.append("\n" + provenance(data) + "\n\n")
+    if whole:
+        r = whole.get("result") or {}
+        out.append(f"{whole.get('what', '')}: `{r.get('heuristic')}` length {r.get('length')}, "
+                   f"{fmt(r.get('nodes_generated'))} nodes generated ({fmt(whole.get('node_ratio'), 3)} times fewer "
+                   f"than the parent rule's {fmt(whole.get('parent_rule_nodes_generated'))}), "
+                   f"{fmt(r.get('cpu_seconds'), 1)} CPU s.\n\n" + provenance(whole) + "\n")
+    return "".join(out)
+
+
+@section("Predicted search sizes", ["predict"], "python bench/run.py --only predict")
+def predict_section(plots: Plots, data) -> str:
+    out = ["`pdbtool predict` against measured whole searches (`bench/bench_predict.py`; "
+           "[prediction.md](prediction.md)): predicted over measured nodes per instance:\n\n"]
+    rows = [[f"`{w.get('config')}`", w.get("instances"), fmt(w.get("ratio_median"), 2),
+             fmt(w.get("ratio_geometric_mean"), 2), w.get("within_factor_2"), w.get("within_factor_10")]
+            for w in data.get("whole_searches", [])]
+    out.append(table(["configuration", "instances", "median ratio", "geometric mean", "within 2x", "within 10x"],
+                     rows))
+    out.append("\n" + provenance(data) + "\n")
+    return "".join(out)
+
+
 RAY_24 = ["ray_24", "ray_24_repeat2c", "ray_24_repeat2b", "ray_24_repeat3"]
 
 
@@ -709,8 +768,8 @@ def ray_section(plots: Plots, batch, *repeats) -> str:
 
 
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
-            dynamic_cost_section, dynamic_definitions_section, kernels_section, startup_section, checkpoint_section,
-            ray_section, scaling_section]
+            frontier_section, dynamic_cost_section, dynamic_definitions_section, pruning_section, predict_section,
+            kernels_section, startup_section, checkpoint_section, ray_section, scaling_section]
 
 
 def render(results: Path, out: Path, draw: bool = True) -> str:
