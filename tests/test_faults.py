@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 import pdbtool.tables.cache as cache_module
+import pdbtool.tables.resources as resources_module
 from pdbtool.tables import fileformat
 from pdbtool.puzzle.board import Board
 from pdbtool.tables.cache import TableCache
@@ -535,7 +536,7 @@ def test_a_real_full_filesystem(tmp_path):
 
 
 def test_too_little_memory_is_refused_before_the_build(tmp_path, monkeypatch):
-    monkeypatch.setattr(cache_module, "available_memory", lambda: 50 << 20)
+    monkeypatch.setattr(resources_module, "available_memory", lambda: 50 << 20)
     pattern = TilePattern(Board(4, 4), (1, 2, 3, 4, 5, 6))
     with pytest.raises(PdbtoolError, match=r"needs about 0\.08 GiB, but only 0\.05 GiB is available"):
         TableCache(tmp_path).get(pattern, "minimized")

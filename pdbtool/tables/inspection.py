@@ -14,10 +14,21 @@ def describe(path: str | Path) -> dict[str, Any]:
     """A summary of one table file; raises TableFileError when the header itself is unusable."""
     path = Path(path)
     ok = fileformat.checksum_ok(path)
-    table = PatternTable.from_file(fileformat.load(path, verify_checksum=False))
+    loaded = fileformat.load(path, verify_checksum=False)
+    try:
+        table = PatternTable.from_file(loaded)
+        broken = None
+    except fileformat.TableFileError as exc:
+        if ok:
+            raise
+        # a damaged file: show its header, but decode nothing whose structure failed
+        table = PatternTable.from_file(loaded, structure=False)
+        broken = str(exc)
     header = table.header
     file_bytes = int(header["_file_bytes"])
     try:
+        if broken:
+            raise PdbtoolError(broken)
         stats = table.stats()   # decodes compact encodings, which a damaged payload can make impossible
     except PdbtoolError as exc:
         if ok:
@@ -25,6 +36,7 @@ def describe(path: str | Path) -> dict[str, Any]:
         stats = {"histogram": {}, "unreachable": 0, "mean": 0.0, "max": 0, "decode_error": str(exc)}
     return {
         "file": str(path),
+        "kind": "pattern",
         "format": header.get("format"),
         "pdbtool_version": header.get("pdbtool_version"),
         "board": table.board.dims,
