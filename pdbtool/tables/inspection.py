@@ -34,6 +34,14 @@ def describe(path: str | Path) -> dict[str, Any]:
         if ok:
             raise
         stats = {"histogram": {}, "unreachable": 0, "mean": 0.0, "max": 0, "decode_error": str(exc)}
+    refused = None
+    if ok and not stats.get("decode_error"):
+        from .integrity import check_table
+
+        try:   # what a load through the cache would say of the values
+            check_table(table, record=False)
+        except fileformat.TableFileError as exc:
+            refused = str(exc).removeprefix(f"{path}: ")
     return {
         "file": str(path),
         "kind": "pattern",
@@ -60,6 +68,7 @@ def describe(path: str | Path) -> dict[str, Any]:
         "saturated": stats.get("saturated"),
         "conversion": header.get("conversion"),
         "decode_error": stats.get("decode_error"),
+        "refused": refused,
     }
 
 
@@ -74,6 +83,8 @@ def format_text(info: dict[str, Any]) -> str:
         f"{info['bits_per_entry']:g} bits per entry",
         f"  checksum {'ok' if info['checksum_ok'] else 'MISMATCH (the file is damaged)'}",
     ]
+    if info.get("refused"):
+        lines.append(f"  refused at load: {info['refused']}")
     if info.get("saturated") is not None:
         lines.append(f"  saturated entries {info['saturated']:,} (excess above 15 stored as 15: lower, still admissible)")
     if (info.get("conversion") or {}).get("mean_loss") is not None:
