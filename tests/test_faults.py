@@ -597,13 +597,30 @@ EIGHT = REPO / "examples" / "8puzzle-4-4.txt"
 EIGHT_INSTANCES = "e1 2 8 5 0 4 3 7 6 1  # optimal 25\ne2 4 7 3 6 1 8 0 5 2  # optimal 18\n"
 
 
-def run_pdbtool(*args, timeout=120):
-    """``python -m pdbtool ARGS`` in a subprocess: (exit status, stdout, stderr); never a signal death."""
-    proc = subprocess.run([sys.executable, "-m", "pdbtool", *map(str, args)], capture_output=True, text=True,
-                          env=env(), cwd=REPO, timeout=timeout)
-    assert proc.returncode >= 0, f"killed by signal {-proc.returncode}: {proc.stderr[-2000:]}"
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc.returncode, proc.stdout, proc.stderr
+BATCH = """
+import json, sys
+from click.testing import CliRunner
+from pdbtool.cli.main import cli
+out = []
+for args in json.loads(sys.argv[1]):
+    r = CliRunner().invoke(cli, args)
+    crash = None if r.exception is None or isinstance(r.exception, SystemExit) else repr(r.exception)
+    out.append([r.exit_code, r.stdout, r.stderr, crash])
+print(json.dumps(out))
+"""
+
+
+def run_commands(*commands, timeout=300):
+    """Several pdbtool commands in ONE subprocess (each through Click's runner, as the entry point runs
+    it), where a kernel reading out of bounds would end the process by a signal, not the test run.
+    Returns [(exit status, stdout, stderr)] in order."""
+    proc = subprocess.run([sys.executable, "-c", BATCH, json.dumps([[str(a) for a in c] for c in commands])],
+                          capture_output=True, text=True, env=env(), cwd=REPO, timeout=timeout)
+    assert proc.returncode == 0, f"status {proc.returncode} (a negative one is a signal): {proc.stderr[-2000:]}"
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    for (code, out, err, crash), command in zip(results, commands):
+        assert crash is None and "Traceback" not in err, (command, crash, err)
+    return [(code, out, err) for code, out, err, _ in results]
 
 
 def resign(path: Path, payload: bytes | None = None, header_text: bytes | None = None, **changes) -> None:
@@ -649,31 +666,47 @@ def crafted_cache(tmp_path, eight_cache) -> Path:
     return target
 
 
-def assert_rebuilt_and_solved(cache_dir: Path, tmp_path: Path, *options, crafted: int = 1):
-    """solve meets the crafted table: one line moving it aside, a rebuild, and the right answers."""
+def solve_args(cache_dir: Path, tmp_path: Path, *options) -> list:
     instances = tmp_path / "eight.txt"
     instances.write_text(EIGHT_INSTANCES)
-    rc, out, err = run_pdbtool("solve", instances, "--partition", EIGHT, "--cache-dir", cache_dir, *options)
+    return ["solve", instances, "--partition", EIGHT, "--cache-dir", cache_dir, *options]
+
+
+def assert_solved_after_rebuild(result, cache_dir: Path, crafted: int = 1):
+    """solve met the crafted table(s): one line each moving it aside, a rebuild, and the right answers."""
+    rc, out, err = result
     assert rc == 0, err
     assert err.count("damaged table moved aside and rebuilt") == crafted, err
     assert all(line.startswith("pdbtool: ") for line in err.splitlines()), err
     assert re.search(r"^e1\s+length\s+25 ", out, re.M) and re.search(r"^e2\s+length\s+18 ", out, re.M), out
     assert "solved 2 of 2" in out
-    assert list(cache_dir.glob("*.corrupt-*"))
+    assert len(list(cache_dir.glob("*.corrupt-*"))) >= crafted
 
 
-def assert_one_line_refusal(path: Path, pattern: str):
-    """verify fails in one line; inspect fails in one line, or shows the file and why a load refuses it."""
-    rc, _, err = run_pdbtool("verify", path, "--samples", "100")
+def check_commands(path: Path) -> list:
+    return [["verify", path, "--samples", "100"], ["inspect", path]]
+
+
+def assert_refused(results, path: Path, pattern: str):
+    """verify fails in one line; inspect fails in one line, or shows the file and why a load refuses it;
+    a load through the library raises TableFileError."""
+    (rc, _, err), (irc, iout, ierr) = results
     assert rc == 1 and err.count("\n") == 1 and err.startswith("pdbtool: "), err
-    rc, out, err = run_pdbtool("inspect", path)
-    if rc == 0:
-        assert "refused at load" in out and err == "", (out, err)
+    if irc == 0:
+        assert "refused at load" in iout and ierr == "", (iout, ierr)
     else:
-        assert rc == 1 and err.count("\n") == 1 and err.startswith("pdbtool: "), err
+        assert irc == 1 and ierr.count("\n") == 1 and ierr.startswith("pdbtool: "), ierr
+    from pdbtool.tables.integrity import load_checked
+
     with pytest.raises(TableFileError, match=pattern):
-        from pdbtool.tables.integrity import load_checked
         load_checked(path)
+
+
+def crafted_run(cache_dir: Path, tmp_path: Path, crafted_copies: list[Path], *solve_options):
+    """verify and inspect of each crafted copy, then solve on the cache: one subprocess."""
+    commands = [c for path in crafted_copies for c in check_commands(path)]
+    results = run_commands(*commands, solve_args(cache_dir, tmp_path, *solve_options))
+    return [results[i:i + 2] for i in range(0, len(commands), 2)], results[-1]
 
 
 def table_file(cache_dir: Path, blank: str, encoding: str, tiles="1.2.3.4") -> Path:
@@ -689,8 +722,9 @@ def test_crafted_sparse_values_offset_is_refused(tmp_path, eight_cache):
     resign(path, payload.tobytes())
     copy = tmp_path / "sparse-offset.pdb"
     copy.write_bytes(path.read_bytes())
-    assert_one_line_refusal(copy, "preamble")
-    assert_rebuilt_and_solved(cache_dir, tmp_path, "--encoding", "sparse")
+    (checks,), solved = crafted_run(cache_dir, tmp_path, [copy], "--encoding", "sparse")
+    assert_refused(checks, copy, "preamble")
+    assert_solved_after_rebuild(solved, cache_dir)
 
 
 @pytest.mark.parametrize("damage", ["extra bits", "directory", "nonzero"])
@@ -710,8 +744,9 @@ def test_crafted_sparse_bitmap_and_directory_are_refused(tmp_path, eight_cache, 
     resign(path, payload.tobytes())
     copy = tmp_path / "sparse.pdb"
     copy.write_bytes(path.read_bytes())
-    assert_one_line_refusal(copy, "sparse")
-    assert_rebuilt_and_solved(cache_dir, tmp_path, "--encoding", "sparse")
+    (checks,), solved = crafted_run(cache_dir, tmp_path, [copy], "--encoding", "sparse")
+    assert_refused(checks, copy, "sparse")
+    assert_solved_after_rebuild(solved, cache_dir)
 
 
 def ring_cycle(pattern):
@@ -770,19 +805,20 @@ def test_crafted_goal_and_doubled_values_are_refused(tmp_path, eight_cache):
     pattern = TilePattern(Board(3, 3), (1, 2, 3, 4))
     payload[pattern.goal_rank()] = 2           # the goal is not 0: a search would never stop
     resign(first, payload.tobytes())
-    copy = tmp_path / "goal.pdb"
-    copy.write_bytes(first.read_bytes())
-    assert_one_line_refusal(copy, "goal placement has value 2")
+    goal_copy = tmp_path / "goal.pdb"
+    goal_copy.write_bytes(first.read_bytes())
     second = table_file(cache_dir, "minimized", "byte", "5.6.7.8")
     payload = payload_of(second)
     reached = payload != 255
     payload[reached] *= 2                      # every value doubled, max_value too: an inadmissible table
     header, _ = fileformat.read_header(second)
     resign(second, payload.tobytes(), max_value=2 * header["max_value"])
-    copy = tmp_path / "doubled.pdb"
-    copy.write_bytes(second.read_bytes())
-    assert_one_line_refusal(copy, "not a pattern database's")
-    assert_rebuilt_and_solved(cache_dir, tmp_path, crafted=2)
+    doubled_copy = tmp_path / "doubled.pdb"
+    doubled_copy.write_bytes(second.read_bytes())
+    (goal_checks, doubled_checks), solved = crafted_run(cache_dir, tmp_path, [goal_copy, doubled_copy])
+    assert_refused(goal_checks, goal_copy, "goal placement has value 2")
+    assert_refused(doubled_checks, doubled_copy, "not a pattern database's")
+    assert_solved_after_rebuild(solved, cache_dir, crafted=2)
 
 
 def test_crafted_values_above_max_are_refused(tmp_path, eight_cache):
@@ -793,7 +829,8 @@ def test_crafted_values_above_max_are_refused(tmp_path, eight_cache):
     with pytest.raises(TableFileError, match="above the header's max_value"):
         from pdbtool.tables.integrity import load_checked
         load_checked(path)
-    assert_rebuilt_and_solved(cache_dir, tmp_path)
+    solved = CliRunner().invoke(cli, [str(a) for a in solve_args(cache_dir, tmp_path)])
+    assert_solved_after_rebuild((solved.exit_code, solved.stdout, solved.stderr), cache_dir)
 
 
 HEADER_ATTACKS = {
@@ -821,29 +858,41 @@ FIELD_ATTACKS = {
 }
 
 
-@pytest.mark.parametrize("attack", sorted(HEADER_ATTACKS) + sorted(FIELD_ATTACKS))
-def test_crafted_headers_are_one_line_and_quarantined(tmp_path, eight_cache, attack):
-    """Every header the parser or a reader could choke on is a TableFileError: one line from every command,
-    and in the cache the file is moved aside, so that later builds and searches work."""
-    cache_dir = crafted_cache(tmp_path, eight_cache)
-    path = table_file(cache_dir, "minimized", "byte")
-    if attack in HEADER_ATTACKS:
-        _, offset = fileformat.read_header(path)
-        text = path.read_bytes()[16:offset]
-        resign(path, header_text=HEADER_ATTACKS[attack](text))
-    else:
-        resign(path, **FIELD_ATTACKS[attack])
-    with pytest.raises(TableFileError):
-        from pdbtool.tables.integrity import load_checked
-        load_checked(path)
-    copy = tmp_path / "crafted.pdb"
-    copy.write_bytes(path.read_bytes())
-    assert_one_line_refusal(copy, "")
-    rc, _, err = run_pdbtool("convert", copy, "--encoding", "nibble", "-o", tmp_path / "out.pdb")
-    assert rc == 1 and err.count("\n") == 1, err
-    rc, _, err = run_pdbtool("build", "--partition", EIGHT, "--cache-dir", cache_dir)
-    assert rc == 0 and err.count("damaged table moved aside and rebuilt") == 1, err
-    assert_rebuilt_and_solved(cache_dir, tmp_path, crafted=0)
+def invoke_clean(*args):
+    """A command in this process (a header never reaches a kernel): (exit status, stdout, stderr)."""
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_crafted_headers_are_one_line_and_quarantined(tmp_path, eight_cache):
+    """Every header the parser or a reader could choke on is a TableFileError: one line from inspect,
+    verify and convert, and in the cache the file is moved aside, so that later builds and searches work."""
+    from pdbtool.tables.integrity import load_checked
+
+    for attack in sorted(HEADER_ATTACKS) + sorted(FIELD_ATTACKS):
+        work = tmp_path / attack.replace(" ", "-").replace(",", "")
+        work.mkdir()
+        cache_dir = crafted_cache(work, eight_cache)
+        path = table_file(cache_dir, "minimized", "byte")
+        if attack in HEADER_ATTACKS:
+            _, offset = fileformat.read_header(path)
+            text = path.read_bytes()[16:offset]
+            resign(path, header_text=HEADER_ATTACKS[attack](text))
+        else:
+            resign(path, **FIELD_ATTACKS[attack])
+        with pytest.raises(TableFileError):
+            load_checked(path)
+        copy = work / "crafted.pdb"
+        copy.write_bytes(path.read_bytes())
+        for command in (["inspect", copy], ["verify", copy, "--samples", "50"],
+                        ["convert", copy, "--encoding", "nibble", "-o", work / "out.pdb"]):
+            rc, _, err = invoke_clean(*command)
+            assert rc == 1 and err.count("\n") == 1 and err.startswith("pdbtool: "), (attack, command, err)
+        rc, _, err = invoke_clean("build", "--partition", EIGHT, "--cache-dir", cache_dir)
+        assert rc == 0 and err.count("damaged table moved aside and rebuilt") == 1, (attack, err)
+        solved = invoke_clean(*solve_args(cache_dir, work))
+        assert_solved_after_rebuild(solved, cache_dir, crafted=0)
 
 
 def test_a_fifo_planted_as_a_table_name_never_blocks(tmp_path, eight_cache):
@@ -851,27 +900,36 @@ def test_a_fifo_planted_as_a_table_name_never_blocks(tmp_path, eight_cache):
     path = table_file(cache_dir, "minimized", "byte")
     path.unlink()
     os.mkfifo(path)
-    rc, out, err = run_pdbtool("verify", "--cache", "--cache-dir", cache_dir, "--samples", "10", timeout=120)
+    (rc, _, err), (irc, _, ierr), solved = run_commands(
+        ["verify", "--cache", "--cache-dir", cache_dir, "--samples", "10"], ["inspect", path],
+        solve_args(cache_dir, tmp_path), timeout=120)
     assert rc == 1 and "not a regular file" in err and err.count("\n") == 1, err
-    rc, _, err = run_pdbtool("inspect", path, timeout=60)
-    assert rc == 1 and "not a regular file" in err and err.count("\n") == 1, err
-    assert_rebuilt_and_solved(cache_dir, tmp_path)
+    assert irc == 1 and "not a regular file" in ierr and ierr.count("\n") == 1, ierr
+    assert_solved_after_rebuild(solved, cache_dir)
     assert path.is_file()
 
 
-def regions_cache(tmp_path) -> Path:
-    cache_dir = tmp_path / "cache"
-    rc, _, err = run_pdbtool("build", "--dynamic", "pairs+triples-region", "--board", "3x3", "--cache-dir", cache_dir)
+@pytest.fixture(scope="module")
+def regions_source(tmp_path_factory):
+    cache_dir = tmp_path_factory.mktemp("regions")
+    rc, _, err = invoke_clean("build", "--dynamic", "pairs+triples-region", "--board", "3x3", "--cache-dir",
+                              cache_dir)
     assert rc == 0, err
     return cache_dir
+
+
+def regions_cache(tmp_path, regions_source) -> Path:
+    import shutil
+
+    return Path(shutil.copytree(regions_source, tmp_path / "cache"))
 
 
 @pytest.mark.parametrize("damage,fault", [("group", "group index"), ("rank", "rank out of range"),
                                           ("mask", "region mask"), ("order", "not sorted"),
                                           ("odd", "odd or negative"), ("goal", "goal")])
-def test_crafted_region_rows_are_refused(tmp_path, damage, fault):
+def test_crafted_region_rows_are_refused(tmp_path, regions_source, damage, fault):
     """Region rows index the look-up builder's arrays: each kind of bad row is refused at load."""
-    cache_dir = regions_cache(tmp_path)
+    cache_dir = regions_cache(tmp_path, regions_source)
     path = cache_dir / "3x3-korf-dynamic-pairs-regions-excess.ddb"
     _, offset = fileformat.read_header(path)
     rows = np.frombuffer(path.read_bytes()[offset:-8], dtype=np.int64).reshape(-1, 4).copy()
@@ -889,23 +947,28 @@ def test_crafted_region_rows_are_refused(tmp_path, damage, fault):
     else:
         pattern = TilePattern(Board(3, 3), (1, 2))
         goal = pattern.goal_rank()
-        rows = np.concatenate([[[0, goal, 0b111111110 & ~((1 << 1) | (1 << 2)), 2]], rows]).astype(np.int64)
+        at = int(np.searchsorted(rows[:, 0] * 10 ** 6 + rows[:, 1], goal, side="right"))
+        rows = np.insert(rows, at, [0, goal, 0b111111111 & ~((1 << 1) | (1 << 2)), 2], axis=0)
     resign(path, rows.tobytes(), rows=len(rows), entries=len(rows))
     from pdbtool.tables.pairs_triples import load_regions
     with pytest.raises(TableFileError, match=fault):
         load_regions(path, Board(3, 3), 2)
-    rc, _, err = run_pdbtool("verify", path)
-    assert rc == 1 and err.count("\n") == 1, err
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
     instances = tmp_path / "eight.txt"
     instances.write_text(EIGHT_INSTANCES)
-    rc, out, err = run_pdbtool("solve", instances, "--heuristic", "ddb", "--dynamic", "pairs+triples-region",
-                               "--board", "3x3", "--cache-dir", cache_dir)
-    assert rc == 0 and err.count("damaged table moved aside and rebuilt") == 1, err
-    assert "25" in out and "18" in out
+    (rc, _, err), (irc, iout, ierr), (src, out, serr) = run_commands(
+        ["verify", copy], ["inspect", copy],
+        ["solve", instances, "--heuristic", "ddb", "--dynamic", "pairs+triples-region", "--board", "3x3",
+         "--cache-dir", cache_dir])
+    assert rc == 1 and err.count("\n") == 1, err
+    assert (irc == 0 and "damaged" in iout) or (irc == 1 and ierr.count("\n") == 1), (iout, ierr)
+    assert src == 0 and serr.count("damaged table moved aside and rebuilt") == 1, serr
+    assert re.search(r"^e1\s+length\s+25 ", out, re.M) and re.search(r"^e2\s+length\s+18 ", out, re.M), out
 
 
-def test_crafted_pair_excess_is_refused(tmp_path):
-    cache_dir = regions_cache(tmp_path)
+def test_crafted_pair_excess_is_refused(tmp_path, regions_source):
+    cache_dir = regions_cache(tmp_path, regions_source)
     path = cache_dir / "3x3-korf-dynamic-pairs-minimized-excess.ddb"
     payload = payload_of(path)
     from pdbtool.tables.pairs_triples import load_set
