@@ -610,7 +610,7 @@ print(json.dumps(out))
 """
 
 
-def run_commands(*commands, timeout=300):
+def run_commands(*commands, timeout=900):
     """Several pdbtool commands in ONE subprocess (each through Click's runner, as the entry point runs
     it), where a kernel reading out of bounds would end the process by a signal, not the test run.
     Returns [(exit status, stdout, stderr)] in order."""
