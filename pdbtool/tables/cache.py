@@ -350,7 +350,7 @@ class TableCache:
 
             def write(tmp: Path) -> None:
                 check_memory(pattern, blank)
-                check_disk(self.dir, pattern.entries + (1 << 16), f"the table {{{pattern}}} on {pattern.board.dims}")
+                check_disk(self.dir, pattern.entries + 4096, f"the table {{{pattern}}} on {pattern.board.dims}")
                 from .build import build_table
 
                 result = build_table(pattern, blank, threads=threads, progress=progress)

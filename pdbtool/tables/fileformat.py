@@ -107,7 +107,7 @@ def save(path: str | os.PathLike, header: dict[str, Any], payload: np.ndarray) -
         # O_EXCL first, so the name is its own file)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
                      0o644)
-        with os.fdopen(fd, "wb") as f:
+        with open(fd, "wb") as f:
             f.write(prefix)
             hasher.update(prefix)
             view = memoryview(payload.reshape(-1).view(np.uint8))
