@@ -895,10 +895,17 @@ def test_crafted_headers_are_one_line_and_quarantined(tmp_path, eight_cache):
                         ["convert", copy, "--encoding", "nibble", "-o", work / "out.pdb"]):
             rc, _, err = invoke_clean(*command)
             assert rc == 1 and err.count("\n") == 1 and err.startswith("pdbtool: "), (attack, command, err)
-        rc, _, err = invoke_clean("build", "--partition", EIGHT, "--cache-dir", cache_dir)
-        assert rc == 0 and err.count("damaged table moved aside and rebuilt") == 1, (attack, err)
-        solved = invoke_clean(*solve_args(cache_dir, work))
-        assert_solved_after_rebuild(solved, cache_dir, crafted=0)
+        if attack == "a 5,000-digit integer":   # the whole path once: build moves it aside, solve works
+            rc, _, err = invoke_clean("build", "--partition", EIGHT, "--cache-dir", cache_dir)
+            assert rc == 0 and err.count("damaged table moved aside and rebuilt") == 1, (attack, err)
+            solved = invoke_clean(*solve_args(cache_dir, work))
+            assert_solved_after_rebuild(solved, cache_dir, crafted=0)
+        else:                                   # the cache moves it aside and rebuilds it
+            notes = []
+            rebuilt = TableCache(cache_dir, notify=notes.append).get(TilePattern(Board(3, 3), (1, 2, 3, 4)),
+                                                                     "minimized")
+            assert len(notes) == 1 and "moved aside" in notes[0] and "\n" not in notes[0], (attack, notes)
+            assert rebuilt.lookup(rebuilt.pattern.goal_cells()) == 0
 
 
 def test_a_fifo_planted_as_a_table_name_never_blocks(tmp_path, eight_cache):
