@@ -24,8 +24,9 @@ from ..errors import PdbtoolError
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
 @user_errors
 def command(files, partition, pattern, board_dims, goal, blank, encoding, group, cache_dir, as_json):
-    """Show the header, size, checksum status and histogram of table FILES (or a partition's cached tables)."""
-    from ..tables.inspection import describe, format_text
+    """Show the header, size, checksum status and histogram of table FILES (pattern tables *.pdb in any
+    encoding, the dynamic sets' *.ddb files) or of a partition's cached tables."""
+    from ..tables.checks import describe_any, format_any
 
     paths = list(files)
     if partition or pattern:
@@ -53,10 +54,10 @@ def command(files, partition, pattern, board_dims, goal, blank, encoding, group,
     if not paths:
         raise PdbtoolError("nothing to inspect: give table files, --partition NAME or --pattern LIST")
     for i, path in enumerate(paths):
-        info = describe(path)
+        info = describe_any(path)
         if as_json:
             click.echo(json.dumps(info))
         else:
             if i:
                 click.echo("")
-            click.echo(format_text(info))
+            click.echo(format_any(info))

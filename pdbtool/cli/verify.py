@@ -28,13 +28,14 @@ from ._common import (Disagreement, UserError, blank_option, board_option, cache
 @user_errors
 def command(files, partition, whole_cache, samples, full, rebuild, seed, board_dims, goal, blank, threads,
             cache_dir, as_json):
-    """Verify table FILES, a partition's cached tables, or the whole cache.
+    """Verify table FILES, a partition's cached tables, or the whole cache (every file in it).
 
     Checks, in order, stopping at a table's first failure: the format (magic, version), the sizes (header
     against payload and file), the xxhash64 checksum, the identity (the table asked for), the goal at 0, the
     values within the header's max, the consistency of sampled (or, with --full, all) placements, and,
-    with --rebuild, a byte-for-byte comparison with a fresh build.  Exit status 0 when every table
-    passes, 3 when one fails, 1 when one cannot be read.
+    with --rebuild, a byte-for-byte comparison with a fresh build.  The dynamic sets' pair and triple
+    files (*.ddb) get the same checks, with groups recomputed by a small search for consistency.
+    Exit status 0 when every table passes, 3 when one fails, 1 when one cannot be read, 2 for a usage error.
 
     \b
     Examples:
@@ -43,7 +44,8 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
       pdbtool verify table.pdb --rebuild --json
     """
     from ..tables.cache import TableCache
-    from ..tables.verify import Expected, missing_report, verify_file
+    from ..tables.checks import verify_any
+    from ..tables.verify import Expected, missing_report
 
     sources = sum([bool(files), partition is not None, whole_cache])
     if sources != 1:
@@ -78,8 +80,8 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
         else:
             bar, update = progress_bar(f"rebuilding {path}") if rebuild else (None, None)
             try:
-                report = verify_file(path, expected, cache_name=by_name, samples=samples, full=full,
-                                     rebuild=rebuild, threads=threads, seed=seed, progress=update)
+                report = verify_any(path, expected, cache_name=by_name, samples=samples, full=full,
+                                    rebuild=rebuild, threads=threads, seed=seed, progress=update)
             finally:
                 if bar is not None:
                     bar.close()
@@ -89,6 +91,6 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
     if failed:  # a file that is there and fails disagrees with itself; one that cannot be read is an error
         from pathlib import Path
 
-        error = Disagreement if any(Path(r.file).exists() for r in failed) else UserError
+        error = Disagreement if any(Path(r.file).is_file() for r in failed) else UserError
         raise error(f"{len(failed)} of {len(reports)} tables failed verification; "
                     f"the first: {failed[0].summary()[len('FAIL '):]}")

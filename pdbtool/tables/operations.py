@@ -123,8 +123,10 @@ def _convert(cache: TableCache, source: PatternTable, encoding: str, params: dic
 def convert_file(cache: TableCache, path: str | Path, encoding: str, params: dict, threads: int | None = None,
                  output: str | Path | None = None) -> Outcome:
     """Re-encode the byte table file ``path`` into the cache, or to ``output``."""
+    from .integrity import load_checked
+
     _check_compact(encoding)
-    return _convert(cache, PatternTable.load(path), encoding, params, threads,
+    return _convert(cache, load_checked(path, record=False), encoding, params, threads,
                     Path(output) if output else None)
 
 

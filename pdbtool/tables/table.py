@@ -28,6 +28,7 @@ class PatternTable:
     encoding_params: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
     header: dict[str, Any] = field(default_factory=dict)
+    stamp: tuple[int, ...] | None = None    # the loaded file's (see fileformat.TableFile.stamp)
 
     # --- identity -----------------------------------------------------------------------------------
     @property
@@ -96,8 +97,14 @@ class PatternTable:
         return cls.from_file(loaded)
 
     @classmethod
-    def from_file(cls, loaded: fileformat.TableFile) -> PatternTable:
+    def from_file(cls, loaded: fileformat.TableFile, structure: bool = True) -> PatternTable:
+        """The table of a loaded file, after checking that its header describes a valid pattern table and,
+        unless ``structure`` is False (``inspect`` of a file whose checksum already failed), that the
+        payload's internal structure is sound, so that no look-up reads outside it."""
         h = loaded.header
+        if h.get("kind", "pattern") != "pattern":
+            raise fileformat.TableFileError(f"{loaded.path}: a {fileformat.clip(h['kind'])} file, not a "
+                                            f"pattern table")
         path = loaded.path
         try:
             board = Board(_whole(h["width"]), _whole(h["height"]), tuple(_whole(c) for c in _listed(h["goal"])))
@@ -123,11 +130,18 @@ class PatternTable:
             raise fileformat.TableFileError(f"{path}: damaged header (zero-aware tables are byte tables)")
         if h["encoding"] != "byte":
             try:
-                encodings.check_payload(loaded.payload, pattern.entries, str(h["encoding"]), h.get("encoding_params"))
+                if structure:
+                    encodings.check_payload(loaded.payload, pattern.entries, str(h["encoding"]),
+                                            h.get("encoding_params"))
+                else:
+                    encodings.normalize_params(str(h["encoding"]), h.get("encoding_params"))
             except encodings.EncodingError as exc:
                 raise fileformat.TableFileError(f"{path}: {exc}") from None
+            if h["encoding"] in encodings.NEEDS_CONSISTENT and h["blank"] != "ignored":
+                raise fileformat.TableFileError(f"{path}: damaged header (a {h['encoding']} table of a "
+                                                f"blank-{h['blank']} pattern)")
         return cls(pattern, str(h["blank"]), loaded.payload, str(h["encoding"]),
-                   dict(h.get("encoding_params", {})), path, h)
+                   dict(h.get("encoding_params", {})), path, h, loaded.stamp)
 
     def check_identity(self, pattern: TilePattern, blank: str, encoding: str = "byte",
                        encoding_params: dict[str, Any] | None = None) -> None:
