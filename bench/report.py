@@ -728,6 +728,17 @@ def predict_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
+@section("Loading a table: what the checks cost", ["load_checks"], "python bench/run.py --only load")
+def load_checks_section(plots: Plots, data) -> str:
+    out = [f"Loading each table of {data.get('partition', '?')} ({data.get('blank', '?')}), {data.get('rounds', '?')} "
+           "rounds (`bench/bench_load.py`; [trust.md](trust.md)): the file's envelope alone against every check:\n\n"]
+    rows = [[f"`{t['file']}`", fmt(t["bytes"]), fmt(t["envelope"]["cpu_s"], 4), fmt(t["every check"]["cpu_s"], 4),
+             fmt(t["checks_over_envelope_cpu"], 3)] for t in data.get("tables", [])]
+    out.append(table(["file", "bytes", "envelope CPU s", "every check CPU s", "ratio"], rows))
+    out.append("\n" + provenance(data) + "\n")
+    return "".join(out)
+
+
 RAY_24 = ["ray_24", "ray_24_repeat2c", "ray_24_repeat2b", "ray_24_repeat3"]
 
 
@@ -769,7 +780,8 @@ def ray_section(plots: Plots, batch, *repeats) -> str:
 
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
             frontier_section, dynamic_cost_section, dynamic_definitions_section, pruning_section, predict_section,
-            kernels_section, startup_section, checkpoint_section, ray_section, scaling_section]
+            kernels_section, startup_section, load_checks_section, checkpoint_section, ray_section,
+            scaling_section]
 
 
 def render(results: Path, out: Path, draw: bool = True) -> str:

@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import pdbtool.tables.cache as cache_module
 import pdbtool.tables.resources as resources_module
 from pdbtool.tables import fileformat
 from pdbtool.puzzle.board import Board
@@ -619,7 +618,7 @@ def run_commands(*commands, timeout=900):
                           capture_output=True, text=True, env=env(), cwd=REPO, timeout=timeout)
     assert proc.returncode == 0, f"status {proc.returncode} (a negative one is a signal): {proc.stderr[-2000:]}"
     results = json.loads(proc.stdout.strip().splitlines()[-1])
-    for (code, out, err, crash), command in zip(results, commands):
+    for (_code, _out, err, crash), command in zip(results, commands):
         assert crash is None and "Traceback" not in err, (command, crash, err)
     return [(code, out, err) for code, out, err, _ in results]
 

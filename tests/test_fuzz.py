@@ -294,7 +294,7 @@ def mutate_structure(kind: str, header: dict, payload: bytes, draw) -> bytes:
     return bytes(data)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def excess_sets():
     from pdbtool.tables import pairs_triples
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 from math import comb, perm
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -94,7 +95,8 @@ def verify_dynamic_file(path: str | Path, cache_name: bool = False, samples: int
         want = pt.file_name(board, k, regions)
         ok = path.name == want
         report.add("identity", PASS if ok else FAIL,
-                   "matches its cache name" if ok else f"the header describes {report.table}, whose cache name is {want}")
+                   "matches its cache name" if ok
+                   else f"the header describes {report.table}, whose cache name is {want}")
         if not ok:
             return _rest_not_run(report)
     else:

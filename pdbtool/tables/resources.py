@@ -6,7 +6,6 @@ or under ``ulimit -v`` stops with one line instead of being killed by the kernel
 
 from __future__ import annotations
 
-import os
 import resource
 import shutil
 from pathlib import Path
