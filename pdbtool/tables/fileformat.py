@@ -41,6 +41,8 @@ _DIGEST = struct.Struct("<Q")
 _ALIGN = 64
 REQUIRED_KEYS = ("width", "height", "goal", "tiles", "blank", "encoding", "entries", "payload_dtype",
                  "payload_bytes")
+# the keys of the tables of other domains, by the header's "kind" (a tile table has none)
+KIND_KEYS = {"hanoi4": ("disks", "goal", "layout", "encoding", "entries", "payload_dtype", "payload_bytes")}
 
 
 class TableFileError(PdbtoolError):
@@ -139,8 +141,10 @@ def _parse_prefix(path: Path, prefix: bytes, size: int, f) -> tuple[dict[str, An
         header = json.loads(raw.decode())
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise TableFileError(f"{path}: damaged header (not valid JSON)") from None
-    if not isinstance(header, dict) or any(k not in header for k in REQUIRED_KEYS):
-        missing = [k for k in REQUIRED_KEYS if not isinstance(header, dict) or k not in header]
+    kind = header.get("kind") if isinstance(header, dict) else None
+    required = KIND_KEYS.get(kind, REQUIRED_KEYS) if isinstance(kind, str) else REQUIRED_KEYS
+    if not isinstance(header, dict) or any(k not in header for k in required):
+        missing = [k for k in required if not isinstance(header, dict) or k not in header]
         raise TableFileError(f"{path}: damaged header (missing {', '.join(missing)})")
     # a damaged header may still be valid JSON: check the types of what the reader relies on
     for key in ("entries", "payload_bytes"):
