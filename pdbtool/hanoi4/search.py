@@ -216,7 +216,7 @@ def solve(inst: Instance, heuristic: str = "static:auto", middle: bool | None = 
     bytes a state expanded); without it only three layers are held and only the length is known."""
     t0, c0 = time.perf_counter(), time.process_time()
     n = inst.disks
-    if middle is None:
+    if middle is None or n == 1:  # one disk: nothing to search to the middle
         middle = inst.is_standard and n > 1
     if middle and not inst.is_standard:
         raise InstanceError("the middle-state search needs every disk on one peg and a goal peg")
@@ -288,6 +288,8 @@ def _renaming(source: int | None, target: int) -> list[int]:
 
 def auto_spec(n: int) -> str:
     """The default heuristic: the largest table that fits (14 disks) and the rest in smaller tables."""
+    if n == 0:
+        return "zero"
     sizes = []
     left = n
     while left > 0:
