@@ -342,11 +342,16 @@ def expand_layer(layer, n, out):
 
 
 @njit(cache=True)
-def subtract_sorted(a, b, c):
-    """The elements of sorted unique ``a`` that are in neither sorted ``b`` nor sorted ``c``."""
+def unique_subtract(a, b, c):
+    """The distinct elements of sorted ``a`` (all-ones entries excluded) that are in neither sorted ``b``
+    nor sorted ``c``, in order."""
     out = np.empty(a.shape[0], dtype=np.uint64)
+    none = ~numba.uint64(0)
     i = j = n = 0
-    for x in a:
+    for t in range(a.shape[0]):
+        x = a[t]
+        if x == none or (t > 0 and a[t - 1] == x):
+            continue
         while i < b.shape[0] and b[i] < x:
             i += 1
         while j < c.shape[0] and c[j] < x:
@@ -355,7 +360,7 @@ def subtract_sorted(a, b, c):
             continue
         out[n] = x
         n += 1
-    return out[:n]
+    return out[:n].copy()
 
 
 @njit(parallel=True, cache=True)

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import PdbtoolError
 from . import kernels as K
-from .heuristics import Plan, compile_plan
+from .heuristics import Plan, compile_plan, parse_spec
 from .instance import Instance, InstanceError, apply_moves, pack, relabel, unpack
 
 
@@ -145,10 +145,8 @@ def bfhs(start: int, n: int, plan: Plan, bound: int, goal_code: int, goal: int, 
         stats.layers.append(int(layer.shape[0]))
         out = np.empty(layer.shape[0] * K.MAX_MOVES, dtype=np.uint64)
         stats.generated += int(K.expand_layer(layer, n, out))
-        out = np.unique(out)
-        if out.shape[0] and out[-1] == np.uint64(0xFFFFFFFFFFFFFFFF):
-            out = out[:-1]
-        fresh = K.subtract_sorted(out, prev, layer)
+        out.sort()
+        fresh = K.unique_subtract(out, prev, layer)
         del out
         limit = bound - depth - 1
         hs = np.empty(fresh.shape[0], dtype=np.int64)
@@ -210,14 +208,16 @@ def solve(inst: Instance, heuristic: str = "static:auto", middle: bool | None = 
           progress: Callable[[int, int, SearchStats], None] | None = None) -> Solution:
     """An optimal solution of ``inst`` with ``heuristic`` (see :mod:`.heuristics`).
 
-    ``middle`` (default: whenever it applies) searches the standard problem only to the middle state.
+    ``middle`` searches the standard problem only to the middle state (default: whenever it applies and
+    the heuristic's groups hold n - 1 disks; groups of n disks search to the goal).
     ``bound`` overrides the upper bound (default: the Frame-Stewart length for the standard problem, else
     none: the bound grows from h(start)).  ``keep_path`` keeps every layer to rebuild the moves (eight
     bytes a state expanded); without it only three layers are held and only the length is known."""
     t0, c0 = time.perf_counter(), time.process_time()
     n = inst.disks
     if middle is None or n == 1:  # one disk: nothing to search to the middle
-        middle = inst.is_standard and n > 1
+        # by default, the middle-state search whenever it applies and the groups fit its n - 1 disks
+        middle = inst.is_standard and n > 1 and spec_disks(heuristic) in (None, n - 1)
     if middle and not inst.is_standard:
         raise InstanceError("the middle-state search needs every disk on one peg and a goal peg")
     if inst.goal_peg is not None:
@@ -284,6 +284,14 @@ def _renaming(source: int | None, target: int) -> list[int]:
     for p, q in zip(rest, free):
         perm[p] = q
     return perm
+
+
+def spec_disks(spec: str) -> int | None:
+    """The disks a specification's groups hold (None when it has no groups: infinite, zero, auto)."""
+    if spec == "static:auto":
+        return None
+    sums = {sum(c.sizes) for c in parse_spec(spec) if c.sizes}
+    return sums.pop() if len(sums) == 1 else None
 
 
 def auto_spec(n: int) -> str:
