@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import PdbtoolError
 from ..tables import fileformat
 from ..tables.cache import TableCache, available_memory
+from ..tables.table import byte_counts
 from . import kernels as K
 
 MAX_TABLE_DISKS = 15
@@ -151,16 +152,16 @@ class DiskTable:
         return int(self.values[self.index(pegs)])
 
     def histogram(self) -> dict[int, int]:
-        counts = np.bincount(np.asarray(self.values), minlength=256)
+        counts = byte_counts(self.values)
         return {int(v): int(c) for v, c in enumerate(counts) if c and v != K.UNSEEN}
 
     def state_histogram(self) -> dict[int, int]:
         """How many of the 4**k placements are at each distance (a half table's entries weigh two, except
         the placements with no disk on peg 1 or 2, which are their own mirror)."""
         values = np.asarray(self.values)
-        counts = np.bincount(values, minlength=256).astype(np.int64)
+        counts = byte_counts(values)
         if self.layout == "half":
-            counts = 2 * counts - np.bincount(values[: 2 ** self.disks], minlength=256)
+            counts = 2 * counts - byte_counts(values[: 2 ** self.disks])
         return {int(v): int(c) for v, c in enumerate(counts) if c and v != K.UNSEEN}
 
     def mean(self) -> float:
@@ -245,15 +246,22 @@ def check_values(table: DiskTable, samples: int = 10_000, full: bool = False, se
     values = np.asarray(table.values)
     layout = 1 if table.layout == "half" else 0
     code, state = goal_kind(table.goal)
-    if full:
-        idx = np.arange(table.entries, dtype=np.int64)
+    if full:  # in slices: an index array of every entry would take eight bytes an entry
+        step = 1 << 22
+        chunks = (np.arange(a, min(a + step, table.entries), dtype=np.int64) for a in range(0, table.entries, step))
     else:
         rng = np.random.default_rng(seed)
-        idx = rng.integers(0, table.entries, size=min(samples, table.entries), dtype=np.int64)
-    bad, first = K.check_consistency(values, table.disks, layout, code, np.uint64(state), idx)
-    firsts = first[first >= 0]
-    return {"checked": int(idx.shape[0]), "bad": int(bad), "first_bad": int(firsts[0]) if firsts.size else None,
-            "unreached": int(np.count_nonzero(values == K.UNSEEN))}
+        chunks = iter([rng.integers(0, table.entries, size=min(samples, table.entries), dtype=np.int64)])
+    checked = bad = 0
+    first_bad = None
+    for idx in chunks:
+        b, first = K.check_consistency(values, table.disks, layout, code, np.uint64(state), idx)
+        checked += int(idx.shape[0])
+        bad += int(b)
+        firsts = first[first >= 0]
+        if first_bad is None and firsts.size:
+            first_bad = int(firsts[0])
+    return {"checked": checked, "bad": bad, "first_bad": first_bad, "unreached": int(byte_counts(values)[K.UNSEEN])}
 
 
 @dataclass
