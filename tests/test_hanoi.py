@@ -323,3 +323,21 @@ def test_command_errors(tmp_path):
         r = CliRunner().invoke(cli, args + ["--cache-dir", str(cache)])
         assert r.exit_code != 0 and message in r.output, r.output
         assert "Traceback" not in r.output
+
+
+def test_table_header_is_checked_by_kind(tmp_path):
+    """A hanoi4 header lacking its identity is refused by the shared file reader, and a tile reader's
+    keys are not asked of it."""
+    from pdbtool.tables import fileformat
+
+    values = build_values(3, "peg3").values
+    good = tmp_path / "good.pdb"
+    DiskTable(3, "peg3", values).save(good)
+    assert DiskTable.load(good).lookup((0, 0, 0)) == 5
+    bad = tmp_path / "bad.pdb"
+    header = fileformat.make_header(kind="hanoi4", goal="peg3", layout="half", encoding="byte", entries=36)
+    fileformat.save(bad, header, values)
+    with pytest.raises(fileformat.TableFileError, match="missing disks"):
+        DiskTable.load(bad)
+    report = verify_file(bad)
+    assert not report.ok and "missing disks" in report.failure
