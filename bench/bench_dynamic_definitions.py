@@ -39,7 +39,7 @@ from pdbtool.puzzle.board import Board  # noqa: E402
 from pdbtool.tables.cache import TableCache  # noqa: E402
 from pdbtool.tables.pairs_triples import get_regions, get_set, groups_of  # noqa: E402
 from pdbtool.tables.ranking import TilePattern, manhattan_of_ranks  # noqa: E402
-from pdbtool.heuristics.vertex_cover import min_cover  # noqa: E402
+from pdbtool.heuristics.vertex_cover.exact_cover import min_cover  # noqa: E402
 
 
 def ignored_excess(board: Board, k: int) -> np.ndarray:

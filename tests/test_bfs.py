@@ -125,7 +125,8 @@ def test_minimized_tables_are_admissible_but_not_always_consistent():
 PARALLEL_CHECK = textwrap.dedent("""
     import json, sys
     import numba
-    from pdbtool.tables.build import _block_size, build_table
+    from pdbtool.tables.build import build_table
+    from pdbtool.tables.build.scheduling import block_size
     from pdbtool.puzzle.board import Board
     from pdbtool.tables.ranking import TilePattern
     threads = 4
@@ -133,13 +134,11 @@ PARALLEL_CHECK = textwrap.dedent("""
     out = []
     for w, h, tiles in json.loads(sys.argv[1]):
         pattern = TilePattern(Board(w, h), tuple(tiles))
-        assert pattern.entries // _block_size(pattern.entries, threads) >= 3 * threads  # several blocks each
+        assert pattern.entries // block_size(pattern.entries, threads) >= 3 * threads  # several blocks each
         for blank in ("minimized", "ignored"):
-            for direction in ("top-down", "bottom-up"):
-                one = build_table(pattern, blank, threads=1, direction=direction)
-                many = build_table(pattern, blank, threads=threads, direction=direction)
-                out.append([w, h, blank, direction, one.table.tobytes() == many.table.tobytes(),
-                            one.layers == many.layers])
+            one = build_table(pattern, blank, threads=1)
+            many = build_table(pattern, blank, threads=threads)
+            out.append([w, h, blank, one.table.tobytes() == many.table.tobytes(), one.layers == many.layers])
     print(json.dumps(out))
 """)
 
@@ -153,9 +152,9 @@ def test_parallel_build_equals_single_thread_build():
                           text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     results = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert len(results) == len(boards) * 2 * 2
-    for w, h, blank, direction, same_table, same_layers in results:
-        assert same_table and same_layers, (w, h, blank, direction)
+    assert len(results) == len(boards) * 2
+    for w, h, blank, same_table, same_layers in results:
+        assert same_table and same_layers, (w, h, blank)
 
 
 DISPENSER_CHECK = textwrap.dedent("""
@@ -164,19 +163,19 @@ DISPENSER_CHECK = textwrap.dedent("""
     import numpy as np
     from numba import njit, prange
     from pdbtool._native.intrinsics import atomic_add_u64
-    from pdbtool.tables.build import _block_dispenser, _next_block
+    from pdbtool.tables.build.scheduling import block_dispenser, next_block
 
     @njit(parallel=True)
     def hand_out(nblocks, workers, spin_limit):
         # the builders' worker loop: each block counts its takers; the worker holding block 0 waits
         # (at most spin_limit atomic reads) until the others have taken every other block
-        dispenser = _block_dispenser()
+        dispenser = block_dispenser()
         takers = np.zeros(nblocks, dtype=np.uint64)
         taken_by = np.zeros(workers, dtype=np.int64)
         waited = np.zeros(1, dtype=np.int64)
         for worker in prange(workers):
             while True:
-                b = _next_block(dispenser)
+                b = next_block(dispenser)
                 if b >= nblocks:
                     break
                 atomic_add_u64(takers, b, 1)
@@ -213,31 +212,6 @@ def test_block_dispenser_hands_out_every_block_exactly_once():
     assert result == {"workers": 8, "rounds": 20, "takers_not_one": 0, "bad_counter": 0, "block_0_in_the_way": 0}
 
 
-@pytest.mark.parametrize("w,h,tiles", [(3, 3, tuple(range(1, 9))), (4, 4, (1, 2, 4, 5)), (3, 4, (1, 2, 3, 4, 5)),
-                                       (5, 2, (1, 2, 6, 7)), (4, 3, (5, 6, 7)), (5, 5, (1, 2, 5))])
-@pytest.mark.parametrize("blank", ["minimized", "ignored"])
-def test_top_down_and_bottom_up_steps_build_the_same_table(w, h, tiles, blank, monkeypatch):
-    import pdbtool.tables.build as bfs
-
-    pattern = TilePattern(Board(w, h), tiles)
-    results = {d: build_table(pattern, blank, threads=2, direction=d) for d in ("top-down", "bottom-up")}
-    # steps alternating, bottom-up first: a top-down step then starts from the chunks a bottom-up step flagged
-    steps = []
-    monkeypatch.setattr(bfs, "_bottom_up_now", lambda *a: steps.append(len(steps) % 2 == 0) or steps[-1])
-    results["alternating"] = build_table(pattern, blank, threads=2)
-    assert len(steps) > 2
-    reference = results["top-down"]
-    for direction, result in results.items():
-        assert result.table.tobytes() == reference.table.tobytes(), direction
-        assert result.layers == reference.layers, direction
-        assert result.unreachable == reference.unreachable, direction
-
-
-def test_unknown_direction_is_refused():
-    with pytest.raises(ValueError, match="direction"):
-        build_table(TilePattern(Board(3, 3), (1, 2)), "minimized", direction="sideways")
-
-
 @pytest.mark.parametrize("w,h,tiles", [(3, 3, (1, 2, 3)), (3, 3, (2, 4, 6, 8)), (4, 3, (5, 6, 7)), (2, 4, (1, 2, 3))])
 def test_minimized_layers_count_every_placement_and_blank_region(w, h, tiles):
     # every (placement, blank region) pair of these patterns is reachable: the layers count each once
@@ -248,8 +222,7 @@ def test_minimized_layers_count_every_placement_and_blank_region(w, h, tiles):
         cells = pattern.unrank(r)
         free = [c for c in range(board.n) if c not in cells]
         regions += len({pattern.blank_region(cells, c) for c in free})
-    for direction in ("top-down", "bottom-up"):
-        assert sum(build_table(pattern, "minimized", direction=direction).layers) == regions
+    assert sum(build_table(pattern, "minimized").layers) == regions
 
 
 def test_progress_reports_each_layer_and_the_fraction_done():
@@ -285,23 +258,24 @@ def test_layers_count_every_abstract_state():
 
 @pytest.mark.parametrize("w,h,k", [(4, 4, 7), (5, 5, 3), (3, 3, 2), (4, 4, 1)])
 def test_incremental_unrank_follows_any_increasing_ranks(w, h, k):
-    """``_unrank_next`` (last tile only within a run, last two within a group of runs, else a full unrank)
+    """``unrank_next`` (last tile only within a run, last two within a group of runs, else a full unrank)
     gives the cells, the occupied mask and the cell weights of a full unrank, along increasing ranks with
     steps of every size: within a run, within a group, and beyond."""
     from numba import njit
 
-    from pdbtool.tables.build import _block_scratch, _unrank_next
+    from pdbtool.tables.build.moves import unrank_next
+    from pdbtool.tables.build.scheduling import block_scratch
     from pdbtool.tables.ranking import radix_inverses, rank_weights, unrank_digits
 
     @njit
     def mismatches(ranks, n, k, inverses, weights):
-        cells, digits, prefix, _a, _b, _c, cellw = _block_scratch(n, k, 1)
+        cells, digits, prefix, _a, _b, _c, cellw = block_scratch(n, k, 1)
         ref_cells, ref_digits, ref_prefix = np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.uint64)
         full = (np.uint64(1) << np.uint64(n)) - np.uint64(1)
         run_start = -ranks.shape[0] - (1 << 40)
         bad = 0
         for r in ranks:
-            occupied, run_start = _unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+            occupied, run_start = unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
                                                cellw, full)
             ref = unrank_digits(r, n, k, inverses, ref_cells, ref_digits, ref_prefix)
             ok = occupied == ref and run_start == r - ref_digits[k - 1]

@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 
 from oracle import reference_ida, tile_blank_distances, true_distances
 from pdbtool.heuristics.dynamic import DynamicHeuristic
-from pdbtool.heuristics.vertex_cover import (CCOVER, CMASK, G_HCOUNT, GS, HMASK, HW, MEMO_KEYS, ConflictGraph,
-                                             brute_force_cover, min_cover)
+from conflict_graph_probe import ProbedGraph, brute_force_cover, move_key_lookup
+from pdbtool.heuristics.vertex_cover.components import MEMO_KEYS
+from pdbtool.heuristics.vertex_cover.exact_cover import min_cover
+from pdbtool.heuristics.vertex_cover.layout import CCOVER, CMASK, G_HCOUNT, GS, HMASK, HW
 from pdbtool.puzzle.board import Board
 from pdbtool.search.solver import Solver, replay
 from pdbtool.tables import fileformat
@@ -98,7 +100,7 @@ def test_admissible_on_every_8puzzle_state(tables):
     md = manhattan(board, states)
     h = {}
     for name in SETS:
-        h[name] = md + 2 * ConflictGraph(tables[(3, 3), name]).covers(states)
+        h[name] = md + 2 * ProbedGraph(tables[(3, 3), name]).covers(states)
         assert (h[name] <= truth).all(), f"{name}: inadmissible on {int((h[name] > truth).sum())} states"
         assert (h[name] >= md).all()
         assert ((h[name] - truth) % 2 == 0).all()  # same parity as the true distance
@@ -121,7 +123,7 @@ def test_admissible_on_random_3x4_states(tables):
     truth = np.array([manhattan_solver.solve(s).length for s in states])
     h = {}
     for name in SETS:
-        h[name] = md + 2 * ConflictGraph(tables[(4, 3), name]).covers(arr)
+        h[name] = md + 2 * ProbedGraph(tables[(4, 3), name]).covers(arr)
         assert (h[name] <= truth).all(), name
         assert (h[name] >= md).all()
     for weaker, stronger in WEAKER:
@@ -195,7 +197,7 @@ def test_incremental_equals_from_scratch_along_random_walks(tables, dims, name):
     it): after every step the graph, the components and their covers equal those built from scratch."""
     board = Board(*dims)
     rng = random.Random(zlib.crc32(repr((dims, name)).encode()))
-    nonzero, backtracks = walk_against_scratch(board, tables[dims, name], rng, 1500, ConflictGraph(tables[dims, name]))
+    nonzero, backtracks = walk_against_scratch(board, tables[dims, name], rng, 1500, ProbedGraph(tables[dims, name]))
     assert nonzero > 600  # the walk met real conflicts
     assert backtracks > 300
 
@@ -229,7 +231,7 @@ def test_packed_lookups_give_the_tables_edges(tables, dims, name):
     tables' own look-ups give, on random states (many with the blank cut off by a group)."""
     board = Board(*dims)
     look = tables[dims, name]
-    graph = ConflictGraph(look)
+    graph = ProbedGraph(look)
     rng = random.Random(zlib.crc32(name.encode()))
     by_mask = 0
     for _ in range(300):
@@ -250,7 +252,7 @@ def test_move_lookups_hold_what_holds_with_the_blank_where_the_tile_was(tables, 
     with the blank in m's cell, where t came from, and between them each triple placement that holds there
     exactly once, under the key of one of its two other tiles; nothing is there for a move from off the
     board or from u's cell."""
-    from pdbtool.heuristics.vertex_cover import move_key_lookup, pack_move_lookups
+    from pdbtool.heuristics.vertex_cover.lookups import pack_move_lookups
     from pdbtool.tables.pairs_triples import pair_units_at
 
     board = Board(*dims)
@@ -295,7 +297,7 @@ def test_move_lookups_hold_what_holds_with_the_blank_where_the_tile_was(tables, 
 def test_move_lookups_end_in_padding_that_a_last_block_of_entries_can_read(tables, dims, name):
     """try_move reads a key's entries in blocks of ENTRY_BLOCK: after the last key's entries the array holds
     ENTRY_BLOCK - 1 words of 0 (an entry that matches no cell), and nothing else."""
-    from pdbtool.heuristics.vertex_cover import ENTRY_BLOCK, pack_move_lookups
+    from pdbtool.heuristics.vertex_cover.lookups import ENTRY_BLOCK, pack_move_lookups
 
     n = Board(*dims).n
     packed = pack_move_lookups(tables[dims, name])
@@ -313,7 +315,7 @@ def test_move_lookups_end_in_padding_that_a_last_block_of_entries_can_read(table
 def test_orienting_triples_keeps_each_placement_once_and_never_adds_entries(n, data):
     """Each row comes back as it was or under the key of its other tile (the same placement), and the
     entries (key, other tile, units) number no more than before."""
-    from pdbtool.heuristics.vertex_cover import _orient_triples
+    from pdbtool.heuristics.vertex_cover.lookups import _orient_triples
 
     nrows = data.draw(st.integers(0, 60))
     rows = []
@@ -342,7 +344,7 @@ def test_orienting_triples_keeps_each_placement_once_and_never_adds_entries(n, d
 def test_move_lookups_keep_units_up_to_63_and_group_the_cells_of_one_v():
     """A move entry's units take six bits: 40 or 63 units come back as they were; the triples of one v with
     the same units share one entry (a mask of their cells), those with other units get their own."""
-    from pdbtool.heuristics.vertex_cover import move_key_lookup, pack_move_lookups
+    from pdbtool.heuristics.vertex_cover.lookups import pack_move_lookups
     from pdbtool.tables.pairs_triples import DynamicTables
 
     board = Board(3, 3)
@@ -369,7 +371,7 @@ def test_incremental_equals_from_scratch_with_small_memos(tables, seed, slots, n
     board = Board(4, 4)
     memo = np.zeros((slots, MEMO_KEYS + 3), dtype=np.int64)
     walk_against_scratch(board, tables[(4, 4), name], random.Random(seed), 200,
-                         ConflictGraph(tables[(4, 4), name], memo))
+                         ProbedGraph(tables[(4, 4), name], memo))
 
 
 @pytest.mark.parametrize("name", ["pairs+triples", "pairs+triples-region"])
@@ -380,7 +382,7 @@ def test_try_move_stops_at_a_lower_bound_only_when_it_reaches_the_need(tables, n
     tile that has constraints before the move)."""
     board = Board(4, 4)
     look = tables[(4, 4), name]
-    graph = ConflictGraph(look)
+    graph = ProbedGraph(look)
     nb = board.neighbours()
     rng = random.Random(zlib.crc32(name.encode()))
     tiles = np.array(board.goal_tiles, dtype=np.int64)
@@ -418,9 +420,9 @@ def test_memo_hits_across_tiles_with_the_same_shape(tables):
     """A component whose constraints are those of another one on other tiles (same order) reuses its memo
     entry, and the value is its own least cover; a component that the reductions solve (a path) needs no
     entry."""
-    from pdbtool.heuristics.vertex_cover import _cover_of, new_memo
+    from pdbtool.heuristics.vertex_cover.components import _cover_of, new_memo
 
-    graph = ConflictGraph(tables[(4, 4), "pairs"], new_memo())
+    graph = ProbedGraph(tables[(4, 4), "pairs"], new_memo())
     g, hl, cons, memo = graph.arrays
 
     def cover_of_edges(tiles, closed):
@@ -442,7 +444,7 @@ def walk_against_scratch(board, lookups, rng, steps, graph):
     """Walk ``steps`` steps from the goal with ``graph``, checking it against a graph built from scratch
     after each; returns (steps with a nonzero cover, backtracks)."""
     nb = board.neighbours()
-    scratch = ConflictGraph(lookups)
+    scratch = ProbedGraph(lookups)
     tiles = np.array(board.goal_tiles, dtype=np.int64)
     cover = graph.reset(tiles)
     blank = int(np.flatnonzero(tiles == 0)[0])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from oracle import tile_blank_distances, true_distances
-from pdbtool.heuristics.vertex_cover import ConflictGraph
+from conflict_graph_probe import ProbedGraph
 from pdbtool.puzzle.board import Board
 from pdbtool.tables.cache import TableCache
 from pdbtool.tables.pairs_triples import (DynamicError, SetDefinition, goal_splits, group_excess, group_regions,
@@ -71,7 +71,7 @@ def test_every_variant_is_admissible_and_at_most_the_region_set_on_every_8puzzle
     states = np.array(list(dist), dtype=np.int64)
     truth = np.array(list(dist.values()))
     md = board.manhattan_table()[states, np.arange(board.n)].sum(axis=1)
-    h = {name: md + 2 * ConflictGraph(tables).covers(states) for name, tables in variant_tables.items()}
+    h = {name: md + 2 * ProbedGraph(tables).covers(states) for name, tables in variant_tables.items()}
     reference = h[variants.REFERENCE]
     for name, values in h.items():
         if name == "region-w3-raised":  # the probe above the reference, not admissible in general

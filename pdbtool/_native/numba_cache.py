@@ -1,7 +1,7 @@
 """Numba's on-disk cache, keyed on the whole package rather than on each function's own file.
 
 Numba stamps a cached function with its own source file only, yet a compiled function carries its own copy
-of every function it calls, inlined or not: after an edit to ``heuristics/vertex_cover.py`` alone, the
+of every function it calls, inlined or not: after an edit to ``heuristics/vertex_cover/moves.py`` alone, the
 cached search driver (``search/driver.py``) would go on running the old kernels.  The cache locators
 installed here stamp every pdbtool function with the sizes and modification times of all the package's
 source files, so that any edit recompiles them all.  An installed release behaves the same either way.

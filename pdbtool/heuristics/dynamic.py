@@ -35,7 +35,7 @@ DYNAMIC_HEURISTICS = ("ddb", "max")
 
 # hd[d]: Manhattan + 2 x cover at level d; md[t, c]: Manhattan of tile t in cell c; use_static: ``max``;
 # sums: the static pattern sum's state (PatternSumState; a placeholder with ``ddb``); moved[0/1]: the
-# direct and reflected values of the child last evaluated; the graph (vertex_cover.ConflictGraph): a move's
+# direct and reflected values of the child last evaluated; the graph (vertex_cover.graph.ConflictGraph): a move's
 # look-ups, its work array (g's rows first), its memo and its undo rows per level
 DynamicState = namedtuple("DynamicState", ["hd", "md", "use_static", "sums", "moved", "look", "work", "memo",
                                            "undo"])
@@ -151,7 +151,7 @@ class DynamicHeuristic:
         return memo
 
     def _packed(self):
-        """The tables' packed look-ups (:func:`pdbtool.heuristics.vertex_cover.pack_all`), made once: every
+        """The tables' packed look-ups (:func:`pdbtool.heuristics.vertex_cover.lookups.pack_all`), made once: every
         search's graph reads them (a threaded search sets up one per unit of work)."""
         with self._pack_lock:
             if self._packed_lookups is None:

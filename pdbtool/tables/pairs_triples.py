@@ -18,7 +18,7 @@ then depends on the region the blank is in; the minimized table keeps the least.
 (``kind`` = ``"dynamic-regions"``, uint64 rows ``group, rank, region mask, excess``) lists every region of
 the placements whose regions differ.  A move changes the blank's region for a group only if it moves one
 of the group's tiles (the blank steps into the cell the moved tile left, next to its old cell), so the
-incremental update of :mod:`pdbtool.vertex_cover` stays exact.
+incremental update of :mod:`pdbtool.heuristics.vertex_cover` stays exact.
 
 At search time only the placements with an excess matter.  :class:`DynamicTables` turns the files into
 compact look-ups keyed by ``(t, cell of t, u, cell of u)`` (``n**4`` keys): the pair's excess in units of
