@@ -3,7 +3,6 @@ of the real puzzle (small disk counts), the table file and cache, and the comman
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections import deque
 

@@ -265,7 +265,7 @@ def hanoi_solve(instances, disks, heuristic, no_middle, bound, show_moves, no_pa
     for inst in insts:
         try:
             sol = solve(inst, heuristic, middle=False if no_middle else None, bound=bound,
-                        keep_path=not no_path, table_for=table_for)
+                        keep_path=not no_path, table_for=table_for, progress=_progress_line(inst))
         except PdbtoolError as exc:  # one bad instance of a file does not stop the others
             failures += 1
             click.echo(f"pdbtool: {inst.name}: {exc}", err=True)
@@ -286,6 +286,26 @@ def hanoi_solve(instances, disks, heuristic, no_middle, bound, show_moves, no_pa
             click.echo(" ".join(f"{d + 1}:{a}>{b}" for d, a, b in sol.moves))
     if failures:
         sys.exit(1)
+
+
+def _progress_line(inst, every: float = 30.0):
+    """A line on stderr every ``every`` seconds of a long search: depth, layer, states expanded."""
+    import time
+
+    from ._common import Interrupted
+
+    start = last = time.perf_counter()
+
+    def progress(depth, layer, stats):
+        nonlocal last
+        Interrupted.raise_dropped()
+        now = time.perf_counter()
+        if now - last >= every:
+            last = now
+            say(f"{inst.name}: depth {depth}, {layer:,} states in the layer, {stats.expanded:,} expanded, "
+                f"{now - start:.0f} s")
+
+    return progress
 
 
 HANOI_COMMANDS = {"build": hanoi_build, "inspect": hanoi_inspect, "verify": hanoi_verify, "solve": hanoi_solve}

@@ -28,6 +28,9 @@ UNSEEN = 255
 LOW = np.uint64(0x5555555555555555)
 _BLOCK_WORDS = 1 << 12  # words of the two-bit array a builder's worker takes at a time
 MAX_MOVES = 6  # four pegs: at most one move for each pair of pegs
+GOAL_PEG3 = 0  # every disk on peg 3
+GOAL_MIDDLE = 1  # every disk on peg 1 or 2
+GOAL_STATE = 2  # one placement
 
 
 @njit(cache=True, inline="always")
@@ -235,11 +238,6 @@ def check_consistency(table, k, layout, goal_kind, goal, samples):
         if first[i] >= 0:
             bad += 1
     return bad, first
-
-
-GOAL_PEG3 = 0
-GOAL_MIDDLE = 1
-GOAL_STATE = 2
 
 
 @njit(cache=True, inline="always")

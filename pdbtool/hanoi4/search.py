@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import PdbtoolError
 from . import kernels as K
 from .heuristics import Plan, compile_plan, parse_spec
-from .instance import Instance, InstanceError, apply_moves, pack, relabel, unpack
+from .instance import Instance, InstanceError, apply_moves, pack, relabel
 
 
 @dataclass
@@ -118,10 +118,6 @@ def _fs_splits(n: int) -> list[int]:
 
 def _max_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-class Cancelled(PdbtoolError):
-    pass
 
 
 def bfhs(start: int, n: int, plan: Plan, bound: int, goal_code: int, goal: int, keep_layers: bool,
@@ -245,14 +241,13 @@ def solve(inst: Instance, heuristic: str = "static:auto", middle: bool | None = 
         fs = len(frame_stewart(n))
         bound = (fs - 1) // 2 if middle else fs
     stats = SearchStats()
-    bounds = [bound] if bound is not None else None
     u = bound if bound is not None else h_start
     while True:
         stats.bounds.append(u)
         depth, found, kept = bfhs(start_s, n_search, plan, u, goal_code, goal, keep_path, stats, progress)
         if depth is not None:
             break
-        if bounds is not None:
+        if bound is not None:
             raise PdbtoolError(f"no solution within the bound {u} (the bound given is too small)")
         u += 1
     moves = None
