@@ -239,7 +239,7 @@ def hanoi_solve(instances, disks, heuristic, no_middle, bound, show_moves, no_pa
     Examples:
       pdbtool solve --domain hanoi4 --disks 16 --heuristic dynamic:14-1
       pdbtool solve --domain hanoi4 --disks 15 --heuristic static:13-2 --no-middle
-      pdbtool solve --domain hanoi4 examples/hanoi4.txt --heuristic static:6-4,infinite --moves
+      pdbtool solve --domain hanoi4 examples/hanoi4.txt --heuristic static:4-3,infinite --moves
     """
     from ..hanoi4.heuristics import HeuristicError, parse_spec
     from ..hanoi4.instance import load_instances, standard
