@@ -309,6 +309,13 @@ def test_commands(tmp_path):
     assert r.exit_code == 0 and json.loads(r.output)["length"] == bfs(4, [pack((3, 2, 1, 0))])[pack((0, 1, 2, 3))]
 
 
+def test_domain_option_picks_the_command():
+    tile = CliRunner().invoke(cli, ["solve", "--domain", "tile", "--help"])
+    hanoi = CliRunner().invoke(cli, ["solve", "--domain=hanoi4", "--help"])
+    assert tile.exit_code == 0 and "--partition" in tile.output and "--domain" in tile.output
+    assert hanoi.exit_code == 0 and "--disks" in hanoi.output and "--partition" not in hanoi.output
+
+
 def test_command_errors(tmp_path):
     cache = tmp_path / "cache"
     inst = tmp_path / "i.txt"
