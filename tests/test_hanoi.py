@@ -263,6 +263,7 @@ def test_cache_round_trip_and_damage(tmp_path):
     again = get_table(7, "peg3", cache)
     assert np.array_equal(again.values, t.values)
     assert verify_file(t.path, full=True).ok
+    assert dict(verify_file(t.path, rebuild=True, threads=2).checks)["rebuild"] == "identical"
     raw = bytearray(t.path.read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     t.path.write_bytes(bytes(raw))
