@@ -21,6 +21,7 @@ LAYERS = [
     {"pdbtool.tables"},
     {"pdbtool.heuristics"},
     {"pdbtool.search"},
+    {"pdbtool.analysis"},
     {"pdbtool.hanoi4"},
     {"pdbtool.cli"},
     {"pdbtool", "pdbtool.__main__"},

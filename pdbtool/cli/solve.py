@@ -40,19 +40,37 @@ from ._common import Interrupted, board_option, cache_dir_option, goal_option, s
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
               help="Solve on a Ray cluster (ADDRESS: auto, ray://host:10001); without ADDRESS on a local Ray "
                    "instance started for the run.  Needs: pip install 'pdbtool[ray]'.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Write the results to FILE (in --format) as each instance ends, each line synced to the disk.")
+@click.option("--resume", is_flag=True,
+              help="With --output: skip the instances whose results FILE holds, append the others.")
+@click.option("--checkpoint", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Record the search in FILE as it goes; a rerun with FILE goes on from there (removed when "
+                   "the instance is solved).")
+@click.option("--checkpoint-every", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              metavar="SECONDS", help="Seconds between the records of --checkpoint.")
+@click.option("--progress", "show_progress", is_flag=True,
+              help="Progress lines on stderr even when it is not a terminal.")
 @cache_dir_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True,
               help="text: a line per instance and a summary; json: JSON Lines; csv: a row per instance.")
 @user_errors
 def command(instances, board_dims, goal, partition, heuristic, dynamic, no_reflect, jobs, threads, time_limit,
-            cache_dir, fmt, blank, encoding, group, ray_address):
+            cache_dir, fmt, blank, encoding, group, ray_address, output, resume, checkpoint, checkpoint_every,
+            show_progress):
     """Solve the instances of a file (or - for stdin) optimally with IDA*.
 
     A line holds the tile in each cell, row by row (0 = blank), optionally preceded by an id; '#' starts a
     comment.  A trailing '# optimal N' is checked against the length found.  The exit status is 1 when any
     line failed (bad input, wrong optimal length), 0 otherwise; instances that hit --time-limit are
-    reported as unsolved and do not fail the run.  A long search shows its bound, nodes, nodes per second
-    and elapsed time on stderr (live on a terminal, else a line every 30 seconds).
+    reported as unsolved and do not fail the run; it is 4 when a worker process of --jobs was killed twice
+    on one instance (the instance is reported failed, with the signal).  A long search shows its bound,
+    nodes, nodes per second and elapsed time on stderr (live on a terminal, else a line every 30 seconds);
+    a batch, the instances done and failed and the time left (on a terminal, or with --progress).
+
+    With --output FILE the results go to FILE as each instance ends; after a kill, the same command with
+    --resume solves only the instances FILE lacks.  --checkpoint FILE keeps a long search's progress
+    (docs/long-runs.md).
 
     \b
     Examples:
@@ -62,11 +80,13 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
       pdbtool solve examples/korf100.txt --partition 15-6-6-3 --blank ignored --encoding mod3
       pdbtool solve examples/korf24.txt --threads 2 --time-limit 600
       pdbtool solve examples/korf100.txt --ray auto
+      pdbtool solve examples/korf100.txt --jobs 2 --format json --output korf100.json --resume
+      pdbtool solve examples/korf24.txt --threads 2 --checkpoint korf24.ckpt
     """
     start = time.perf_counter()
     from ..puzzle.board import Board
-    from ..puzzle.instances import ResultWriter, load_instances, summarize
-    from ..search.solver import SolveOptions, solve_batch
+    from ..puzzle.instances import load_instances
+    from ..search.solver import SolveOptions, SolverPool
 
     board = Board.parse(board_dims, goal) if board_dims else None
     if heuristic not in ("pdb", "max") and partition is not None:
@@ -79,6 +99,12 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         raise click.UsageError("--blank applies to --heuristic pdb and max only")
     if ray_address is not None and jobs > 1:
         raise click.UsageError("--jobs does not apply with --ray (the cluster's CPUs are the workers)")
+    if resume and output is None:
+        raise click.UsageError("--resume applies with --output FILE")
+    if checkpoint is not None and jobs > 1:
+        raise click.UsageError("--checkpoint follows one search at a time: use --threads, not --jobs")
+    if checkpoint is not None and ray_address is not None:
+        raise click.UsageError("--checkpoint does not apply with --ray yet")
     if encoding != "byte" or group is not None:
         from ..heuristics.encoded import check_encoding
 
@@ -89,39 +115,80 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     options = SolveOptions(heuristic=heuristic, blank=blank, encoding=encoding, group=group,
                            partition=partition, reflect=not no_reflect,
                            cache_dir=cache_dir, time_limit=time_limit, dynamic=dynamic,
-                           threads=threads if threads > 1 else None, search_threads=threads)
-    writer = ResultWriter(sys.stdout, fmt)
+                           threads=threads if threads > 1 else None, search_threads=threads,
+                           checkpoint=checkpoint, checkpoint_every=checkpoint_every)
+    pool = SolverPool(options, say) if ray_address is None else None
+    results_file = None
+    todo = items
+    if output is not None:
+        from ..search.results_file import ResultsFile
+
+        labels = pool.labels(items) if pool is not None else {}
+        results_file = ResultsFile.open(output, fmt, items, labels, resume)
+        todo = [inst for inst in items if not results_file.holds(inst)]
+        if resume:
+            say(f"{output}: {len(results_file.held)} of {len(items)} instances done, {len(todo)} to solve")
+    try:
+        if checkpoint is not None:
+            from ..search.checkpoint import check_batch
+
+            check_batch(checkpoint, todo)
+        _solve(todo, options, pool, fmt, results_file, jobs, ray_address, show_progress, start)
+    finally:
+        if results_file is not None:
+            results_file.close()
+
+
+def _solve(items, options, pool, fmt, results_file, jobs, ray_address, show_progress, start):
+    """Solve ``items``, write their results (to ``results_file`` as they end, else to stdout in input order)
+    and the summary; exit 1 when a result failed, 4 when a worker process was killed twice on one."""
+    from ..puzzle.instances import ResultWriter, summarize, text_summary
+    from ..search.solver import solve_batch
+
+    writer = ResultWriter(sys.stdout, fmt) if results_file is None else None
     results = []
     bar = None
     interrupted = None
+    held = len(results_file.held) if results_file is not None else 0
     if items:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(items), desc="solve", unit=" instance", file=sys.stderr, disable=None, leave=False)
+        bar = tqdm(total=len(items) + held, initial=held, desc="solve", unit=" instance", file=sys.stderr,
+                   disable=None, leave=False)
+    live = bar is not None and not bar.disable
+    batch = BatchProgress(len(items) + held, held, bar if live else None, show_progress)
     stream = None
+
+    def done(index, result):
+        if results_file is not None:
+            results_file.write(result)
+        batch(result)
+
     # Ray's driver prints the cluster's errors ("A worker died ...") on sys.stdout, from a thread of its own,
     # until the session ends in stream.close(): send them to stderr, stdout is for results (the writer holds
     # the real stdout).
     ray_prints = contextlib.redirect_stdout(sys.stderr) if ray_address is not None else contextlib.nullcontext()
     with ray_prints:
         try:
-            live = bar is not None and not bar.disable
             progress = ProgressLine(bar if live else None)
+            from ..analysis.eta import IterationForecast
+            progress.forecast = IterationForecast(options)  # the iteration's predicted nodes and time left
             if ray_address is None:
-                stream = solve_batch(items, options, jobs=jobs, notify=say, progress=progress)
+                stream = solve_batch(items, options, jobs=jobs, notify=say, progress=progress, done=done, pool=pool)
             else:
                 from ..search import ray_backend
 
                 stream = ray_backend.solve_batch(items, options, address=ray_address, notify=say, progress=progress)
             for result in stream:
                 results.append(result)
+                if ray_address is not None:
+                    done(len(results) - 1, result)
                 if result.error is not None:
                     if bar is not None:
                         bar.clear()
                     say(result.error)
-                writer.write(result)
-                if bar is not None:
-                    bar.update(1)
+                if writer is not None:
+                    writer.write(result)
         except Interrupted as exc:  # report what was solved, then let the entry point exit 128 + signal
             interrupted = exc
         finally:
@@ -130,15 +197,59 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
             if stream is not None:
                 stream.close()  # stops the work still running (worker processes, Ray tasks)
     stopped = items[len(results)] if interrupted is not None and len(results) < len(items) else None
-    if stopped is not None:
-        writer.write_interrupted(stopped)
-    writer.write_summary(summarize(results, time.perf_counter() - start, stopped,
-                                   len(items) - len(results) - 1 if stopped is not None else 0), sys.stderr)
+    not_reached = len(items) - len(results) - 1 if stopped is not None else 0
+    wall = time.perf_counter() - start
+    if results_file is not None:
+        everything = results_file.results
+        if stopped is not None:  # the instances that ended after it were written: not "not reached"
+            not_reached = len(items) - len(results_file.written) - 1
+        summary = results_file.write_summary(wall, stopped, not_reached, sys.stderr)
+        if fmt != "csv":
+            sys.stderr.write(text_summary(summary) + "\n")
+    else:
+        everything = results
+        if stopped is not None:
+            writer.write_interrupted(stopped)
+        writer.write_summary(summarize(results, wall, stopped, not_reached), sys.stderr)
     if interrupted is not None:
         interrupted.note = ""  # the results above say what was kept
         raise interrupted
-    if any(r.error is not None for r in results):
+    if any(r.signal is not None for r in everything):
+        sys.exit(EXIT_WORKER_KILLED)
+    if any(r.error is not None for r in everything):
         sys.exit(1)
+
+
+EXIT_WORKER_KILLED = 4  # a worker process of --jobs was killed twice while solving one instance
+
+
+class BatchProgress:
+    """Progress of a batch: instances done of all, failed, and the time left at the rate so far; in the
+    bar's description on a terminal, else (when ``asked``) a plain line on stderr at most every ``every``
+    seconds."""
+
+    def __init__(self, total: int, held: int, bar, asked: bool, every: float = 10.0):
+        self.total, self.held, self.bar, self.asked, self.every = total, held, bar, asked, every
+        self.done = self.failed = 0
+        self.start = self.last = time.perf_counter()
+
+    def text(self, now: float) -> str:
+        elapsed = now - self.start
+        finished = self.held + self.done
+        left = elapsed / self.done * (self.total - finished) if self.done else None
+        return (f"{finished} of {self.total} instances done, {self.failed} failed, {elapsed:.0f} s"
+                + (f", ~{left:.0f} s left" if left is not None and finished < self.total else ""))
+
+    def __call__(self, result) -> None:
+        self.done += 1
+        self.failed += result.error is not None
+        now = time.perf_counter()
+        if self.bar is not None:
+            self.bar.set_description_str(f"solve ({self.failed} failed)" if self.failed else "solve")
+            self.bar.update(1)
+        elif self.asked and (now - self.last >= self.every or self.held + self.done == self.total):
+            self.last = now
+            say(self.text(now))
 
 
 class ProgressLine:
@@ -151,13 +262,18 @@ class ProgressLine:
         self.inst = None
         self.start = self.last = 0.0
 
+    forecast = None  # an analysis.eta.IterationForecast
+
     def text(self, inst, bound, generated, elapsed, workers=None) -> str:
         rate = generated / elapsed if elapsed > 0 else 0.0
         return (f"{inst.id}: bound {bound}, {generated:,} nodes generated, {rate / 1e6:.1f} M nodes/s, "
-                f"{elapsed:.0f} s" + (f", {workers} workers" if workers else ""))
+                f"{elapsed:.0f} s" + (f", {workers} workers" if workers else "")
+                + (self.forecast.text(inst, bound, generated, elapsed) if self.forecast is not None else ""))
 
     def __call__(self, inst, bound, generated, expanded, workers=None):
         Interrupted.raise_dropped()
+        if self.forecast is not None:
+            self.forecast.observe(inst, bound, generated)
         now = time.perf_counter()
         if inst is not self.inst:
             self.inst, self.start, self.last = inst, now, now

@@ -47,9 +47,11 @@ class ParallelOutcome:
 
 def _search_units(heuristic, state, units: list[WorkUnit], threads: int, tally: Tally, chunk: int,
                   progress: Callable[[], None] | None, report_every: float,
-                  stop_taking: threading.Event | None = None) -> list[tuple[int, UnitResult]]:
+                  stop_taking: threading.Event | None = None,
+                  on_result: Callable[[int, UnitResult], None] | None = None) -> list[tuple[int, UnitResult]]:
     """Search ``units`` on up to ``threads`` threads, in order; the (index, result) of each finished unit.
-    Once ``stop_taking`` is set, no thread takes another unit (those not taken have no result)."""
+    Once ``stop_taking`` is set, no thread takes another unit (those not taken have no result).
+    ``on_result(index, result)`` is called as each unit ends (from the thread that searched it)."""
     lock = threading.Lock()
     results: list[tuple[int, UnitResult]] = []
     next_index = [0]
@@ -68,6 +70,8 @@ def _search_units(heuristic, state, units: list[WorkUnit], threads: int, tally: 
                     return
                 with lock:
                     results.append((i, result))
+                if on_result is not None:
+                    on_result(i, result)
                 if result.solution is not None:
                     tally.stop.set()
                     return
@@ -77,6 +81,8 @@ def _search_units(heuristic, state, units: list[WorkUnit], threads: int, tally: 
 
     if len(units) == 1:  # on this thread, reporting between chunks
         result = search_unit(heuristic, state, units[0], chunk, tally, progress)
+        if result is not None and on_result is not None:
+            on_result(0, result)
         return [] if result is None else [(0, result)]
     workers = [threading.Thread(target=work, daemon=True) for _ in range(min(threads, len(units)))]
     for w in workers:

@@ -54,6 +54,7 @@ class SolveResult:
     timed_out: bool = False
     line: int | None = None
     source: str | None = None
+    signal: int | None = None  # the signal that killed the worker process solving it (twice)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -178,13 +179,15 @@ class Solver:
 
     def solve(self, state: Sequence[int], time_limit: float | None = None, node_limit: int | None = None,
               progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES,
-              threads: int | None = None) -> SolveResult:
+              threads: int | None = None, checkpoint=None, checkpoint_every: float = 60.0) -> SolveResult:
         """Solve one state optimally.  ``progress(bound, generated, expanded)`` is called between chunks.
 
         With a time or node limit, an instance that runs out is returned with ``solved=False``.  With
         ``threads`` > 1 (default: the solver's ``search_threads``), each iteration's subtrees are searched
         by that many threads (:mod:`pdbtool.search.parallel`); ``cpu_seconds`` is then the CPU time of the whole
-        process during the search."""
+        process during the search.  ``checkpoint``: a file path; the search records its progress there every
+        ``checkpoint_every`` seconds and resumes from it (:mod:`pdbtool.search.checkpoint`; the counts and
+        ``seconds`` then include the earlier runs'); the file is removed when the goal is found."""
         state = self.board.check_state(state)
         if not self._warm:
             self.warm_up()
@@ -195,6 +198,9 @@ class Solver:
         if search.h0 == 0 and tuple(state) == tuple(self.goal_tiles):
             return _finish(result, state, [], self.nb, search, start, time.thread_time() - cpu_start)
         threads = _check_search_threads(self.search_threads if threads is None else threads)
+        if checkpoint is not None:
+            return self._solve_checkpointed(state, search.h0, result, threads, start, checkpoint, checkpoint_every,
+                                            time_limit, node_limit, progress)
         if threads > 1:
             return self._solve_parallel(state, search.h0, result, threads, start, time_limit, node_limit, progress,
                                         chunk)
@@ -208,6 +214,29 @@ class Solver:
             raise SolverError("the search space was exhausted without reaching the goal (a bug)")
         moves = search.moves() if status == FOUND else None
         return _finish(result, state, moves, self.nb, search, start, time.thread_time() - cpu_start)
+
+    def checkpoint_identity(self, state: Sequence[int]) -> dict:
+        """What a checkpoint of the search of ``state`` is written for (:func:`checkpoint.search_identity`):
+        the board, goal and state, the heuristic's label, the options that change the counts, and the tables'
+        identities (their files' checksums, or those of the arrays given)."""
+        from .checkpoint import search_identity, tables_identity
+
+        options = {"pruning": getattr(self, "pruning", None)}
+        return search_identity(self.board, state, self.label, options,
+                               tables_identity(getattr(self, "_keep", None), self.heuristic))
+
+    def _solve_checkpointed(self, state, h0, result, threads, start, path, every, time_limit, node_limit,
+                            progress) -> SolveResult:
+        from .checkpoint import Recorder, checkpointed_search
+
+        cpu_start = time.process_time()
+        recorder = Recorder(path, self.checkpoint_identity(state), every)
+        out = checkpointed_search(self.heuristic, state, h0, recorder, threads,
+                                  deadline=None if time_limit is None else start + time_limit,
+                                  node_limit=node_limit, progress=progress)
+        _finish(result, state, out.moves, self.nb, out, start, time.process_time() - cpu_start)
+        result.seconds = recorder.seconds
+        return result
 
     def _solve_parallel(self, state, h0, result, threads, start, time_limit, node_limit, progress, chunk):
         cpu_start = time.process_time()
@@ -264,6 +293,8 @@ class SolveOptions:
     encoding: str = "byte"
     group: int | None = None
     blank: str = "minimized"
+    checkpoint: str | None = None      # a file recording the search (pdbtool.search.checkpoint), one at a time
+    checkpoint_every: float = 60.0     # seconds between its records
 
 
 class SolverPool:
@@ -285,6 +316,18 @@ class SolverPool:
             raise solver
         return solver
 
+    def labels(self, instances) -> dict[str, str]:
+        """The heuristic's label (:attr:`Solver.label`) per board of ``instances``, for those that have a
+        solver (a board whose set-up fails has none)."""
+        out = {}
+        for inst in instances:
+            if inst.error is None and inst.board.dims not in out:
+                try:
+                    out[inst.board.dims] = self.get(inst.board).label
+                except PdbtoolError:
+                    pass
+        return out
+
     def make(self, board: Board) -> Solver:
         """A new solver of ``board`` with the pool's options (``RaySolver``'s pool makes those)."""
         o = self.options
@@ -300,8 +343,10 @@ class SolverPool:
         if inst.error is None:
             try:
                 solver = self.get(inst.board)
+                extra = {} if self.options.checkpoint is None else {
+                    "checkpoint": self.options.checkpoint, "checkpoint_every": self.options.checkpoint_every}
                 solved = solver.solve(inst.tiles, time_limit=self.options.time_limit,
-                                      node_limit=self.options.node_limit, progress=progress)
+                                      node_limit=self.options.node_limit, progress=progress, **extra)
             except PdbtoolError as exc:
                 result.error = f"{inst.where}: {exc}"
                 return result
@@ -315,30 +360,182 @@ class SolverPool:
         return result
 
 
-_WORKER_POOL: SolverPool | None = None
+def _worker_main(conn, options: SolveOptions) -> None:
+    """A worker process: solve the instances sent on ``conn`` one at a time until it is closed or sent None."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the batch and then its workers
+    pool = SolverPool(options)
+    try:
+        conn.send(("ready", None))
+        while True:
+            task = conn.recv()
+            if task is None:
+                return
+            index, inst = task
+            conn.send(("started", index))
+            try:
+                result = pool.solve(inst)
+            except Exception:  # a bug: the parent raises it
+                import traceback
+
+                conn.send(("error", traceback.format_exc()))
+                return
+            conn.send(("done", (index, result)))
+    except (EOFError, OSError):  # the parent is gone (killed): nobody wants the result
+        return
 
 
-def _worker_init(options: SolveOptions) -> None:
-    global _WORKER_POOL
-    _WORKER_POOL = SolverPool(options)
+def signal_name(signum: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
-def _worker_solve(inst):
-    return _WORKER_POOL.solve(inst)
+class WorkerPool:
+    """Processes that solve instances, each worker one at a time; a dead worker is replaced.
+
+    Unlike ``multiprocessing.Pool``, which replaces a dead worker but loses the task it held (its result
+    never comes, and an ordered stream waits forever), this pool knows which instance each worker holds:
+    the instance of a worker that dies is tried once more in its replacement, and reported failed, with the
+    signal, if that one dies too."""
+
+    def __init__(self, options: SolveOptions, size: int):
+        import multiprocessing
+
+        self.options = options
+        self.size = size
+        self._ctx = multiprocessing.get_context("spawn")
+        self._workers: dict = {}  # connection -> [process, index held or None]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _spawn(self):
+        parent, child = self._ctx.Pipe()
+        process = self._ctx.Process(target=_worker_main, args=(child, self.options), daemon=True)
+        process.start()
+        child.close()
+        self._workers[parent] = [process, None]
+        return parent
+
+    def close(self) -> None:
+        """Stop every worker now (those still searching are killed: their work is not wanted)."""
+        for conn, (process, _) in list(self._workers.items()):
+            if process.is_alive():
+                process.kill()
+            process.join()
+            conn.close()
+        self._workers.clear()
+
+    def solve(self, instances, started: Callable[[int, int], None] | None = None):
+        """Yield ``(index, result)`` for every instance, in the order they end."""
+        from collections import deque
+        from multiprocessing.connection import wait
+
+        pending = deque(range(len(instances)))
+        tries = [0] * len(instances)
+        retry: dict = {}  # a replacement worker -> the instance it is to try again
+        left = len(instances)
+        early_deaths = 0
+        retired = set()  # workers told to stop: no more instances for them
+        for _ in range(min(self.size, len(instances))):
+            self._spawn()
+        while left:
+            sentinels = {w[0].sentinel: conn for conn, w in self._workers.items()}
+            for ready in wait(list(self._workers) + list(sentinels)):
+                conn = sentinels.get(ready, ready)
+                if conn not in self._workers:
+                    continue
+                process, held = self._workers[conn]
+                try:  # a worker may send its last message and die: read the message first
+                    message = conn.recv() if ready is conn or conn.poll(0) else None
+                except (EOFError, OSError):
+                    message = None
+                if message is None:
+                    process.join()
+                    conn.close()
+                    del self._workers[conn]
+                    retry.pop(conn, None)
+                    if conn in retired:
+                        retired.discard(conn)
+                        continue
+                    signum = -process.exitcode if process.exitcode is not None and process.exitcode < 0 else None
+                    if held is None:  # not a bug of an instance: of the set-up (or a signal meant for all)
+                        early_deaths += 1
+                        if early_deaths > 2 * self.size + 2:
+                            raise SolverError(f"worker processes die before they take an instance (last: "
+                                              f"{'killed by ' + signal_name(signum) if signum else process.exitcode})")
+                    elif tries[held] < 2:
+                        retry[self._spawn()] = held
+                    else:
+                        left -= 1
+                        yield held, self._lost(instances[held], signum, process.exitcode)
+                    if len(self._workers) < min(self.size, left):
+                        self._spawn()
+                    continue
+                kind, value = message
+                if kind == "started":
+                    if started is not None:
+                        started(value, process.pid)
+                    continue
+                if kind == "error":
+                    raise RuntimeError(f"a worker process failed:\n{value}")
+                if kind == "done":
+                    index, result = value
+                    self._workers[conn][1] = None
+                    left -= 1
+                    yield index, result
+                # the worker is ready for another instance
+                index = retry.pop(conn, None)
+                if index is None and pending:
+                    index = pending.popleft()
+                try:
+                    conn.send(None if index is None else (index, instances[index]))
+                except OSError:  # it died meanwhile: its sentinel tells, and the instance waits for another
+                    if index is not None:
+                        pending.appendleft(index)
+                    continue
+                if index is None:
+                    retired.add(conn)
+                else:
+                    tries[index] += 1
+                    self._workers[conn][1] = index
+
+    @staticmethod
+    def _lost(inst, signum: int | None, exitcode) -> SolveResult:
+        how = f"killed by {signal_name(signum)}" if signum else f"exited with status {exitcode}"
+        result = SolveResult(id=inst.id, optimal=inst.optimal, line=inst.line, source=inst.source,
+                             board=inst.board.dims if inst.board is not None else "", signal=signum)
+        result.error = f"{inst.where}: the worker solving it was {how}, twice (once retried)"
+        return result
 
 
 def solve_batch(instances, options: SolveOptions | None = None, jobs: int = 1,
-                notify: Callable[[str], None] | None = None, progress=None):
+                notify: Callable[[str], None] | None = None, progress=None,
+                done: Callable[[int, SolveResult], None] | None = None,
+                started: Callable[[int, int], None] | None = None, pool: SolverPool | None = None):
     """Yield a ``SolveResult`` per instance, in input order; ``jobs > 1`` solves in spawned processes.
 
     ``progress(instance, bound, generated, expanded)`` is called between chunks of a long search (in this
-    process only, that is with ``jobs`` 1).
+    process only, that is with ``jobs`` 1).  ``done(index, result)`` is called as each instance ends, in the
+    order they end (before its result is yielded, which waits for the instances before it);
+    ``started(index, pid)`` when a worker process (``jobs > 1``) starts an instance.  ``pool``: the solvers
+    of this process (default: a new :class:`SolverPool` of ``options``).
 
     The tables are built (or checked) once in this process before the workers start; the workers
-    memory-map the same files, so the page cache holds one copy."""
+    memory-map the same files, so the page cache holds one copy.  A worker that dies (a signal: the OOM
+    killer's SIGKILL) is replaced; the instance it held is tried once more in the new worker, and if that
+    dies too, it is reported failed with the signal in ``error`` and ``signal``."""
     options = options or SolveOptions()
     instances = list(instances)
-    pool = SolverPool(options, notify)
+    pool = pool or SolverPool(options, notify)
     boards = []
     for inst in instances:
         if inst.error is None and inst.board not in boards:
@@ -349,18 +546,26 @@ def solve_batch(instances, options: SolveOptions | None = None, jobs: int = 1,
         except PdbtoolError:
             pass  # reported per instance
     if jobs <= 1 or len(instances) <= 1:
-        for inst in instances:
+        for index, inst in enumerate(instances):
             report = None
             if progress is not None:
                 def report(bound, generated, expanded, inst=inst):
                     progress(inst, bound, generated, expanded)
-            yield pool.solve(inst, report)
+            result = pool.solve(inst, report)
+            if done is not None:
+                done(index, result)
+            yield result
         return
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(processes=min(jobs, len(instances)), initializer=_worker_init, initargs=(options,)) as workers:
-        yield from workers.imap(_worker_solve, instances, chunksize=1)
+    waiting: dict[int, SolveResult] = {}
+    head = 0
+    with WorkerPool(options, jobs) as workers:
+        for index, result in workers.solve(instances, started):
+            if done is not None:
+                done(index, result)
+            waiting[index] = result
+            while head in waiting:
+                yield waiting.pop(head)
+                head += 1
 
 
 def _tiles_moved(state: Sequence[int], moves: Sequence[int], nb: np.ndarray) -> list[int]:
@@ -389,5 +594,5 @@ def replay(board: Board, state: Sequence[int], solution: Sequence[int]) -> tuple
     return tuple(tiles)
 
 
-__all__ = ["Solver", "SolveResult", "SolverError", "SolveOptions", "SolverPool", "solve_batch", "replay",
+__all__ = ["Solver", "SolveResult", "SolverError", "SolveOptions", "SolverPool", "WorkerPool", "solve_batch", "replay",
            "HeuristicError"]

@@ -1,0 +1,173 @@
+"""Random states of a board: uniformly random solvable states and random walks from the goal.
+
+Both come from a counter-based stream: state ``j`` of a run with seed ``s`` is drawn from a generator
+seeded by ``(s, j // CHUNK)``, so a run is reproducible whatever the number of threads, and the sampler
+(:mod:`pdbtool.analysis.sampling`) evaluates exactly the states that :func:`random_states` returns for the
+same seed.
+
+A uniformly random permutation of all the cells is drawn (Fisher-Yates); when it is unsolvable, the tiles
+of the first two cells that do not hold the blank are swapped.  That swap is a bijection between the
+unsolvable and the solvable permutations, so the result is uniform over the solvable states.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
+from ..errors import PdbtoolError
+from ..puzzle.board import Board
+
+CHUNK = 4096  # states drawn from one generator seed
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+class SamplingError(PdbtoolError):
+    pass
+
+
+@njit(cache=True, inline="always")
+def _mix(z):
+    """SplitMix64's output function."""
+    z = (z ^ (z >> numba.uint64(30))) * numba.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> numba.uint64(27))) * numba.uint64(0x94D049BB133111EB)
+    return z ^ (z >> numba.uint64(31))
+
+
+@njit(cache=True, inline="always")
+def chunk_state(seed, chunk):
+    """The generator state of chunk ``chunk`` of a run with ``seed``."""
+    return _mix(numba.uint64(seed) * numba.uint64(0xD1B54A32D192ED03) + numba.uint64(chunk) * _GOLDEN
+                + numba.uint64(1))
+
+
+@njit(cache=True, inline="always")
+def next_below(rng, bound):
+    """(a number in 0..bound-1, the next generator state): the high 32 bits scaled by a multiply, not a
+    division (a bias below bound / 2**32)."""
+    rng = rng + _GOLDEN
+    return numba.int64(((_mix(rng) >> numba.uint64(32)) * numba.uint64(bound)) >> numba.uint64(32)), rng
+
+
+@njit(cache=True, inline="always")
+def solvable(tiles, goal, width):
+    """The parity rule of :meth:`pdbtool.puzzle.board.Board.is_solvable`, on an array."""
+    n = tiles.shape[0]
+    visited = 0
+    transpositions = 0
+    blank = 0
+    for c in range(n):
+        if tiles[c] == 0:
+            blank = c
+        if not (visited >> c) & 1:
+            j = c
+            length = 0
+            while not (visited >> j) & 1:
+                visited |= 1 << j
+                j = goal[tiles[j]]
+                length += 1
+            transpositions += length - 1
+    g = goal[0]
+    dist = abs(blank // width - g // width) + abs(blank % width - g % width)
+    return (transpositions & 1) == (dist & 1)
+
+
+@njit(cache=True, inline="always")
+def draw_uniform(rng, goal, width, tiles):
+    """A uniformly random solvable state into ``tiles``; returns the generator state."""
+    n = tiles.shape[0]
+    for c in range(n):
+        tiles[c] = c
+    for i in range(n - 1, 0, -1):
+        j, rng = next_below(rng, i + 1)
+        x = tiles[i]
+        tiles[i] = tiles[j]
+        tiles[j] = x
+    if not solvable(tiles, goal, width):
+        a = 0 if tiles[0] != 0 else 1
+        b = a + 1 if tiles[a + 1] != 0 else a + 2
+        x = tiles[a]
+        tiles[a] = tiles[b]
+        tiles[b] = x
+    return rng
+
+
+@njit(cache=True, inline="always")
+def draw_walk(rng, goal_tiles, nb, length, tiles):
+    """The state after ``length`` random moves of the blank from the goal, never undoing the previous move
+    (each allowed move equally likely); returns the generator state."""
+    n = tiles.shape[0]
+    blank = 0
+    for c in range(n):
+        tiles[c] = goal_tiles[c]
+        if goal_tiles[c] == 0:
+            blank = c
+    prev = -1
+    allowed = np.empty(4, dtype=np.int64)
+    for _ in range(length):
+        k = 0
+        for m in range(4):
+            if nb[blank, m] >= 0 and m + prev != 3:
+                allowed[k] = m
+                k += 1
+        i, rng = next_below(rng, k)
+        m = allowed[i]
+        q = nb[blank, m]
+        tiles[blank] = tiles[q]
+        tiles[q] = 0
+        blank = q
+        prev = m
+    return rng
+
+
+@njit(cache=True, parallel=True)
+def _states(first_chunk, count, seed, goal, goal_tiles, width, nb, walk_length, out):
+    chunks = (count + CHUNK - 1) // CHUNK
+    n = goal.shape[0]
+    for k in prange(chunks):
+        rng = chunk_state(seed, first_chunk + k)
+        tiles = np.empty(n, dtype=np.int64)
+        for j in range(k * CHUNK, min(count, (k + 1) * CHUNK)):
+            if walk_length < 0:
+                rng = draw_uniform(rng, goal, width, tiles)
+            else:
+                rng = draw_walk(rng, goal_tiles, nb, walk_length, tiles)
+            for c in range(n):
+                out[j, c] = tiles[c]
+
+
+def check_seed(seed: int) -> int:
+    if not 0 <= int(seed) < 1 << 64:
+        raise SamplingError(f"seed {seed}: give a number from 0 to 2**64 - 1")
+    return int(seed)
+
+
+def random_states(board: Board, count: int, seed: int = 0, walk: int | None = None,
+                  first_chunk: int = 0) -> np.ndarray:
+    """``count`` states (rows of the tile in each cell): uniformly random solvable ones, or with ``walk``
+    the ends of random walks of that many moves from the goal (the previous move never undone).  With
+    ``first_chunk``, the states of the stream from state ``first_chunk * CHUNK`` on."""
+    if count < 1:
+        raise SamplingError(f"count {count}: give at least 1")
+    if walk is not None and walk < 0:
+        raise SamplingError(f"walk length {walk}: give 0 or more")
+    out = np.empty((count, board.n), dtype=np.int64)
+    _states(int(first_chunk), count, check_seed(seed), np.array(board.goal, dtype=np.int64),
+            np.array(board.goal_tiles, dtype=np.int64), board.width, board.neighbours(),
+            -1 if walk is None else int(walk), out)
+    return out
+
+
+def format_instances(board: Board, states: np.ndarray, header: list[str], first_id: int = 1) -> str:
+    """An instance file (the format ``pdbtool solve`` reads): comment lines, then ``id tiles...`` a line."""
+    lines = [f"# {h}" for h in header]
+    width = len(str(first_id + len(states) - 1))
+    for i, row in enumerate(states):
+        lines.append(f"{str(first_id + i).ljust(width)} " + " ".join(str(int(t)) for t in row))
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["CHUNK", "SamplingError", "random_states", "format_instances", "check_seed", "draw_uniform",
+           "draw_walk", "chunk_state", "next_below", "solvable"]

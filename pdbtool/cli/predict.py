@@ -1,0 +1,119 @@
+"""``pdbtool predict``: Korf, Reid & Edelkamp's prediction of the nodes of IDA*'s iterations."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ._common import user_errors
+from .sample import heuristic_options, open_named
+
+
+@click.command("predict")
+@click.argument("instances", metavar="[INSTANCES]", required=False,
+                type=click.Path(allow_dash=True, dir_okay=False))
+@heuristic_options
+@click.option("--depth", type=int, default=None, metavar="D",
+              help="Bound of the last iteration (default: an instance's '# optimal N'); without INSTANCES, "
+                   "the bound of one iteration from a random start.")
+@click.option("--beyond", type=int, default=None, metavar="K",
+              help="For instances without '# optimal N': the last bound is h(start) + K.")
+@click.option("--samples", "-n", type=int, default=10_000_000, show_default=True,
+              help="Random states sampled for the heuristic's distribution.")
+@click.option("--iterations", "per_iteration", is_flag=True, help="A line per iteration (text format).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: an object per instance, then a summary object.")
+@user_errors
+def command(instances, board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, seed, threads,
+            depth, beyond, samples, per_iteration, fmt):
+    """Predict the nodes IDA* generates with a heuristic, iteration by iteration (Korf, Reid & Edelkamp
+    2001): sum over depths i and blank cells c of N_i(c) P_c(d - i), from the brute-force tree's exact
+    level sizes and the heuristic's sampled distribution per blank cell.
+
+    With INSTANCES, each instance's iterations run from h(start) to its '# optimal N' (or --depth, or
+    h(start) + --beyond).  Without, --depth D gives the iteration of bound D from a uniformly random start.
+
+    \b
+    Examples:
+      pdbtool predict examples/korf100.txt --heuristic manhattan
+      pdbtool predict examples/korf24.txt --partition 24-6-6-6-6 --iterations
+      pdbtool predict --board 4x4 --heuristic manhattan --depth 50
+      pdbtool random --board 4x4 -n 5 | pdbtool predict - --partition 15-7-8 --beyond 10
+    """
+    from ..errors import PdbtoolError
+
+    if samples < 1:
+        raise PdbtoolError(f"--samples {samples}: give at least 1")
+    if depth is not None and depth < 0:
+        raise PdbtoolError(f"--depth {depth}: give 0 or more")
+    if beyond is not None and beyond < 0:
+        raise PdbtoolError(f"--beyond {beyond}: give 0 or more")
+    if instances is None and depth is None:
+        raise PdbtoolError("give an instance file or --depth D")
+    h, label = open_named(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, threads)
+    items = []
+    if instances is not None:
+        from ..puzzle.instances import load_instances
+
+        items = load_instances(instances, h.board, None)
+        if not items:
+            raise PdbtoolError(f"{instances}: no instances")
+        bad = next((i for i in items if i.error is not None), None)
+        if bad is not None:
+            raise PdbtoolError(f"{bad.where}: {bad.error}")
+    from ..analysis.prediction import Predictor, blank_cell
+    from ..analysis.sampling import sample
+
+    starts = []  # checked before the sampling, which takes a while
+    for inst in items:
+        h0 = int(h.value(inst.tiles))
+        last = depth if depth is not None else inst.optimal
+        if last is None:
+            if beyond is None:
+                raise PdbtoolError(f"{inst.where}: no '# optimal N' on the line: give --depth D or --beyond K")
+            last = h0 + beyond
+        if last < h0:
+            raise PdbtoolError(f"{inst.where}: depth {last} is below h(start) = {h0}")
+        starts.append((inst, h0, last))
+    dist = sample(h, samples, seed, name=label)
+    predictor = Predictor(dist)
+    note = (f"{label} on {h.board.dims}: distribution of {dist.states:,} random states (seed {seed}, mean h "
+            f"{dist.mean:.3f}), bounds grow by {predictor.step}")
+    if instances is None:
+        it = predictor.iteration_any_start(depth)
+        if fmt == "json":
+            click.echo(json.dumps({"heuristic": label, "board": h.board.dims, "bound": depth,
+                                   "expanded": it.expanded, "generated": it.generated,
+                                   "brute_force": it.brute_force, "samples": dist.states, "seed": seed}))
+        else:
+            click.echo(note)
+            click.echo(f"iteration of bound {depth} from a uniformly random start: {it.generated:.4g} nodes "
+                       f"generated, {it.expanded:.4g} expanded (brute-force tree at depth {depth}: "
+                       f"{it.brute_force:.4g} nodes)")
+        return
+    rows = [(inst, h0, last, predictor.search(blank_cell(inst.tiles), h0, last)) for inst, h0, last in starts]
+    if fmt == "json":
+        for inst, h0, last, its in rows:
+            click.echo(json.dumps({"id": inst.id, "h0": h0, "last_bound": last,
+                                   "generated": sum(i.generated for i in its),
+                                   "expanded": sum(i.expanded for i in its),
+                                   "iterations": [{"bound": i.bound, "generated": i.generated,
+                                                   "expanded": i.expanded} for i in its]}))
+        click.echo(json.dumps({"summary": True, "heuristic": label, "board": h.board.dims,
+                               "instances": len(rows), "samples": dist.states, "seed": seed,
+                               "mean_h": dist.mean,
+                               "generated": sum(i.generated for r in rows for i in r[3])}))
+        return
+    click.echo(note)
+    total = 0.0
+    for inst, h0, last, its in rows:
+        gen = sum(i.generated for i in its)
+        total += gen
+        click.echo(f"{str(inst.id).ljust(6)} h0 {h0:>3}  bounds {h0}..{last}  iterations {len(its):>3}  "
+                   f"predicted generated {gen:>12.4g}  last iteration {its[-1].generated:>12.4g}")
+        if per_iteration:
+            for i in its:
+                click.echo(f"         bound {i.bound:>3}: generated {i.generated:>12.4g}  expanded {i.expanded:>12.4g}")
+    click.echo(f"predicted nodes generated: {total:.4g} in all, {total / len(rows):.4g} mean over {len(rows)} "
+               f"instances (every iteration complete, the last one included)")

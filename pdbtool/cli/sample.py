@@ -1,0 +1,153 @@
+"""``pdbtool sample``: the distribution of a heuristic's values over random (or all) solvable states."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import click
+
+from ..tables.dynamic_sets import DYNAMIC_SETS
+from ._common import board_option, cache_dir_option, goal_option, user_errors
+
+HEURISTIC_CHOICES = ["manhattan", "linear-conflict", "pdb", "ddb", "max"]
+
+
+def heuristic_options(func):
+    """The options that name a heuristic (shared by ``sample`` and ``predict``)."""
+    options = [
+        board_option,
+        goal_option,
+        click.option("--heuristic", type=click.Choice(HEURISTIC_CHOICES), default="pdb", show_default=True,
+                     help="The heuristic (ddb and max are evaluated in Python: slow)."),
+        click.option("--partition", default=None, metavar="NAME|FILE",
+                     help="Partition of pdb and max (default: the board's, 15-7-8 on 4x4, 24-6-6-6-6 on 5x5)."),
+        click.option("--dynamic", type=click.Choice(DYNAMIC_SETS), default=None,
+                     help="Tables of ddb and max (default: pairs+triples)."),
+        click.option("--no-reflect", is_flag=True, help="Do not take the max with the diagonal reflection."),
+        click.option("--blank", type=click.Choice(["minimized", "ignored"]), default="minimized",
+                     show_default=True, help="Blank rule of the pattern tables."),
+        cache_dir_option,
+        click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=0, show_default=True,
+                     help="Seed of the random states (the same seed gives the same figures)."),
+        click.option("--threads", type=click.IntRange(1, 1024), default=None,
+                     help="Threads of the sampler (default: all cores)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def open_named(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, threads):
+    """(heuristic object, label) from the options; sets the sampler's threads."""
+    from ..errors import PdbtoolError
+    from ..puzzle.board import Board
+    from ..analysis.source import open_heuristic
+
+    if heuristic not in ("pdb", "max") and partition is not None:
+        raise PdbtoolError("--partition applies to --heuristic pdb and max only")
+    if heuristic not in ("ddb", "max") and dynamic is not None:
+        raise PdbtoolError("--dynamic applies to --heuristic ddb and max only")
+    board = Board.parse(board_dims, goal) if board_dims else None
+    if board is None and heuristic not in ("pdb", "max"):
+        raise PdbtoolError(f"--heuristic {heuristic} needs --board WxH")
+    if threads:
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    return open_heuristic(heuristic, board, partition, not no_reflect, cache_dir, dynamic, blank)
+
+
+def _too_big_for_board(board_dims, goal, heuristic, exact):
+    """Boards beyond the cell limit: Manhattan's exact mean by formula (``--exact``), else one line."""
+    from ..errors import PdbtoolError
+    from ..puzzle.board import MAX_CELLS, goal_from_spec
+    from ..analysis.sampling import manhattan_mean
+
+    parts = board_dims.lower().split("x")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        return False
+    width, height = int(parts[0]), int(parts[1])
+    if width < 2 or height < 2 or width * height <= MAX_CELLS:
+        return False
+    if heuristic == "manhattan" and exact:
+        mean = manhattan_mean(width, height, goal_from_spec(goal, width * height))
+        click.echo(f"manhattan on {width}x{height}: exact mean h over the uniformly random solvable states "
+                   f"{float(mean):.6f} (= {mean}, by formula; no states sampled)")
+        return True
+    raise PdbtoolError(f"board {width}x{height} has {width * height} cells; sampling supports at most {MAX_CELLS} "
+                       f"(for Manhattan, --exact gives the exact mean by formula)")
+
+
+@click.command("sample")
+@heuristic_options
+@click.option("--samples", "-n", type=int, default=1_000_000, show_default=True,
+              help="Uniformly random solvable states to evaluate.")
+@click.option("--exact", is_flag=True,
+              help="Count every solvable state instead (boards of at most 10 cells); for Manhattan on larger "
+                   "boards, the exact mean by formula.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.png",
+              help="Draw the distribution (needs matplotlib: pip install 'pdbtool[bench]').")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
+@user_errors
+def command(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, seed, threads,
+            samples, exact, plot, as_json):
+    """The distribution of a heuristic's values over uniformly random solvable states (or, with --exact,
+    over all of them): mean, histogram and optionally a plot.
+
+    \b
+    Examples:
+      pdbtool sample --board 4x4 --heuristic manhattan --samples 10000000
+      pdbtool sample --partition 24-6-6-6-6 --samples 10000000 --seed 2 --plot 24.png
+      pdbtool sample --board 3x3 --heuristic linear-conflict --exact
+      pdbtool sample --board 6x6 --heuristic manhattan --exact
+    """
+    from ..errors import PdbtoolError
+
+    if samples < 1:
+        raise PdbtoolError(f"--samples {samples}: give at least 1")
+    if board_dims and _too_big_for_board(board_dims, goal, heuristic, exact):
+        return
+    if plot is not None:
+        from ..analysis.plot import check_plotting
+
+        check_plotting()
+    h, label = open_named(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, threads)
+    from ..analysis.sampling import enumerate_all, manhattan_mean, sample
+
+    dist = enumerate_all(h, name=label) if exact else sample(h, samples, seed, name=label)
+    board = dist.board
+    formula = manhattan_mean(board.width, board.height, board.goal) if heuristic == "manhattan" else None
+    if as_json:
+        data = dist.to_dict()
+        if formula is not None:
+            data["exact_mean_by_formula"] = float(formula)
+        click.echo(json.dumps(data))
+    else:
+        click.echo(format_distribution(dist, formula))
+    if plot is not None:
+        from ..analysis.plot import plot_distributions
+
+        plot_distributions([dist], plot)
+        click.echo(f"plot written to {plot}", err=True)
+
+
+def format_distribution(dist, formula=None) -> str:
+    board = dist.board
+    how = ("every solvable state" if dist.exact
+           else f"uniformly random solvable states (seed {dist.seed})")
+    rate = f", {dist.states / dist.seconds / 1e6:.2f} M states/s" if dist.seconds > 0 else ""
+    lines = [f"{dist.heuristic} on {board.dims} goal {board.goal_name}: {dist.states:,} {how}, "
+             f"{dist.seconds:.2f} s{rate}",
+             f"mean h {dist.mean:.4f}" + (f"   (exact mean by formula: {float(formula):.4f})"
+                                          if formula is not None else ""),
+             "parity: h " + ("has the parity of the optimal length in every state counted: IDA*'s bounds grow by 2"
+                             if dist.parity else "does not keep the parity of the optimal length: bounds grow by 1"),
+             f"{'h':>4} {'states':>14} {'share':>9} {'at most h':>10}"]
+    hist = dist.histogram
+    running = 0
+    for h, k in enumerate(hist):
+        running += int(k)
+        if k:
+            lines.append(f"{h:>4} {int(k):>14,} {k / dist.states:>9.6f} {running / dist.states:>10.6f}")
+    return "\n".join(lines)

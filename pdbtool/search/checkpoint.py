@@ -1,0 +1,532 @@
+"""Checkpoints of a long search: a killed search goes on from its last record instead of starting over.
+
+:func:`checkpointed_search` runs IDA* as :mod:`pdbtool.search.parallel` does, each iteration cut into the
+units of work of :mod:`pdbtool.search.units`, and tells a :class:`Recorder` what is done:
+
+* ``recorder.load()`` -> a :class:`Progress` (or None for a fresh search): the iterations finished (bound,
+  nodes), and of the current one the cut (``target``: units wanted) and the units done with their nodes;
+* ``recorder.iteration_started(bound, target)`` before the units of an iteration are searched;
+* ``recorder.unit_done(unit_id, result)`` as each unit ends (``unit_id``: its index in the iteration's
+  units, which are numbered in depth-first order; thread-safe, any executor may call it);
+* ``recorder.iteration_done(bound, generated, expanded, next_bound)`` when an iteration ends (counts
+  cumulative over the search);
+* ``recorder.flush()`` writes now (on the way out of an interrupted search), ``recorder.remove()`` once
+  the instance is solved.
+
+The recorder writes the file atomically (a temporary file, fsync, rename) at most every ``every`` seconds,
+so a kill costs the units in progress and those done since the last record.  The file names what it was
+written for: the board, goal and start state, the heuristic's label and options, and the identity of its
+tables (their files' checksums); :meth:`Recorder.load` refuses a file written for anything else.
+
+Node counts: on one thread the units of an iteration are searched in depth-first order, interleaved with
+the search of the top of the tree above them (stopped at each unit's root), so that every count, the last
+iteration's included, is that of the serial search of :class:`pdbtool.search.solver.Solver` without a
+checkpoint; so is that of a resumed search, whose top is searched again and whose done units are not.  On
+threads, every iteration but the last counts exactly as serially (as in :mod:`pdbtool.search.parallel`).
+A checkpoint written on threads resumes on one and the other way round: the units of an iteration depend
+on its bound and ``target`` only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..errors import PdbtoolError
+from ..tables.cache import _fsync_dir
+from .driver import CUT, FOUND, INF, ITERATION_DONE, Search, Tally
+from .parallel import FRONTIER_PER_THREAD, SERIAL_BELOW, ParallelOutcome, _search_units, units_wanted
+from .units import UNIT_CHUNK_NODES, UnitResult, WorkUnit, search_unit, split_iteration
+
+FORMAT = "pdbtool-checkpoint"
+VERSION = 1
+UNIT_NODES = 1 << 24   # the nodes a unit averages, by an estimate of the iteration: what a kill may cost
+
+
+class CheckpointError(PdbtoolError):
+    pass
+
+
+@dataclass
+class Progress:
+    """What a checkpoint holds: the iterations finished (their count, bound and cumulative nodes; ``last``
+    and ``before``: the nodes of the last two, which size the next iteration's units), and of the
+    iteration in progress its ``target`` and the units done (ids, their nodes and least next bound).
+    ``seconds``: the search time of the earlier runs."""
+
+    iterations: int = 0
+    bound: int = 0
+    generated: int = 0
+    expanded: int = 0
+    last: int = 0
+    before: int = 0
+    target: int | None = None
+    done: set = field(default_factory=set)
+    done_generated: int = 0
+    done_expanded: int = 0
+    done_next_bound: int = INF
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {"iterations": self.iterations, "bound": self.bound, "generated": self.generated,
+                "expanded": self.expanded, "last": self.last, "before": self.before,
+                "current": None if self.target is None else {
+                    "target": self.target, "done": _ranges(self.done), "generated": self.done_generated,
+                    "expanded": self.done_expanded, "next_bound": self.done_next_bound},
+                "seconds": round(self.seconds, 3)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Progress":
+        out = cls(**{k: data[k] for k in ("iterations", "bound", "generated", "expanded", "last", "before")},
+                  seconds=float(data.get("seconds", 0.0)))
+        current = data.get("current")
+        if current is not None:
+            out.target = int(current["target"])
+            out.done = {i for a, b in current["done"] for i in range(a, b)}
+            out.done_generated, out.done_expanded = int(current["generated"]), int(current["expanded"])
+            out.done_next_bound = int(current["next_bound"])
+        for name in ("iterations", "bound", "generated", "expanded", "last", "before"):
+            if not isinstance(getattr(out, name), int) or getattr(out, name) < 0:
+                raise ValueError(f"{name} {getattr(out, name)!r}")
+        return out
+
+
+def _ranges(ids) -> list[list[int]]:
+    """Unit ids as half-open ranges (the units of a serial search are done in order: one range)."""
+    out: list[list[int]] = []
+    for i in sorted(ids):
+        if out and out[-1][1] == i:
+            out[-1][1] = i + 1
+        else:
+            out.append([i, i + 1])
+    return out
+
+
+class Recorder:
+    """The checkpoint file ``path`` of one search, written for ``identity`` (a JSON-able dict: what the
+    search is of; see :func:`search_identity`) at most every ``every`` seconds.  See the module docstring
+    for the calls a search makes."""
+
+    def __init__(self, path, identity: dict, every: float = 60.0):
+        self.path = Path(path)
+        self.identity = identity
+        self.every = every
+        self.progress = Progress()
+        self._lock = threading.Lock()
+        self._last_write = time.monotonic()
+        self._start = time.perf_counter()
+        self._seconds_before = 0.0
+        self.resumed = False
+
+    # --- reading -------------------------------------------------------------------------------------------
+    def load(self) -> Progress | None:
+        """The progress recorded in the file, or None if there is no file; refuses one written for another
+        search (CheckpointError, one line)."""
+        data = read_checkpoint(self.path)
+        if data is None:
+            check_writable(self.path)  # say so now, not at the first record
+            return None
+        mismatch = _mismatch(data["identity"], self.identity)
+        if mismatch:
+            raise CheckpointError(f"{self.path}: a checkpoint of {mismatch}: remove it to start this search anew")
+        try:
+            progress = Progress.from_json(data["progress"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CheckpointError(f"{self.path}: damaged checkpoint ({exc})") from None
+        self.progress = progress
+        self._seconds_before = progress.seconds
+        self.resumed = True
+        return progress
+
+    @property
+    def seconds(self) -> float:
+        """Search time of this run and the earlier ones."""
+        return self._seconds_before + time.perf_counter() - self._start
+
+    # --- recording -----------------------------------------------------------------------------------------
+    def iteration_started(self, bound: int, target: int) -> None:
+        with self._lock:
+            p = self.progress
+            if p.target is None or p.bound != bound:
+                p.bound, p.target = bound, target
+                p.done, p.done_generated, p.done_expanded, p.done_next_bound = set(), 0, 0, INF
+
+    def unit_done(self, unit_id: int, result: UnitResult) -> None:
+        """Unit ``unit_id`` of the current iteration ended (``result``: its nodes and next bound; a unit that
+        found the goal is not recorded, the search ends with it)."""
+        if result.solution is not None or result.stopped:
+            return
+        with self._lock:
+            p = self.progress
+            if unit_id in p.done:
+                return
+            p.done.add(unit_id)
+            p.done_generated += result.generated
+            p.done_expanded += result.expanded
+            p.done_next_bound = min(p.done_next_bound, result.next_bound)
+            self._write_if_due()
+
+    def iteration_done(self, bound: int, generated: int, expanded: int, next_bound: int) -> None:
+        """The iteration of ``bound`` ended; ``generated`` and ``expanded`` count every iteration so far."""
+        with self._lock:
+            p = self.progress
+            p.last, p.before = generated - p.generated, p.last
+            p.iterations += 1
+            p.bound, p.generated, p.expanded = next_bound, generated, expanded
+            p.target, p.done, p.done_generated, p.done_expanded, p.done_next_bound = None, set(), 0, 0, INF
+            self._write_if_due()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._write()
+
+    def remove(self) -> None:
+        """The search ended with its goal: the checkpoint is not needed any more."""
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+
+    def _write_if_due(self) -> None:
+        if time.monotonic() - self._last_write >= self.every:
+            self._write()
+
+    def _write(self) -> None:
+        self.progress.seconds = self.seconds
+        data = {"format": FORMAT, "version": VERSION, "identity": self.identity, "progress": self.progress.to_json()}
+        try:
+            write_atomically(self.path, json.dumps(data, indent=1) + "\n")
+        except OSError as exc:
+            raise CheckpointError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+        self._last_write = time.monotonic()
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text``: a kill at any moment leaves the old file or the new one."""
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(directory)  # the rename itself survives a crash of the machine
+
+
+def read_checkpoint(path: Path) -> dict | None:
+    """The checkpoint's JSON (None if there is no file); CheckpointError if it is not one."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: not a checkpoint of pdbtool solve")
+    if data.get("version") != VERSION:
+        raise CheckpointError(f"{path}: a checkpoint of version {data.get('version')!r}, this pdbtool reads {VERSION}")
+    if not isinstance(data.get("identity"), dict) or not isinstance(data.get("progress"), dict):
+        raise CheckpointError(f"{path}: damaged checkpoint")
+    return data
+
+
+def check_writable(path: Path) -> None:
+    directory = path.parent if str(path.parent) else Path(".")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise CheckpointError(f"{path}: cannot write a checkpoint in {directory}")
+
+
+def check_batch(path, instances) -> None:
+    """Refuse, before a batch starts, a checkpoint that is not of its first instance to solve (which resumes
+    it): a batch that began with another instance would overwrite the checkpoint of a long search.  Also
+    refuse a checkpoint that could not be written."""
+    data = read_checkpoint(Path(path))
+    if data is None:
+        check_writable(Path(path))
+        return
+    have = (data["identity"].get("board"), data["identity"].get("state"))
+    solvable = [inst for inst in instances if inst.error is None]
+    if not solvable:
+        return
+    key = [(inst.board.dims, [int(t) for t in inst.tiles]) for inst in solvable]
+    if have == key[0]:
+        return
+    if have in key:
+        inst = solvable[key.index(have)]
+        raise CheckpointError(f"{path}: a checkpoint of instance {inst.id} ({inst.where}), but the first instance "
+                              f"to solve is {solvable[0].id}: solve {inst.id} first (--resume with --output skips "
+                              f"those done), or remove {path}")
+    raise CheckpointError(f"{path}: a checkpoint of an instance that the instances to solve do not hold: "
+                          f"remove it to start anew")
+
+
+_WHAT = (("board", "another board"), ("goal", "another goal"), ("state", "another instance"),
+         ("heuristic", "another heuristic"), ("options", "other search options"),
+         ("tables", "other tables (their checksums differ)"))
+
+
+def _mismatch(have: dict, want: dict) -> str | None:
+    for key, what in _WHAT:
+        if have.get(key) != want.get(key):
+            shown = have.get(key)
+            if key in ("heuristic", "board"):
+                what += f" ({shown}, not {want.get(key)})"
+            elif key == "state" and isinstance(shown, list):
+                what += f" ({' '.join(map(str, shown))})"
+            return what
+    return None
+
+
+def search_identity(board, state, label: str, options: dict, tables: list) -> dict:
+    """What a checkpoint is written for (JSON-able): the board, goal and start state, the heuristic's label
+    and its options (anything that changes the node counts), and the tables' identities."""
+    return {"board": board.dims, "goal": [int(t) for t in board.goal_tiles], "state": [int(t) for t in state],
+            "heuristic": label, "options": options, "tables": tables}
+
+
+def tables_identity(tables, heuristic) -> list:
+    """The identity of a search's tables: per pattern table (``tables``: ``PatternTable`` objects, or None),
+    its tiles, blank rule, encoding and checksum (its file's stored one, else the array's); then one
+    checksum of the arrays of a dynamic heuristic's look-ups (``heuristic.tables``), if any."""
+    out = []
+    for table in tables or ():
+        out.append({"tiles": [int(t) for t in table.pattern.tiles], "blank": table.blank,
+                    "encoding": table.encoding,
+                    "checksum": _file_checksum(table.path) if table.path is not None else _arrays_checksum([table.values])})
+    lookups = getattr(heuristic, "tables", None)
+    if not tables and isinstance(lookups, (list, tuple)):  # pattern tables given as arrays
+        arrays = [np.asarray(a) for a in lookups if isinstance(a, np.ndarray)]
+        if arrays:
+            out.append({"arrays": len(arrays), "checksum": _arrays_checksum(arrays)})
+    elif lookups is not None and not isinstance(lookups, (list, tuple)):
+        arrays = [v for _, v in sorted(vars(lookups).items()) if isinstance(v, np.ndarray)]
+        if arrays:
+            out.append({"dynamic": getattr(lookups, "name", None) or type(lookups).__name__,
+                        "checksum": _arrays_checksum(arrays)})
+    return out
+
+
+def _file_checksum(path) -> str:
+    """The xxhash64 that a table file stores in its last 8 bytes (checked when the table was loaded)."""
+    with open(path, "rb") as f:
+        f.seek(-8, os.SEEK_END)
+        return f.read(8)[::-1].hex()
+
+
+def _arrays_checksum(arrays) -> str:
+    import xxhash
+
+    digest = xxhash.xxh64()
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        digest.update(str((a.dtype.str, a.shape)).encode())
+        digest.update(a.view(np.uint8).reshape(-1) if a.size else b"")
+    return digest.hexdigest()
+
+
+def _later_siblings(nb, start_blank: int, path, root_prev: int = -1, fsm=None, fsm_state=None) -> int:
+    """The children generated after each node on ``path`` from the start, which a search that generates a
+    node's children at once counts and one that generates them one at a time does not reach when the goal
+    lies below ``path`` (the driver's ``_later_siblings``, for the top above a unit).  ``fsm`` and
+    ``fsm_state``: a move-pruning automaton's table and its state per level of the top's stack, if the
+    search has one (a move it prunes is not generated)."""
+    pruning = fsm is not None and len(fsm) > 0
+    later = 0
+    blank = start_blank
+    prev = root_prev
+    for level, m_in in enumerate(path):
+        for m in range(m_in + 1, 4):
+            if nb[blank, m] >= 0 and m + prev != 3 and not (pruning and fsm[fsm_state[level], m] < 0):
+                later += 1
+        blank, prev = int(nb[blank, m_in]), m_in
+    return later
+
+
+def _walks_at_once(search: Search) -> bool:
+    import numba
+
+    from ..heuristics import hooks
+
+    return hooks.walks_at_once(numba.typeof(search.state))
+
+
+def checkpointed_search(heuristic, state, h0: int, recorder: Recorder, threads: int = 1,
+                        deadline: float | None = None, node_limit: int | None = None,
+                        progress: Callable[[int, int, int], None] | None = None, chunk: int = UNIT_CHUNK_NODES,
+                        unit_nodes: int = UNIT_NODES, serial_below: int = SERIAL_BELOW,
+                        search_units: Callable | None = None, report_every: float = 0.5) -> ParallelOutcome:
+    """IDA* from ``state`` (not the goal) that records its progress with ``recorder`` and resumes from what
+    ``recorder.load()`` returns; see the module docstring.  ``threads`` > 1: each iteration's units are
+    searched by ``search_units`` (default: threads here; called as :func:`pdbtool.search.parallel._search_units`
+    with ``on_result(index, result)``).  An iteration after one of fewer than ``serial_below`` nodes is one
+    unit; a larger one is cut into units of about ``unit_nodes`` nodes by an estimate.  The limits apply to
+    this run.  ``progress(bound, generated, expanded)`` between chunks.  The outcome's counts are those of
+    the whole search, earlier runs included."""
+    state = tuple(int(t) for t in state)
+    chunk = max(1, min(chunk, UNIT_CHUNK_NODES))
+    saved = recorder.load() or Progress(bound=int(h0))
+    if not recorder.resumed:
+        recorder.progress.bound = int(h0)
+    out = ParallelOutcome(generated=saved.generated, expanded=saved.expanded, iterations=saved.iterations)
+    bound = saved.bound
+    last, before = saved.last, saved.before
+    at_once = None
+    run_nodes = 0
+    try:
+        while True:
+            tally = Tally(None if node_limit is None else node_limit - run_nodes, deadline)
+            if tally.expired():
+                out.timed_out = True
+                return out
+            p = recorder.progress
+            if p.target is not None and p.bound == bound:
+                target = p.target  # resume the iteration with the same units
+            elif last < serial_below:
+                target = 1
+            else:
+                target = units_wanted(threads, FRONTIER_PER_THREAD if threads > 1 else 1, unit_nodes, last, before)
+            recorder.iteration_started(bound, target)
+            out.iterations = recorder.progress.iterations + 1
+            out.bound = bound
+            p = recorder.progress
+            done, base_generated, base_expanded = set(p.done), p.done_generated, p.done_expanded
+            report = None
+            if progress is not None:
+                def report():
+                    progress(bound, out.generated + base_generated + tally.generated,
+                             out.expanded + base_expanded + tally.expanded)
+            if threads > 1:
+                moves, next_bound, stopped = _iteration_on_threads(
+                    heuristic, state, bound, target, done, recorder, threads, tally, chunk, report, report_every,
+                    search_units or _search_units)
+            else:
+                if at_once is None:
+                    at_once = _walks_at_once(Search(heuristic, state))
+                moves, next_bound, stopped = _iteration_in_order(heuristic, state, bound, target, done, recorder,
+                                                                 tally, chunk, report, at_once)
+            run_nodes += tally.generated
+            out.generated += base_generated + tally.generated
+            out.expanded += base_expanded + tally.expanded
+            if moves is not None:
+                out.moves = list(moves)
+                recorder.remove()
+                return out
+            if stopped:
+                out.timed_out = True
+                return out
+            next_bound = min(next_bound, recorder.progress.done_next_bound)
+            if next_bound >= INF:
+                raise RuntimeError("the search space was exhausted without reaching the goal (a bug)")
+            last, before = out.generated - recorder.progress.generated, last
+            recorder.iteration_done(bound, out.generated, out.expanded, next_bound)
+            out.finished.append((bound, out.generated, out.expanded))
+            bound = next_bound
+            if progress is not None:
+                progress(bound, out.generated, out.expanded)
+    finally:
+        if out.moves is None:
+            recorder.flush()
+
+
+def _iteration_in_order(heuristic, state, bound, target, done, recorder, tally, chunk, report, at_once):
+    """One iteration on this thread: the top cut at the depth of ``target`` units, each unit searched when
+    the top reaches its root (those in ``done`` are skipped: their nodes are in the tally already).
+    Returns (the moves of a solution or None, the next bound of the top and the units searched, stopped)."""
+    if target <= 1:
+        depth = 0
+    else:
+        units, top = split_iteration(heuristic, state, bound, target)
+        depth = len(units[0].path) if units else 0
+        if not units:  # the goal lies in the top, or the tree ends above the cut
+            tally.add(top.generated, top.expanded)
+            return top.solution, top.next_bound, False
+    if depth == 0:
+        if 0 in done:
+            return None, INF, False
+        result = search_unit(heuristic, state, WorkUnit((), bound), chunk, tally, report)
+        if result is None:
+            return None, INF, True
+        recorder.unit_done(0, result)
+        return result.solution, result.next_bound, False
+    top = Search(heuristic, state, bound=bound, one_iteration=True, cut=depth)
+    next_bound = INF
+    index = 0
+    counted = (0, 0)
+
+    def count_top():
+        nonlocal counted
+        tally.add(top.generated - counted[0], top.expanded - counted[1])
+        counted = (top.generated, top.expanded)
+
+    while True:
+        status = top.step(INF)
+        count_top()
+        if status == FOUND:
+            return top.moves(), INF, False
+        if status == ITERATION_DONE:
+            return None, min(next_bound, top.next_bound), False
+        if status != CUT:
+            raise RuntimeError(f"the top of an iteration returned status {status} (a bug)")
+        if index not in done:
+            path = tuple(top.moves())
+            result = search_unit(heuristic, state, WorkUnit(path, bound), chunk, tally, report)
+            if result is None:
+                return None, INF, True
+            if result.solution is not None:
+                if at_once:  # the top counted the later siblings of the nodes above the unit's root
+                    blank = state.index(0)
+                    later = _later_siblings(heuristic.board.neighbours(), blank, path, -1,
+                                            getattr(top, "fsm", None), getattr(top, "fsm_state", None))
+                    tally.add(-later, 0)
+                return result.solution, INF, False
+            next_bound = min(next_bound, result.next_bound)
+            recorder.unit_done(index, result)
+        index += 1
+
+
+def _iteration_on_threads(heuristic, state, bound, target, done, recorder, threads, tally, chunk, report,
+                          report_every, search_units):
+    """One iteration's units (but those in ``done``) searched by ``search_units`` on ``threads``."""
+    units, top = split_iteration(heuristic, state, bound, target) if target > 1 else \
+        ([WorkUnit((), bound)], UnitResult(0, 0, INF, None))
+    tally.add(top.generated, top.expanded)
+    if top.solution is not None:
+        return top.solution, INF, False
+    ids = [i for i in range(len(units)) if i not in done]
+    todo = [units[i] for i in ids]
+
+    def on_result(index, result):
+        recorder.unit_done(ids[index], result)
+
+    results = search_units(heuristic, state, todo, threads, tally, chunk, report, report_every,
+                           on_result=on_result) if todo else []
+    found = sorted((i, r.solution) for i, r in results if r.solution is not None)
+    if found:
+        return found[0][1], INF, False
+    if len(results) < len(todo):
+        return None, INF, True
+    return None, min([top.next_bound] + [r.next_bound for _, r in results]), False
+
+
+__all__ = ["Recorder", "Progress", "CheckpointError", "checkpointed_search", "search_identity", "tables_identity",
+           "check_batch", "read_checkpoint",
+           "write_atomically", "UNIT_NODES"]
