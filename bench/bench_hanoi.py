@@ -43,6 +43,7 @@ EXTRA = [  # beyond the talk: the middle-state search and the 18-disk target
     (15, "static:14", True), (16, "static:14-1", True), (16, "dynamic:14-1", True), (17, "static:14-2", True),
     (17, "dynamic:14-2", True), (18, "static:14-3", True), (18, "dynamic:14-3", True),
     (18, "dynamic:15-2", True), (13, "infinite", False), (14, "infinite", False), (19, "static:15-3", True),
+    (20, "static:15-4", True),
 ]
 
 
