@@ -1,198 +1,184 @@
-"""Benchmark: Korf & Felner's first ten 24-puzzle instances with 6-6-6-6 and its diagonal reflection.
+"""Benchmark: the 24-puzzle at the frontier -- several heuristics on the same Korf-Felner instances, in one run.
 
-Each instance of ``examples/korf24.txt`` (Korf & Felner's first ten, with their optimal lengths) is solved
-optimally with ``Solver(Board(5, 5), partition="24-6-6-6-6", reflect=True)``, searching with ``--threads``
-threads (:mod:`pdbtool.search.parallel`); the two tables that 6-6-6-6 needs (the other two patterns are looked up
-through board symmetries, :mod:`pdbtool.tables.sharing`) are built into the cache on first use.  Every length
-is checked against the known optimum.  Target: all ten in at most 40 minutes on this machine (2 cores).
+Each configuration ``NAME:BLANK`` is a partition or catalogue (``partitions/``: ``24-6-6-6-6``, ``24-cat-2``,
+``24-cat-7``, or a file) with a blank rule (``minimized``, ``zero-aware``), always with the diagonal
+reflection.  Every instance is solved with every configuration in turn (configurations alternate per
+instance, so that a change in the machine's load falls on all of them alike); per instance and
+configuration: h(start), nodes generated, CPU and wall seconds, the length (checked against the optimum),
+and, beside them, the count Korf & Felner's program generated with 6-6-6-6 (``examples/korf24_50.txt``,
+their paper's table).  A node limit (``--node-limit``) stops long searches: the instance then counts as
+unsolved, with its nodes and last bound.
 
-Writes ``bench/results/24.json`` and prints a table: per instance the optimal length, h(start), nodes
-generated, wall and CPU seconds, nodes per second; the mean; and the published figures that
-``docs/literature.md`` gives (for instance 1, the node count of Felner's talk, which the serial search
-reproduces exactly).
+Instance sets: ``target`` (issue 31's benchmark set: the 16 instances whose 6-6-6-6 count is at most 1.1e10,
+about an hour of CPU for 6-6-6-6 alone), ``first10``, or ``--ids``.  ``--pruning fsm`` is passed to the
+solver where it takes it (duplicate-path pruning, when present).
 
-    .venv/bin/python bench/bench_24.py [--limit K] [--ids 1,5] [--time-limit SECONDS] [--threads N]
-                                       [--no-reflect] [--quick] [--cache-dir DIR] [--out FILE]
+    .venv/bin/python bench/bench_24.py [--set target|first10] [--ids 38,40] [--configs C1,C2]
+        [--node-limit N] [--time-limit S] [--threads N] [--pruning fsm] [--sample-h K] [--quick]
+        [--cache-dir DIR] [--out FILE]
 
-``--quick`` (as ``make bench --quick`` passes): instance 1 only, with a 600-second limit.
+``--sample-h K`` also reports each configuration's mean h over K random states (seeded) and its CPU per
+evaluation.  ``--quick``: instance 38 only, 6-6-6-6 and 6-6-6-6 zero-aware, a node limit of 2e8.
+Writes ``bench/results/frontier_24.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import inspect
 import os
-import platform
+import random
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from _results import write  # noqa: E402
 from pdbtool.puzzle.board import Board  # noqa: E402
-from pdbtool.puzzle.instances import load_instances  # noqa: E402
 from pdbtool.search.solver import Solver  # noqa: E402
 
-INSTANCES = ROOT / "examples" / "korf24.txt"
-PUBLISHED = {
-    "source": "docs/literature.md: Korf & Felner (2002), 6-6-6-6 + reflection",
-    "mean_length_of_50": 100.78,
-    "mean_nodes_of_50": 3.6e11,
-}
-# docs/literature.md, Felner's talk "Additive pattern databases": 24-puzzle instance 1, static 6-6-6-6 with
-# the reflection; no other per-instance count is in the repository's sources
-PUBLISHED_NODES = {"1": 2_031_102_635}
-TARGET_SECONDS = 40 * 60
+INSTANCES = ROOT / "examples" / "korf24_50.txt"
+TARGET_IDS = [38, 40, 25, 32, 44, 37, 30, 13, 1, 28, 36, 5, 22, 16, 29, 4]
+DEFAULT_CONFIGS = "24-6-6-6-6:minimized,24-6-6-6-6:zero-aware,24-cat-2:zero-aware"
+
+
+def load_korf24_50(path: Path = INSTANCES) -> dict[int, dict]:
+    """id -> {tiles, optimal, kf_nodes} from the file's lines ``id, 25 cells, optimal length, nodes``."""
+    out = {}
+    for line in path.read_text().splitlines():
+        body = line.split("#", 1)[0].split()
+        if len(body) == 28:
+            nums = [int(x) for x in body]
+            out[nums[0]] = {"tiles": nums[1:26], "optimal": nums[26], "kf_nodes": nums[27]}
+    return out
+
+
+def make_solver(config: str, args) -> Solver:
+    name, _, blank = config.partition(":")
+    kwargs = dict(partition=name, blank=blank or "minimized", reflect=True, cache_dir=args.cache_dir,
+                  threads=args.threads, search_threads=args.threads)
+    if args.pruning:
+        if "pruning" not in inspect.signature(Solver).parameters:
+            raise SystemExit(f"--pruning {args.pruning}: this pdbtool's Solver has no pruning option")
+        kwargs["pruning"] = args.pruning
+    solver = Solver(Board(5, 5), **kwargs)
+    solver.warm_up()
+    return solver
+
+
+def random_states(count: int, seed: int) -> list[list[int]]:
+    board = Board(5, 5)
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        tiles = list(range(25))
+        rng.shuffle(tiles)
+        if board.is_solvable(tiles):
+            out.append(tiles)
+    return out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--limit", type=int, default=None, help="only the first K instances")
-    ap.add_argument("--ids", default=None, help="only these instance ids (comma-separated)")
-    ap.add_argument("--time-limit", type=float, default=None, help="seconds per instance")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--no-reflect", action="store_true")
+    ap.add_argument("--set", choices=["target", "first10"], default="target")
+    ap.add_argument("--ids", default=None, help="instance ids (comma-separated), instead of --set")
+    ap.add_argument("--configs", default=DEFAULT_CONFIGS, help="NAME:BLANK, comma-separated")
+    ap.add_argument("--node-limit", type=float, default=None)
+    ap.add_argument("--time-limit", type=float, default=None, help="seconds per instance and configuration")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--pruning", default=None)
+    ap.add_argument("--sample-h", type=int, default=0, help="mean h over this many random states")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--cache-dir", default=None)
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "24.json"))
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "frontier_24.json"))
     args = ap.parse_args(argv)
     if args.quick:
-        args.limit = args.limit or 1
-        args.time_limit = args.time_limit or 600.0
+        args.ids = args.ids or "38"
+        args.configs = "24-6-6-6-6:minimized,24-6-6-6-6:zero-aware"
+        args.node_limit = args.node_limit or 2e8
+    data = load_korf24_50()
+    ids = [int(x) for x in args.ids.split(",")] if args.ids else (TARGET_IDS if args.set == "target"
+                                                                  else list(range(1, 11)))
+    missing = [i for i in ids if i not in data]
+    if missing:
+        print(f"no instance {missing[0]} in {INSTANCES}", file=sys.stderr)
+        return 2
+    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    started = time.time()
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    setups, solvers = {}, {}
+    for config in configs:
+        t0, c0 = time.perf_counter(), time.process_time()
+        solvers[config] = make_solver(config, args)
+        setups[config] = {"seconds": round(time.perf_counter() - t0, 3),
+                          "cpu_seconds": round(time.process_time() - c0, 3), "label": solvers[config].label}
+        print(f"{config}: {solvers[config].label}, tables ready in {setups[config]['seconds']:.1f} s", flush=True)
 
-    board = Board(5, 5)
-    items = load_instances(str(INSTANCES), board, None)
-    if args.ids:
-        wanted = [s.strip() for s in args.ids.split(",")]
-        items = [i for i in items if str(i.id) in wanted]
-    if args.limit is not None:
-        items = items[:args.limit]
-    build_start = time.perf_counter()
-    solver = Solver(board, partition="24-6-6-6-6", reflect=not args.no_reflect, cache_dir=args.cache_dir,
-                    threads=args.threads, search_threads=args.threads)
-    solver.warm_up()
-    setup_seconds = time.perf_counter() - build_start
+    sample = {}
+    if args.sample_h:
+        states = random_states(args.sample_h, 2024)
+        for config, solver in solvers.items():
+            c0 = time.process_time()
+            hs = [solver.h(s) for s in states]
+            sample[config] = {"states": len(states), "mean_h": round(sum(hs) / len(hs), 3),
+                              "cpu_seconds_per_state": (time.process_time() - c0) / len(states)}
+            print(f"{config}: mean h {sample[config]['mean_h']:.3f} over {len(states)} random states", flush=True)
 
+    limit = int(args.node_limit) if args.node_limit else None
     rows = []
-    print(f"{solver.label}, {args.threads} search threads, tables ready in {setup_seconds:.1f} s", flush=True)
-    print(f"{'id':>3} {'opt':>4} {'h0':>4} {'length':>6} {'nodes generated':>17} {'wall s':>8} {'cpu s':>8} "
-          f"{'M nodes/s':>9}", flush=True)
-
-    for inst in items:
-        started = last = time.perf_counter()
-        ends = {}  # bound -> nodes generated (cumulative) when its iteration ended
-        current = [None]
-
-        def progress(bound, generated, expanded):
-            nonlocal last
-            if current[0] is not None and bound != current[0]:
-                ends[current[0]] = generated
-            current[0] = bound
-            now = time.perf_counter()
-            if now - last >= 60:
-                last = now
-                print(f"    {inst.id}: bound {bound}, {generated:,} nodes, "
-                      f"{generated / (now - started) / 1e6:.1f} M nodes/s, {now - started:.0f} s", file=sys.stderr,
-                      flush=True)
-
-        r = solver.solve(inst.tiles, time_limit=args.time_limit, progress=progress)
-        last_bound = current[0] if current[0] is not None else r.h0
-        row = {"id": inst.id, "optimal": inst.optimal, "h0": r.h0, "length": r.length, "solved": r.solved,
-               "nodes_generated": r.nodes_generated, "nodes_expanded": r.nodes_expanded,
-               "iterations": r.iterations, "seconds": round(r.seconds, 3), "cpu_seconds": round(r.cpu_seconds, 3),
-               "nodes_per_second": round(r.nodes_generated / r.seconds) if r.seconds else None,
-               "iteration_nodes": iteration_nodes(ends, r.h0, last_bound, r.nodes_generated),
-               "published_nodes": PUBLISHED_NODES.get(str(inst.id))}
-        if not r.solved:
-            # every iteration below last_bound was exhausted: the optimum is at least last_bound
-            row["last_bound"] = last_bound
-            row["projection"] = project(row["iteration_nodes"], last_bound, inst.optimal, row["nodes_per_second"])
-        if r.solved and r.length != inst.optimal:
-            print(f"instance {inst.id}: length {r.length}, but the optimum is {inst.optimal}", file=sys.stderr)
-            return 1
+    print(f"{'id':>3} {'opt':>4} {'KF nodes':>15}  " + "  ".join(f"{c:>38}" for c in configs), flush=True)
+    for ident in ids:
+        inst = data[ident]
+        row = {"id": ident, "optimal": inst["optimal"], "kf_nodes": inst["kf_nodes"], "runs": {}}
+        for config in configs:
+            r = solvers[config].solve(inst["tiles"], node_limit=limit, time_limit=args.time_limit)
+            if r.solved and r.length != inst["optimal"]:
+                print(f"instance {ident}, {config}: length {r.length}, but the optimum is {inst['optimal']}",
+                      file=sys.stderr)
+                return 1
+            row["runs"][config] = {"h0": r.h0, "solved": r.solved, "length": r.length,
+                                   "nodes_generated": r.nodes_generated, "iterations": r.iterations,
+                                   "seconds": round(r.seconds, 3), "cpu_seconds": round(r.cpu_seconds, 3)}
         rows.append(row)
-        length = r.length if r.solved else "-"
-        note = ""
-        if not r.solved:
-            pr = row["projection"]
-            note = f"  (time limit in bound {last_bound}"
-            if pr:
-                note += (f"; projected {pr['nodes_low']:.2g}-{pr['nodes_high']:.2g} nodes, "
-                         f"{pr['hours_low']:.1f}-{pr['hours_high']:.1f} h at this rate")
-            note += ")"
-        if row["published_nodes"]:
-            note += f"  [published: {row['published_nodes']:,}]"
-        print(f"{inst.id:>3} {inst.optimal:>4} {r.h0:>4} {length!s:>6} {r.nodes_generated:>17,} {r.seconds:>8.1f} "
-              f"{r.cpu_seconds:>8.1f} {row['nodes_per_second'] / 1e6 if row['nodes_per_second'] else 0:>9.2f}"
-              + note, flush=True)
+        cells = []
+        for config in configs:
+            x = row["runs"][config]
+            mark = "" if x["solved"] else "+"
+            cells.append(f"h0 {x['h0']:>3} {x['nodes_generated']:>14,}{mark:1} {x['cpu_seconds']:>8.1f} s")
+        print(f"{ident:>3} {inst['optimal']:>4} {inst['kf_nodes']:>15,}  " + "  ".join(f"{c:>38}" for c in cells),
+              flush=True)
 
-    solved = [r for r in rows if r["solved"]]
-    summary = {
-        "instances": len(rows), "solved": len(solved),
-        "mean_nodes_generated": round(sum(r["nodes_generated"] for r in solved) / len(solved)) if solved else None,
-        "mean_seconds": round(sum(r["seconds"] for r in solved) / len(solved), 3) if solved else None,
-        "total_seconds": round(sum(r["seconds"] for r in rows), 3),
-        "total_cpu_seconds": round(sum(r["cpu_seconds"] for r in rows), 3),
-        "target_total_seconds_for_ten": TARGET_SECONDS,
-    }
-    if solved:
-        print(f"mean over {len(solved)} solved: {summary['mean_nodes_generated']:,} nodes, "
-              f"{summary['mean_seconds']:.1f} s; total {summary['total_seconds']:.1f} s wall")
-    print(f"published ({PUBLISHED['source']}): mean length {PUBLISHED['mean_length_of_50']} and about "
-          f"{PUBLISHED['mean_nodes_of_50']:.1e} nodes per instance over all 50")
-    report = {
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                    "load_average": os.getloadavg()},
-        "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
-        "heuristic": solver.label, "threads": args.threads, "time_limit": args.time_limit,
-        "setup_seconds": round(setup_seconds, 3), "instances": rows, "summary": summary, "published": PUBLISHED,
-    }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    summary = {}
+    base = configs[0]
+    both = [r for r in rows if all(r["runs"][c]["solved"] for c in configs)]
+    for config in configs:
+        solved = [r for r in rows if r["runs"][config]["solved"]]
+        s = {"solved": len(solved), "instances": len(rows),
+             "nodes_generated": sum(r["runs"][config]["nodes_generated"] for r in rows),
+             "cpu_seconds": round(sum(r["runs"][config]["cpu_seconds"] for r in rows), 3)}
+        if both:
+            n_all = sum(r["runs"][config]["nodes_generated"] for r in both)
+            c_all = sum(r["runs"][config]["cpu_seconds"] for r in both)
+            s["on_instances_solved_by_all"] = {
+                "instances": [r["id"] for r in both], "nodes_generated": n_all, "cpu_seconds": round(c_all, 3),
+                "kf_nodes": sum(r["kf_nodes"] for r in both),
+                "nodes_ratio_to_first": round(sum(r["runs"][base]["nodes_generated"] for r in both) / n_all, 3),
+                "cpu_ratio_to_first": round(sum(r["runs"][base]["cpu_seconds"] for r in both) / c_all, 3)
+                if c_all else None,
+                "kf_nodes_ratio": round(sum(r["kf_nodes"] for r in both) / n_all, 3)}
+        summary[config] = s
+        print(f"{config}: {s}", flush=True)
+    report = {"configs": configs, "setup": setups, "threads": args.threads, "node_limit": limit,
+              "time_limit": args.time_limit, "pruning": args.pruning, "instances": rows, "summary": summary,
+              "sample_h": sample,
+              "source_of_kf_nodes": "examples/korf24_50.txt (Korf & Felner, AIJ 134, 2002, their table)"}
+    command = [Path(sys.argv[0]).name] + (list(argv) if argv is not None else sys.argv[1:])
+    out = write(args.out, report, command=command, started=started, load_before=load_before)
     print(f"wrote {out}")
     return 0
-
-
-def iteration_nodes(ends: dict, h0: int, last_bound: int, generated: int) -> list:
-    """[bound, nodes generated in that iteration] for each iteration, from the cumulative counts at which
-    the progress callback saw the bound change (exact with threads, where the search reports the end of
-    every iteration; to within one chunk of nodes serially).  The last entry is the iteration that was
-    running when the search stopped."""
-    rows, before = [], 0
-    for bound in sorted(ends):
-        rows.append([bound, ends[bound] - before])
-        before = ends[bound]
-    if not rows or rows[-1][0] != last_bound:
-        rows.append([last_bound, generated - before])
-    return rows
-
-
-def project(iters: list, last_bound: int, optimal: int | None, rate: float | None) -> dict | None:
-    """An estimate, not a measurement: the nodes an unfinished instance would need, extrapolating the
-    growth factor of its last two complete iterations to every iteration up to the optimum.  ``nodes_low``
-    assumes the goal is met at the very start of the last iteration, ``nodes_high`` at its very end."""
-    complete = [n for b, n in iters if b < last_bound]
-    if optimal is None or len(complete) < 2 or complete[-2] <= 0:
-        return None
-    growth = complete[-1] / complete[-2]
-    done_before = sum(complete)
-    done_last = iters[-1][1]
-
-    def full(bound):  # estimated size of the whole iteration of this bound
-        return complete[-1] * growth ** ((bound - (last_bound - 2)) // 2)
-
-    low = done_before + done_last if last_bound == optimal else done_before + max(done_last, full(last_bound))
-    low += sum(full(b) for b in range(last_bound + 2, optimal, 2))
-    high = (done_before + max(done_last, full(optimal)) if last_bound == optimal
-            else low + full(optimal))
-    out = {"growth_per_iteration": round(growth, 2), "nodes_low": low, "nodes_high": high}
-    if rate:
-        out["hours_low"] = low / rate / 3600
-        out["hours_high"] = high / rate / 3600
-    return out
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 import pdbtool.tables.cache as cache_module
+import pdbtool.tables.resources as resources_module
 from pdbtool.tables import fileformat
 from pdbtool.puzzle.board import Board
 from pdbtool.tables.cache import TableCache
@@ -113,9 +115,9 @@ def test_headers_that_lie_and_future_versions(tmp_path, small):
         (dict(tiles=[1, 2, 3]), "the header says 11880 entries, but 3 tiles on 3x4 have 1320"),
         (dict(tiles=[1, 2, 3], entries=1320), "the payload holds 11880 entries, the pattern has 1320"),
         (dict(width=5), "goal is not a permutation of the 20 cells"),
-        (dict(goal="korf"), "not a list"),
+        (dict(goal="korf"), "goal is 'korf', not a list"),
         (dict(blank="sideways"), "blank rule 'sideways'"),
-        (dict(encoding=["byte"]), "encoding ['byte']"),
+        (dict(encoding=["byte"]), "encoding is ['byte'], not text"),
         (dict(tiles=[1, 1, 2, 3]), "appears twice"),
     ]
     for changes, message in cases:
@@ -527,7 +529,8 @@ def test_a_real_full_filesystem(tmp_path):
         cache = TableCache(mount)
         path = cache.get(pattern, "ignored").path
         previous = path.read_bytes()
-        with pytest.raises(TableFileError, match="the disk is full"):
+        # the room left is checked before the build; a write that finds the disk full is refused the same way
+        with pytest.raises(PdbtoolError, match="the disk is full|MiB is free"):
             cache.get(pattern, "ignored", force=True)
         assert path.read_bytes() == previous and leftovers(mount) == []
     finally:
@@ -535,7 +538,7 @@ def test_a_real_full_filesystem(tmp_path):
 
 
 def test_too_little_memory_is_refused_before_the_build(tmp_path, monkeypatch):
-    monkeypatch.setattr(cache_module, "available_memory", lambda: 50 << 20)
+    monkeypatch.setattr(resources_module, "available_memory", lambda: 50 << 20)
     pattern = TilePattern(Board(4, 4), (1, 2, 3, 4, 5, 6))
     with pytest.raises(PdbtoolError, match=r"needs about 0\.08 GiB, but only 0\.05 GiB is available"):
         TableCache(tmp_path).get(pattern, "minimized")
@@ -585,3 +588,627 @@ def test_interrupted_solve_reports_what_was_solved(tmp_path, signum, word, fmt):
         assert lines[1].startswith("b ") and "length   2" in lines[1]
         assert lines[2].split() == ["hard", "interrupted"]
         assert "solved 2 of 2" in out and "interrupted during instance hard; 1 more not reached" in out
+
+
+# --- crafted files: a valid checksum on a file made to break a kernel or the search (issue: tables from
+# anywhere).  Each is refused at load with one line; in the cache it is moved aside and rebuilt.  The
+# commands run in subprocesses, where a kernel reading out of bounds would die of a signal. ---------------
+
+EIGHT = REPO / "examples" / "8puzzle-4-4.txt"
+EIGHT_INSTANCES = "e1 2 8 5 0 4 3 7 6 1  # optimal 25\ne2 4 7 3 6 1 8 0 5 2  # optimal 18\n"
+
+
+BATCH = """
+import json, sys
+from click.testing import CliRunner
+from pdbtool.cli.main import cli
+out = []
+for args in json.loads(sys.argv[1]):
+    r = CliRunner().invoke(cli, args)
+    crash = None if r.exception is None or isinstance(r.exception, SystemExit) else repr(r.exception)
+    out.append([r.exit_code, r.stdout, r.stderr, crash])
+print(json.dumps(out))
+"""
+
+
+def run_commands(*commands, timeout=900):
+    """Several pdbtool commands in ONE subprocess (each through Click's runner, as the entry point runs
+    it), where a kernel reading out of bounds would end the process by a signal, not the test run.
+    Returns [(exit status, stdout, stderr)] in order."""
+    proc = subprocess.run([sys.executable, "-c", BATCH, json.dumps([[str(a) for a in c] for c in commands])],
+                          capture_output=True, text=True, env=env(), cwd=REPO, timeout=timeout)
+    assert proc.returncode == 0, f"status {proc.returncode} (a negative one is a signal): {proc.stderr[-2000:]}"
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    for (code, out, err, crash), command in zip(results, commands):
+        assert crash is None and "Traceback" not in err, (command, crash, err)
+    return [(code, out, err) for code, out, err, _ in results]
+
+
+def resign(path: Path, payload: bytes | None = None, header_text: bytes | None = None, **changes) -> None:
+    """Rewrite ``path`` with header changes (or raw header text), a new payload, and a valid checksum."""
+    import xxhash
+
+    header, offset = fileformat.read_header(path)
+    data = path.read_bytes()
+    header.pop("_file_bytes")
+    header.update(changes)
+    body = data[offset:-8] if payload is None else payload
+    header["payload_bytes"] = len(body)
+    if header_text is None:
+        raw = fileformat.encode_prefix(header) + body
+    else:
+        raw = fileformat.MAGIC + (1).to_bytes(2, "little") + (0).to_bytes(2, "little") + \
+            len(header_text).to_bytes(4, "little") + header_text + body
+    path.write_bytes(raw + xxhash.xxh64(raw).intdigest().to_bytes(8, "little"))
+
+
+def payload_of(path: Path) -> np.ndarray:
+    _, offset = fileformat.read_header(path)
+    return np.frombuffer(path.read_bytes()[offset:-8], dtype=np.uint8).copy()
+
+
+@pytest.fixture(scope="module")
+def eight_cache(tmp_path_factory):
+    """A cache with the 8-puzzle's 4-4 tables in every encoding (the originals, copied per test)."""
+    root = tmp_path_factory.mktemp("eight")
+    for blank, encodings in (("minimized", ("byte", "nibble", "sparse")), ("ignored", ("byte", "mod3", "parity"))):
+        for encoding in encodings:
+            result = CliRunner().invoke(cli, ["build", "--partition", str(EIGHT), "--blank", blank, "--encoding",
+                                              encoding, "--cache-dir", str(root)])
+            assert result.exit_code == 0, result.output
+    return root
+
+
+def crafted_cache(tmp_path, eight_cache, only: str = "*") -> Path:
+    """A copy of the 8-puzzle cache (of the files matching ``only``) to craft files in."""
+    import shutil
+
+    target = tmp_path / "cache"
+    target.mkdir()
+    for source in eight_cache.glob(only):
+        shutil.copy2(source, target / source.name)
+    return target
+
+
+def solve_args(cache_dir: Path, tmp_path: Path, *options) -> list:
+    instances = tmp_path / "eight.txt"
+    instances.write_text(EIGHT_INSTANCES)
+    return ["solve", instances, "--partition", EIGHT, "--cache-dir", cache_dir, *options]
+
+
+def assert_solved_after_rebuild(result, cache_dir: Path, crafted: int = 1):
+    """solve met the crafted table(s): one line each moving it aside, a rebuild, and the right answers."""
+    rc, out, err = result
+    assert rc == 0, err
+    assert err.count("damaged table moved aside and rebuilt") == crafted, err
+    assert all(line.startswith("pdbtool: ") for line in err.splitlines()), err
+    assert re.search(r"^e1\s+length\s+25 ", out, re.M) and re.search(r"^e2\s+length\s+18 ", out, re.M), out
+    assert "solved 2 of 2" in out
+    assert len(list(cache_dir.glob("*.corrupt-*"))) >= crafted
+
+
+def check_commands(path: Path) -> list:
+    return [["verify", path, "--samples", "100"], ["inspect", path]]
+
+
+def assert_refused(results, path: Path, pattern: str):
+    """verify fails in one line; inspect fails in one line, or shows the file and why a load refuses it;
+    a load through the library raises TableFileError."""
+    (rc, _, err), (irc, iout, ierr) = results
+    assert rc == 3 and err.count("\n") == 1 and err.startswith("pdbtool: "), err  # a FAIL of a file that is there
+    if irc == 0:
+        assert "refused at load" in iout and ierr == "", (iout, ierr)
+    else:
+        assert irc == 1 and ierr.count("\n") == 1 and ierr.startswith("pdbtool: "), ierr
+    from pdbtool.tables.integrity import load_checked
+
+    with pytest.raises(TableFileError, match=pattern):
+        load_checked(path)
+
+
+def crafted_run(cache_dir: Path, tmp_path: Path, crafted_copies: list[Path], *solve_options):
+    """verify and inspect of each crafted copy, then solve on the cache: one subprocess."""
+    commands = [c for path in crafted_copies for c in check_commands(path)]
+    results = run_commands(*commands, solve_args(cache_dir, tmp_path, *solve_options))
+    return [results[i:i + 2] for i in range(0, len(commands), 2)], results[-1]
+
+
+def table_file(cache_dir: Path, blank: str, encoding: str, tiles="1.2.3.4") -> Path:
+    return cache_dir / f"3x3-korf-t{tiles}-{blank}-{encoding}.pdb"
+
+
+def test_crafted_sparse_values_offset_is_refused(tmp_path, eight_cache):
+    cache_dir = crafted_cache(tmp_path, eight_cache)
+    path = table_file(cache_dir, "minimized", "sparse")
+    payload = payload_of(path)
+    words = payload.view(np.uint64)
+    words[2] = 1 << 40   # the values offset: far past the payload
+    resign(path, payload.tobytes())
+    copy = tmp_path / "sparse-offset.pdb"
+    copy.write_bytes(path.read_bytes())
+    (checks,), solved = crafted_run(cache_dir, tmp_path, [copy], "--encoding", "sparse")
+    assert_refused(checks, copy, "preamble")
+    assert_solved_after_rebuild(solved, cache_dir)
+
+
+@pytest.mark.parametrize("damage", ["extra bits", "directory", "nonzero"])
+def test_crafted_sparse_bitmap_and_directory_are_refused(tmp_path, eight_cache, damage):
+    cache_dir = crafted_cache(tmp_path, eight_cache)
+    path = table_file(cache_dir, "minimized", "sparse")
+    payload = payload_of(path)
+    words = payload.view(np.uint64)
+    nwords = (int(words[0]) + 63) // 64
+    dir_off = int(words[1])
+    if damage == "extra bits":      # more set bits than stored values: a look-up would read past them
+        words[4: 4 + nwords] = np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(1)
+    elif damage == "directory":
+        words[dir_off + 1] += np.uint64(1000)
+    else:
+        words[3] = words[3] - np.uint64(1)
+    resign(path, payload.tobytes())
+    copy = tmp_path / "sparse.pdb"
+    copy.write_bytes(path.read_bytes())
+    (checks,), solved = crafted_run(cache_dir, tmp_path, [copy], "--encoding", "sparse")
+    assert_refused(checks, copy, "sparse")
+    assert_solved_after_rebuild(solved, cache_dir)
+
+
+def ring_cycle(pattern):
+    """Placements of tiles (1, 2) on 3x3 with tile 2 in cell 8 and tile 1 going round the 2x3 block of
+    rows 0-1: six placements, each one tile move from the next, the last next to the first."""
+    ring = [0, 1, 2, 5, 4, 3]
+    return [pattern.rank((c, 8)) for c in ring]
+
+
+@pytest.mark.parametrize("encoding", ["mod3", "parity"])
+def test_crafted_residues_that_step_down_around_a_cycle_are_refused(tmp_path, encoding):
+    """CHILD-H would walk below zero around the cycle; the full decode at load refuses the table."""
+    from pdbtool.tables import encodings as enc
+
+    pattern = TilePattern(Board(3, 3), (1, 2))
+    cache = TableCache(tmp_path / "cache")
+    table = cache.get(pattern, "ignored", encoding=encoding)
+    payload = np.asarray(table.values).copy()
+    del table
+    true = np.asarray(cache.get(pattern, "ignored").values)
+    ranks = ring_cycle(pattern)
+    start = int(true[ranks[0]])
+    for i, r in enumerate(ranks):   # value "one less" at each step around the ring, for ever
+        value = start - i
+        if encoding == "mod3":
+            q, d = divmod(r, 5)
+            digits = [(payload[q] // 3 ** j) % 3 for j in range(5)]
+            digits[d] = value % 3
+            payload[q] = sum(v * 3 ** j for j, v in enumerate(digits))
+        else:
+            q, d = divmod(r, 8)
+            payload[q] = (int(payload[q]) & ~(1 << d) & 255) | (((value % 4) >> 1) << d)
+    # the cycle really steps down under CHILD-H from the first placement's true value, below zero
+    code = enc.CODES[encoding]
+    h = start
+    walk = []
+    for i in range(1, 13):
+        r = ranks[i % 6]
+        cells = pattern.unrank(r)
+        h = int(enc.value_of(code, payload, r, pattern.manhattan(cells), h, 0))
+        walk.append(h)
+    assert walk[:start + 1] == list(range(start - 1, -2, -1)), walk
+    path = cache.path_for(pattern, "ignored", encoding)
+    resign(path, payload.tobytes())
+    with pytest.raises(TableFileError, match="inconsistent"):
+        from pdbtool.tables.integrity import load_checked
+        load_checked(path)
+    notes = []
+    rebuilt = TableCache(tmp_path / "cache", notify=notes.append).get(pattern, "ignored", encoding=encoding)
+    assert len(notes) == 1 and "moved aside" in notes[0] and "inconsistent" in notes[0]
+    assert rebuilt.lookup(pattern.goal_cells()) == 0
+
+
+def test_crafted_goal_and_doubled_values_are_refused(tmp_path, eight_cache):
+    cache_dir = crafted_cache(tmp_path, eight_cache)
+    first = table_file(cache_dir, "minimized", "byte")
+    payload = payload_of(first)
+    pattern = TilePattern(Board(3, 3), (1, 2, 3, 4))
+    payload[pattern.goal_rank()] = 2           # the goal is not 0: a search would never stop
+    resign(first, payload.tobytes())
+    goal_copy = tmp_path / "goal.pdb"
+    goal_copy.write_bytes(first.read_bytes())
+    second = table_file(cache_dir, "minimized", "byte", "5.6.7.8")
+    payload = payload_of(second)
+    reached = payload != 255
+    payload[reached] *= 2                      # every value doubled, max_value too: an inadmissible table
+    header, _ = fileformat.read_header(second)
+    resign(second, payload.tobytes(), max_value=2 * header["max_value"])
+    doubled_copy = tmp_path / "doubled.pdb"
+    doubled_copy.write_bytes(second.read_bytes())
+    (goal_checks, doubled_checks), solved = crafted_run(cache_dir, tmp_path, [goal_copy, doubled_copy])
+    assert_refused(goal_checks, goal_copy, "goal placement has value 2")
+    assert_refused(doubled_checks, doubled_copy, "not a pattern database's")
+    assert_solved_after_rebuild(solved, cache_dir, crafted=2)
+
+
+def test_crafted_values_above_max_are_refused(tmp_path, eight_cache):
+    cache_dir = crafted_cache(tmp_path, eight_cache)
+    path = table_file(cache_dir, "minimized", "byte")
+    header, _ = fileformat.read_header(path)
+    resign(path, max_value=header["max_value"] - 2)
+    with pytest.raises(TableFileError, match="above the header's max_value"):
+        from pdbtool.tables.integrity import load_checked
+        load_checked(path)
+    solved = CliRunner().invoke(cli, [str(a) for a in solve_args(cache_dir, tmp_path)])
+    assert_solved_after_rebuild((solved.exit_code, solved.stdout, solved.stderr), cache_dir)
+
+
+HEADER_ATTACKS = {
+    "a 5,000-digit integer": lambda h: h.replace(b'"max_value":', b'"max_value":' + b"9" * 5000 + b',"x":'),
+    "NaN": lambda h: h.replace(b'"build_seconds":', b'"build_seconds":NaN,"y":'),
+    "a huge float": lambda h: h.replace(b'"build_seconds":', b'"build_seconds":1e999,"y":'),
+    "deep nesting": lambda h: h.replace(b'"layers":', b'"deep":' + b"[" * 20000 + b"]" * 20000 + b',"layers":'),
+    "a header past the cap": lambda h: h.rstrip() + b" " * (fileformat.MAX_HEADER_BYTES + 64),
+}
+FIELD_ATTACKS = {
+    "conversion a list": {"conversion": [1, 2]},
+    "conversion saturated a string": {"conversion": {"saturated": "many"}},
+    "conversion mean_loss a list": {"conversion": {"mean_loss": [1]}},
+    "max_value a string": {"max_value": "33"},
+    "max_value huge": {"max_value": 10 ** 20},
+    "max_value a float": {"max_value": 1e300},
+    "encoding_params a float": {"encoding_params": {"group": 1e300}},
+    "width a bool": {"width": True},
+    "goal of strings": {"goal": ["a"] * 9},
+    "tiles too many": {"tiles": list(range(1000))},
+    "a big-endian payload": {"payload_dtype": ">u8"},
+    "a signed payload": {"payload_dtype": "<i8"},
+    "build_seconds a string": {"build_seconds": "fast"},
+    "kind a number": {"kind": 7},
+}
+
+
+def invoke_clean(*args):
+    """A command in this process (a header never reaches a kernel): (exit status, stdout, stderr)."""
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_crafted_headers_are_one_line_and_quarantined(tmp_path, eight_cache):
+    """Every header the parser or a reader could choke on is a TableFileError: one line from inspect,
+    verify and convert, and in the cache the file is moved aside, so that later builds and searches work."""
+    from pdbtool.tables.integrity import load_checked
+
+    for attack in sorted(HEADER_ATTACKS) + sorted(FIELD_ATTACKS):
+        work = tmp_path / attack.replace(" ", "-").replace(",", "")
+        work.mkdir()
+        cache_dir = crafted_cache(work, eight_cache, "*-minimized-byte.pdb")
+        path = table_file(cache_dir, "minimized", "byte")
+        if attack in HEADER_ATTACKS:
+            _, offset = fileformat.read_header(path)
+            text = path.read_bytes()[16:offset]
+            resign(path, header_text=HEADER_ATTACKS[attack](text))
+        else:
+            resign(path, **FIELD_ATTACKS[attack])
+        with pytest.raises(TableFileError):
+            load_checked(path)
+        copy = work / "crafted.pdb"
+        copy.write_bytes(path.read_bytes())
+        for command in (["inspect", copy], ["verify", copy, "--samples", "50"],
+                        ["convert", copy, "--encoding", "nibble", "-o", work / "out.pdb"]):
+            rc, _, err = invoke_clean(*command)
+            want = 3 if command[0] == "verify" else 1  # verify: the file is there and fails
+            assert rc == want and err.count("\n") == 1 and err.startswith("pdbtool: "), (attack, command, err)
+        if attack == "a 5,000-digit integer":   # the whole path once: build moves it aside, solve works
+            rc, _, err = invoke_clean("build", "--partition", EIGHT, "--cache-dir", cache_dir)
+            assert rc == 0 and err.count("damaged table moved aside and rebuilt") == 1, (attack, err)
+            solved = invoke_clean(*solve_args(cache_dir, work))
+            assert_solved_after_rebuild(solved, cache_dir, crafted=0)
+        else:                                   # the cache moves it aside and rebuilds it
+            notes = []
+            rebuilt = TableCache(cache_dir, notify=notes.append).get(TilePattern(Board(3, 3), (1, 2, 3, 4)),
+                                                                     "minimized")
+            assert len(notes) == 1 and "moved aside" in notes[0] and "\n" not in notes[0], (attack, notes)
+            assert rebuilt.lookup(rebuilt.pattern.goal_cells()) == 0
+
+
+def test_a_fifo_planted_as_a_table_name_never_blocks(tmp_path, eight_cache):
+    cache_dir = crafted_cache(tmp_path, eight_cache)
+    path = table_file(cache_dir, "minimized", "byte")
+    path.unlink()
+    os.mkfifo(path)
+    (rc, _, err), (irc, _, ierr), solved = run_commands(
+        ["verify", "--cache", "--cache-dir", cache_dir, "--samples", "10"], ["inspect", path],
+        solve_args(cache_dir, tmp_path), timeout=120)
+    assert rc == 1 and "not a regular file" in err and err.count("\n") == 1, err
+    assert irc == 1 and "not a regular file" in ierr and ierr.count("\n") == 1, ierr
+    assert_solved_after_rebuild(solved, cache_dir)
+    assert path.is_file()
+
+
+@pytest.fixture(scope="module")
+def regions_source(tmp_path_factory):
+    cache_dir = tmp_path_factory.mktemp("regions")
+    rc, _, err = invoke_clean("build", "--dynamic", "pairs+triples-region", "--board", "3x3", "--cache-dir",
+                              cache_dir)
+    assert rc == 0, err
+    return cache_dir
+
+
+def regions_cache(tmp_path, regions_source) -> Path:
+    import shutil
+
+    return Path(shutil.copytree(regions_source, tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("damage,fault", [("group", "group index"), ("rank", "rank out of range"),
+                                          ("mask", "region mask"), ("order", "not sorted"),
+                                          ("odd", "odd or negative"), ("goal", "goal")])
+def test_crafted_region_rows_are_refused(tmp_path, regions_source, damage, fault):
+    """Region rows index the look-up builder's arrays: each kind of bad row is refused at load."""
+    cache_dir = regions_cache(tmp_path, regions_source)
+    path = cache_dir / "3x3-korf-dynamic-pairs-regions-excess.ddb"
+    _, offset = fileformat.read_header(path)
+    rows = np.frombuffer(path.read_bytes()[offset:-8], dtype=np.int64).reshape(-1, 4).copy()
+    assert len(rows) > 2
+    if damage == "group":
+        rows[1, 0] = 10 ** 12
+    elif damage == "rank":
+        rows[-1, 1] = -5
+    elif damage == "mask":
+        rows[0, 2] = (1 << 9) - 1                 # every cell: not a region of any placement
+    elif damage == "order":
+        rows[[0, -1]] = rows[[-1, 0]]
+    elif damage == "odd":
+        rows[0, 3] = 3
+    else:
+        pattern = TilePattern(Board(3, 3), (1, 2))
+        goal = pattern.goal_rank()
+        at = int(np.searchsorted(rows[:, 0] * 10 ** 6 + rows[:, 1], goal, side="right"))
+        rows = np.insert(rows, at, [0, goal, 0b111111111 & ~((1 << 1) | (1 << 2)), 2], axis=0)
+    resign(path, rows.tobytes(), rows=len(rows), entries=len(rows))
+    from pdbtool.tables.pairs_triples import load_regions
+    with pytest.raises(TableFileError, match=fault):
+        load_regions(path, Board(3, 3), 2)
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    instances = tmp_path / "eight.txt"
+    instances.write_text(EIGHT_INSTANCES)
+    (rc, _, err), (irc, iout, ierr), (src, out, serr) = run_commands(
+        ["verify", copy], ["inspect", copy],
+        ["solve", instances, "--heuristic", "ddb", "--dynamic", "pairs+triples-region", "--board", "3x3",
+         "--cache-dir", cache_dir])
+    assert rc == 3 and err.count("\n") == 1, err
+    assert (irc == 0 and "damaged" in iout) or (irc == 1 and ierr.count("\n") == 1), (iout, ierr)
+    assert src == 0 and serr.count("damaged table moved aside and rebuilt") == 1, serr
+    assert re.search(r"^e1\s+length\s+25 ", out, re.M) and re.search(r"^e2\s+length\s+18 ", out, re.M), out
+
+
+def test_crafted_pair_excess_is_refused(tmp_path, regions_source):
+    cache_dir = regions_cache(tmp_path, regions_source)
+    path = cache_dir / "3x3-korf-dynamic-pairs-minimized-excess.ddb"
+    payload = payload_of(path)
+    from pdbtool.tables.pairs_triples import load_set
+    pattern = TilePattern(Board(3, 3), (1, 2))
+    payload[pattern.goal_rank()] = 2     # group (1, 2) is group 0: its goal placement is worth 2 moves
+    resign(path, payload.tobytes())
+    with pytest.raises(TableFileError, match="goal placement"):
+        load_set(path, Board(3, 3), 2)
+    payload[pattern.goal_rank()] = 0
+    payload[5] = 7
+    resign(path, payload.tobytes())
+    with pytest.raises(TableFileError, match="odd"):
+        load_set(path, Board(3, 3), 2)
+
+
+# --- a cache this user cannot write: used read-only ------------------------------------------------------
+
+def read_only_mount(source: Path, mount: Path) -> bool:
+    """A read-only bind mount of ``source`` at ``mount`` (root only): the kernel itself says EROFS."""
+    mount.mkdir()
+    if os.geteuid() != 0:
+        return False
+    if subprocess.run(["mount", "--bind", str(source), str(mount)], capture_output=True).returncode != 0:
+        return False
+    if subprocess.run(["mount", "-o", "remount,bind,ro", str(mount)], capture_output=True).returncode != 0:
+        subprocess.run(["umount", str(mount)], capture_output=True)
+        return False
+    return True
+
+
+def test_a_read_only_cache_with_stale_locks_is_used_read_only(tmp_path, eight_cache):
+    """A read-only mount holding sound tables and stale lock and temporary files: solve, verify and inspect
+    work; a missing table is a clear one-line error, and so is a damaged one (it cannot be moved aside)."""
+    import shutil
+
+    source = tmp_path / "site"
+    shutil.copytree(eight_cache, source)
+    for name in ("3x3-korf-t1.2.3.4-minimized-byte.pdb.lock", "3x3-korf-t5.6.7.8-minimized-byte.pdb.lock",
+                 f"3x3-korf-t1.2.3.4-minimized-byte.pdb.tmp-{dead_pid()}"):
+        (source / name).write_bytes(b"")
+    mount = tmp_path / "ro"
+    if not read_only_mount(source, mount):
+        pytest.skip("cannot make a read-only bind mount here (needs root)")
+    try:
+        with pytest.raises(OSError):
+            (mount / "probe").write_bytes(b"")
+        instances = tmp_path / "eight.txt"
+        instances.write_text(EIGHT_INSTANCES)
+        solved = CliRunner().invoke(cli, ["solve", str(instances), "--partition", str(EIGHT),
+                                          "--cache-dir", str(mount)])
+        assert solved.exit_code == 0, solved.output
+        assert "25" in solved.stdout and "18" in solved.stdout and solved.stderr == ""
+        verified = CliRunner().invoke(cli, ["verify", "--cache", "--cache-dir", str(mount), "--samples", "50"])
+        assert verified.exit_code == 0, verified.output
+        assert verified.stdout.count("PASS") == len(list(mount.glob("*.pdb")))
+        # a table that is not there: one line, naming the cache and what to do
+        missing = CliRunner().invoke(cli, ["solve", str(instances), "--partition", str(EIGHT), "--blank",
+                                           "ignored", "--encoding", "nibble", "--cache-dir", str(mount)])
+        # (solve reports it on each instance's line, as it does every per-instance error)
+        assert missing.exit_code == 1 and missing.stderr.count("\n") == 2, missing.output
+        for line in missing.stderr.splitlines():
+            assert "cannot be written (Read-only file system)" in line and "nibble.pdb is not in it" in line
+            assert "--cache-dir" in line
+        # the stale files are still there (nothing could be removed), and nothing was added
+        assert sorted(p.name for p in mount.iterdir()) == sorted(p.name for p in source.iterdir())
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True)
+    # a damaged table in a read-only cache: it cannot be moved aside, so the error says so in one line
+    data = bytearray((source / "3x3-korf-t1.2.3.4-minimized-byte.pdb").read_bytes())
+    data[-20] ^= 1
+    (source / "3x3-korf-t1.2.3.4-minimized-byte.pdb").write_bytes(bytes(data))
+    mount2 = tmp_path / "ro2"
+    assert read_only_mount(source, mount2)
+    try:
+        damaged = CliRunner().invoke(cli, ["solve", str(instances), "--partition", str(EIGHT),
+                                           "--cache-dir", str(mount2)])
+        assert damaged.exit_code == 1 and damaged.stderr.count("\n") == 2, damaged.output
+        for line in damaged.stderr.splitlines():
+            assert "checksum mismatch" in line and "cannot be moved aside (Read-only file system)" in line
+    finally:
+        subprocess.run(["umount", "-l", str(mount2)], check=True)   # lazily: this process maps its tables
+
+
+NOBODY = 65534
+
+
+@pytest.mark.slow
+def test_another_users_cache_is_used_read_only(tmp_path, eight_cache):
+    """The cache of another user (root's, mode 755, with a stale lock) read by ``nobody`` in a subprocess
+    (os.setuid): solve works and the stale lock stays; a missing table is a one-line error."""
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run a subprocess as another user")
+    base = Path(tempfile.mkdtemp(prefix="pdbtool-shared-"))   # pytest's own directories are private to root
+    request_cleanup = base
+    base.chmod(0o755)
+    site = base / "site"
+    shutil.copytree(eight_cache, site)
+    (site / "3x3-korf-t1.2.3.4-minimized-byte.pdb.lock").write_bytes(b"")
+    for path in [site, *site.iterdir()]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    home = base / "home"
+    home.mkdir()
+    os.chown(home, NOBODY, NOBODY)
+    instances = base / "eight.txt"
+    instances.write_text(EIGHT_INSTANCES)
+    instances.chmod(0o644)
+
+    def as_nobody():
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+
+    try:
+        subprocess.run([sys.executable, "-c", "import pdbtool"], preexec_fn=as_nobody, check=True, cwd=REPO,
+                       env=env(), capture_output=True, timeout=120)
+    except (OSError, subprocess.CalledProcessError):
+        shutil.rmtree(base)
+        pytest.skip("this Python cannot run as nobody (its installation is private to root)")
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "pdbtool", *map(str, args)], capture_output=True, text=True,
+                              cwd=REPO, preexec_fn=as_nobody, timeout=600,
+                              env=dict(env(), HOME=str(home), NUMBA_CACHE_DIR=str(home / "numba")))
+
+    solved = run("solve", instances, "--partition", EIGHT, "--cache-dir", site)
+    assert solved.returncode == 0 and solved.stderr == "", solved.stderr
+    assert "25" in solved.stdout and "18" in solved.stdout
+    missing = run("solve", instances, "--partition", EIGHT, "--blank", "ignored", "--encoding", "nibble",
+                  "--cache-dir", site)
+    assert missing.returncode == 1 and missing.stderr, missing.stderr
+    assert all("cannot be written (Permission denied)" in line for line in missing.stderr.splitlines())
+    assert (site / "3x3-korf-t1.2.3.4-minimized-byte.pdb.lock").exists()
+    shutil.rmtree(request_cleanup)
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+def test_an_empty_cache_dir_is_refused(tmp_path, value):
+    result = CliRunner().invoke(cli, ["build", "--partition", str(EIGHT), "--cache-dir", value])
+    assert result.exit_code == 1 and "empty path" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_cache_dir_that_is_a_file_is_refused(tmp_path):
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    with pytest.raises(PdbtoolError, match="is not a directory"):
+        TableCache(plain)
+    result = CliRunner().invoke(cli, ["verify", "--cache", "--cache-dir", str(plain)])
+    assert result.exit_code == 2 and "is a file" in result.stderr   # Click's usage error
+
+
+def test_temporaries_are_created_exclusively_and_never_through_a_link(tmp_path, small):
+    """A link planted where a temporary or a table goes is never written through."""
+    cache = TableCache(tmp_path / "c")
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    path = cache.path_for(small, "ignored")
+    path.parent.mkdir()
+    lock = path.with_name(path.name + ".lock")
+    lock.symlink_to(victim)
+    with pytest.raises(OSError):
+        cache.get(small, "ignored")
+    lock.unlink()
+    calls = []
+    real_open = os.open
+
+    def spy(name, flags, *rest):
+        calls.append((str(name), flags))
+        return real_open(name, flags, *rest)
+
+    import unittest.mock
+
+    with unittest.mock.patch.object(os, "open", spy):
+        cache.get(small, "ignored")
+    created = [flags for name, flags in calls if ".tmp-" in name and flags & os.O_CREAT]
+    assert created and created[0] & os.O_EXCL and created[0] & os.O_NOFOLLOW  # the temporary is made first
+    assert all(flags & os.O_NOFOLLOW for flags in created)
+    link = tmp_path / "link.pdb"
+    link.symlink_to(victim)
+    with pytest.raises(TableFileError):
+        fileformat.save(link, {}, np.zeros(3, np.uint8))
+    assert victim.read_text() == "keep"
+
+
+# --- the limits a build checks first ---------------------------------------------------------------------
+
+def test_memory_limits_of_cgroups_and_rlimits(tmp_path, monkeypatch):
+    import resource
+
+    proc = tmp_path / "proc"
+    (proc / "self").mkdir(parents=True)
+    root = tmp_path / "cgroup"
+    (proc / "self" / "cgroup").write_text("0::/user.slice/job\n")
+    job = root / "user.slice" / "job"
+    job.mkdir(parents=True)
+    (job / "memory.max").write_text("max\n")
+    (root / "user.slice" / "memory.max").write_text(f"{3 << 30}\n")
+    (root / "user.slice" / "memory.current").write_text(f"{1 << 30}\n")
+    assert resources_module.cgroup_available(proc, root) == 2 << 30
+    (job / "memory.max").write_text(f"{1 << 30}\n")
+    (job / "memory.current").write_text(f"{256 << 20}\n")
+    assert resources_module.cgroup_available(proc, root) == 768 << 20
+    (proc / "self" / "cgroup").write_text("4:cpu:/x\n7:memory:/jobs/7\n")
+    v1 = root / "memory" / "jobs" / "7"
+    v1.mkdir(parents=True)
+    (v1 / "memory.limit_in_bytes").write_text(f"{9223372036854771712}\n")   # v1's "no limit"
+    assert resources_module.cgroup_available(proc, root) is None
+    (v1 / "memory.limit_in_bytes").write_text(f"{512 << 20}\n")
+    (v1 / "memory.usage_in_bytes").write_text(f"{100 << 20}\n")
+    assert resources_module.cgroup_available(proc, root) == 412 << 20
+    # an address-space limit counts what the process already maps
+    status = "VmSize:\t  1048576 kB\nVmData:\t   524288 kB\n"
+    (proc / "self" / "status").write_text(status)
+    monkeypatch.setattr(resource, "getrlimit",
+                        lambda which: (3 << 30, resource.RLIM_INFINITY) if which == resource.RLIMIT_AS
+                        else (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    assert resources_module.rlimit_available(proc) == 2 << 30
+    monkeypatch.setattr(resources_module, "cgroup_available", lambda: 40 << 20)
+    pattern = TilePattern(Board(4, 4), (1, 2, 3, 4, 5, 6))
+    with pytest.raises(PdbtoolError, match=r"needs about 0\.08 GiB, but only 0\.04 GiB is available"):
+        TableCache(tmp_path / "c").get(pattern, "minimized")
+
+
+def test_too_little_disk_is_refused_before_the_build(tmp_path, monkeypatch, small):
+    monkeypatch.setattr(resources_module, "free_disk", lambda directory: 1000)
+    with pytest.raises(PdbtoolError, match="MiB is free"):
+        TableCache(tmp_path).get(small, "minimized")
+    assert leftovers(tmp_path) == [] and not list(tmp_path.glob("*.pdb"))

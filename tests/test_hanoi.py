@@ -342,7 +342,7 @@ def test_table_header_is_checked_by_kind(tmp_path):
     DiskTable(3, "peg3", values).save(good)
     assert DiskTable.load(good).lookup((0, 0, 0)) == 5
     bad = tmp_path / "bad.pdb"
-    header = fileformat.make_header(kind="hanoi4", goal="peg3", layout="half", encoding="byte", entries=36)
+    header = fileformat.make_header(kind="hanoi4", target="peg3", layout="half", encoding="byte", entries=36)
     fileformat.save(bad, header, values)
     with pytest.raises(fileformat.TableFileError, match="missing disks"):
         DiskTable.load(bad)

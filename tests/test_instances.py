@@ -81,6 +81,41 @@ def test_bad_lines(line, board, reason):
         assert inst.tiles is None
 
 
+BIG = "9" * 5000  # past int()'s limit of 4300 digits
+
+
+@pytest.mark.parametrize("line, reason", [
+    (f"1 0 2 3 4 5 6 7 8  # optimal {BIG}", "'# optimal 99999999999999999999...' is not a length (5000 digits)"),
+    (f"1 0 2 3 4 5 6 7 {BIG}", "99999999999999999999... (5000 digits) is out of range for a tile or an id"),
+    (f"{BIG} 1 0 2 3 4 5 6 7 8", "(5000 digits) is out of range for a tile or an id"),
+    (f"id7 1 0 2 3 4 5 6 7 -{BIG}", "(5000 digits) is out of range"),
+    ("1 0 2 3 4 5 6 7 ³", "'³' is not a whole number"),
+])
+def test_numbers_of_thousands_of_digits_are_a_bad_line(line, reason):
+    inst = one(line)
+    assert inst.error is not None and reason in inst.error and len(inst.error) < 100
+    assert inst.tiles is None
+
+
+@pytest.mark.parametrize("dims", ["3x³", "³x3", "٣x3", f"{BIG}x2", "4x", "4x4x4", ""])
+def test_board_dims_of_ascii_digits_only(dims):
+    from pdbtool.puzzle.board import BoardError, parse_dims
+
+    with pytest.raises(BoardError, match="is not of the form WxH") as error:
+        parse_dims(dims)
+    assert len(str(error.value)) < 100
+    assert parse_dims(" 4 x 3 ") == (4, 3) and parse_dims("5\u00d75") == (5, 5)
+
+
+def test_a_goal_of_huge_numbers_is_one_short_line():
+    from pdbtool.puzzle.board import BoardError
+
+    for goal in (f"1 2 {BIG}", [1, 2, 10**5000]):
+        with pytest.raises(BoardError, match="goal") as error:
+            Board.parse("3x3", goal)
+        assert len(str(error.value)) < 150
+
+
 def test_unsolvable_parity_rule_on_both_widths():
     # the 15-puzzle: a legal state with the blank one row down, then the same state with tiles 1, 2 swapped
     assert one("4 1 2 3 0 5 6 7 8 9 10 11 12 13 14 15").error is None

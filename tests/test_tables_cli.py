@@ -142,9 +142,9 @@ def test_overlapping_partition_file_is_refused(tmp_path):
 
 
 def test_memory_estimate_refuses_big_builds(tmp_path, monkeypatch):
-    import pdbtool.tables.cache as cache_module
+    import pdbtool.tables.resources as resources_module
 
-    monkeypatch.setattr(cache_module, "available_memory", lambda: 10 << 20)
+    monkeypatch.setattr(resources_module, "available_memory", lambda: 10 << 20)
     result = CliRunner().invoke(cli, ["build", "--pattern", "1,2,3,4,5", "--board", "4x4",
                                       "--cache-dir", str(tmp_path)])
     assert result.exit_code != 0 and "needs about" in result.output

@@ -302,7 +302,7 @@ def test_cli_exit_status_and_output(tmp_path, built):
     ok = run(good, "--samples", "100")
     assert ok.exit_code == 0 and ok.stdout.startswith("PASS ") and not ok.stderr
     failed = run(good, bad, "--full")
-    assert failed.exit_code == 1
+    assert failed.exit_code == 3  # a FAIL: the file disagrees
     assert failed.stdout.splitlines()[0].startswith("PASS") and failed.stdout.splitlines()[1].startswith("FAIL")
     assert failed.stderr.count("\n") == 1 and "1 of 2 tables failed" in failed.stderr and "bad.pdb" in failed.stderr
     assert "sizes: truncated" in failed.stderr
@@ -336,5 +336,102 @@ def test_cli_partition_and_cache(tmp_path):
     first, second = sorted(cache_dir.glob("*.pdb"))
     second.write_bytes(first.read_bytes())
     result = run("--cache", "--cache-dir", cache_dir)
-    assert result.exit_code == 1 and "identity" in result.stderr
+    assert result.exit_code == 3 and "identity" in result.stderr
     assert run("--cache", "--cache-dir", tmp_path / "empty").exit_code == 0
+
+
+# --- the dynamic sets' files (*.ddb): verify and inspect know them ----------------------------------------
+
+def _resign(path, payload: bytes, **changes):
+    import xxhash
+
+    header, _ = fileformat.read_header(path)
+    header.pop("_file_bytes")
+    header.update(changes, payload_bytes=len(payload))
+    raw = fileformat.encode_prefix(header) + payload
+    path.write_bytes(raw + xxhash.xxh64(raw).intdigest().to_bytes(8, "little"))
+
+
+@pytest.fixture(scope="module")
+def dynamic_cache(tmp_path_factory):
+    from pdbtool.tables.pairs_triples import load_dynamic
+
+    root = tmp_path_factory.mktemp("ddb")
+    load_dynamic(Board(4, 4), "pairs-region", cache=TableCache(root))
+    load_dynamic(Board(3, 3), "pairs+triples-region", cache=TableCache(root))
+    return root
+
+
+def test_sound_dynamic_files_pass_verify_and_inspect(dynamic_cache):
+    """The false alarm of a sound 4x4 pairs file ("the header says 25200 entries, but 15 tiles...") is gone,
+    and verify --cache lists and checks every .ddb file as well as the .pdb ones."""
+    pairs = dynamic_cache / "4x4-korf-dynamic-pairs-minimized-excess.ddb"
+    result = CliRunner().invoke(cli, ["verify", str(pairs), "--full"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("PASS") and "consistency" in result.stdout
+    from pdbtool.tables.checks import verify_any
+
+    report = verify_any(pairs, full=True)
+    assert report.ok and {c.name: c.status for c in report.checks}["consistency"] == "pass"
+    assert "every group" in report.checks[-2].detail
+    files = sorted(p.name for p in dynamic_cache.glob("*.ddb"))
+    assert len(files) == 6
+    result = CliRunner().invoke(cli, ["verify", "--cache", "--cache-dir", str(dynamic_cache), "--samples", "500"])
+    assert result.exit_code == 0, result.output
+    assert sorted(line.split()[1].rsplit("/", 1)[1] for line in result.stdout.splitlines()) == files
+    assert result.stdout.count("PASS") == 6
+    for name in files:
+        shown = CliRunner().invoke(cli, ["inspect", str(dynamic_cache / name)])
+        assert shown.exit_code == 0 and "checksum ok" in shown.stdout, shown.output
+        as_json = json.loads(CliRunner().invoke(cli, ["inspect", "--json", str(dynamic_cache / name)]).stdout)
+        assert as_json["kind"].startswith("dynamic") and as_json["checksum_ok"]
+
+
+def test_a_changed_pair_excess_fails_the_recomputed_groups(tmp_path, dynamic_cache):
+    import shutil
+
+    path = tmp_path / "4x4-korf-dynamic-pairs-minimized-excess.ddb"
+    shutil.copy(dynamic_cache / path.name, path)
+    _, offset = fileformat.read_header(path)
+    payload = bytearray(path.read_bytes()[offset:-8])
+    at = 240 * 7 + 100                      # group 7, a placement that is not its goal
+    payload[at] = 2 if payload[at] == 0 else 0
+    _resign(path, bytes(payload))
+    report = verify_file_any(path, full=True)
+    assert not report.ok and report.first_failure.name == "consistency", report.summary()
+    assert "differ from a fresh search" in report.first_failure.detail
+    result = CliRunner().invoke(cli, ["verify", str(path), "--full"])
+    assert result.exit_code == 3 and result.stderr.count("\n") == 1 and "consistency" in result.stderr
+
+
+def verify_file_any(path, **options):
+    from pdbtool.tables.checks import verify_any
+
+    return verify_any(path, **options)
+
+
+@pytest.mark.parametrize("change,check", [("goal", "goal"), ("max", "max value"), ("name", "identity"),
+                                          ("rows", "consistency")])
+def test_dynamic_region_files_fail_the_right_check(tmp_path, dynamic_cache, change, check):
+    import shutil
+
+    source = dynamic_cache / "3x3-korf-dynamic-pairs-regions-excess.ddb"
+    path = tmp_path / source.name
+    shutil.copy(source, path)
+    header, offset = fileformat.read_header(path)
+    rows = np.frombuffer(path.read_bytes()[offset:-8], dtype=np.int64).reshape(-1, 4).copy()
+    if change == "goal":
+        pattern = TilePattern(Board(3, 3), (1, 2))
+        free_region = 0b111111111 & ~(1 << 1) & ~(1 << 2)
+        at = int(np.searchsorted(rows[:, 0] * 10 ** 6 + rows[:, 1], pattern.goal_rank(), side="right"))
+        rows = np.insert(rows, at, [0, pattern.goal_rank(), free_region, 2], axis=0)
+    elif change == "max":
+        _resign(path, rows.tobytes(), max_excess=header["max_excess"] + 2)
+    elif change == "name":
+        path = path.rename(tmp_path / "3x3-korf-dynamic-triples-regions-excess.ddb")
+    else:
+        rows = rows[1:]                       # one region of a placement lost
+    if change in ("goal", "rows"):
+        _resign(path, rows.tobytes(), rows=len(rows), entries=len(rows))
+    report = verify_file_any(path, full=True, cache_name=True)
+    assert not report.ok and report.first_failure.name == check, report.summary()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import os
+import signal
 import sys
 from contextlib import contextmanager
 
@@ -33,20 +35,78 @@ class Interrupted(BaseException):
             raise cls(cls.dropped.pop())
 
 
+# Exit statuses, the same for every command (listed by `pdbtool --help`, EXIT_STATUSES)
+EXIT_OK = 0
+EXIT_FAILED = 1          # the tool could not run, or an instance could not be solved
+EXIT_USAGE = 2           # a command line that Click refused
+EXIT_DISAGREES = 3       # the results disagree with the file: a length other than its '# optimal', a FAIL of verify
+EXIT_WORKER_KILLED = 4   # a worker process of --jobs was killed twice while solving one instance
+EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE  # stdout closed by its reader (as a process killed by SIGPIPE reports)
+
+EXIT_STATUSES = (
+    (str(EXIT_OK), "success: every instance solved (or stopped by --time-limit), every table passed"),
+    (str(EXIT_FAILED), "the tool could not run, or an instance or a table could not be read: bad input, "
+                       "a missing table, an I/O error, a lost cluster"),
+    (str(EXIT_USAGE), "bad usage: an unknown option or a value it does not take"),
+    (str(EXIT_DISAGREES), "the results disagree with the file: a length other than the line's '# optimal', "
+                          "a table that fails verify (this status wins over 1 and 4)"),
+    (str(EXIT_WORKER_KILLED), "a worker process of --jobs was killed (by a signal) twice while solving one "
+                              "instance (this status wins over 1)"),
+    (f"{128 + signal.SIGINT}, {128 + signal.SIGTERM}", "interrupted by SIGINT (Ctrl-C) or SIGTERM; the results "
+                                                       "finished so far were written"),
+    (str(EXIT_CLOSED_PIPE), "stdout was closed by its reader (pdbtool solve ... | head -1): no message"),
+)
+
+
 class UserError(click.ClickException):
     """A one-line ``pdbtool: message`` on stderr and exit status 1 (like the per-line errors of solve)."""
+
+    exit_code = EXIT_FAILED
 
     def show(self, file=None):
         click.echo(f"pdbtool: {self.format_message()}", err=True)
 
 
+class Disagreement(UserError):
+    """A one-line message and exit status 3: the results disagree with what the file says."""
+
+    exit_code = EXIT_DISAGREES
+
+
+def batch_status(results) -> int:
+    """The exit status of a batch of ``SolveResult``: 3 when a solved length differs from the line's
+    '# optimal', else 4 when a worker was killed twice on an instance, else 1 when any instance failed,
+    else 0."""
+    if any(r.solved and r.optimal is not None and r.length != r.optimal for r in results):
+        return EXIT_DISAGREES
+    if any(getattr(r, "signal", None) is not None for r in results):
+        return EXIT_WORKER_KILLED
+    return EXIT_FAILED if any(r.error is not None for r in results) else EXIT_OK
+
+
+def closed_pipe() -> None:
+    """Stdout's reader has gone (``| head``): end quietly with the closed pipe's status, as coreutils do.
+
+    Stdout is pointed at /dev/null first, so that flushing it at exit raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout without a descriptor (a test's capture)
+        pass
+    sys.exit(EXIT_CLOSED_PIPE)
+
+
 def user_errors(func):
-    """Turn library errors into a one-line message on stderr and exit status 1 (never a traceback)."""
+    """Turn library errors into a one-line message on stderr and exit status 1 (never a traceback); a
+    closed stdout ends the command quietly (:func:`closed_pipe`)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
             return func(*args, **kwargs)
+        except BrokenPipeError:
+            closed_pipe()
         except PdbtoolError as exc:
             raise UserError(str(exc)) from None
         except MemoryError:
@@ -70,7 +130,7 @@ board_option = click.option("--board", "board_dims", default=None, metavar="WxH"
                             help="Board size, e.g. 4x4 (default: from the partition).")
 goal_option = click.option("--goal", default=None, metavar="GOAL",
                            help="'korf' (default), 'blank-last', or the goal's tiles cell by cell.")
-blank_option = click.option("--blank", type=click.Choice(["minimized", "ignored"]), default="minimized",
+blank_option = click.option("--blank", type=click.Choice(["minimized", "ignored", "zero-aware"]), default="minimized",
                             show_default=True, help="Blank rule of the abstraction.")
 encoding_option = click.option(
     "--encoding", type=click.Choice(["byte", "nibble", "mod3", "parity", "min-nibble", "sparse"]), default="byte",

@@ -66,7 +66,7 @@ def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, for
             enc = "" if encoding == "byte" else f", {encoding}" + (f" group {group}" if group else "") + \
                 f" {r['bits_per_entry']:.3g} bits/entry"
             sat = f", {r['saturated']:,} saturated" if r.get("saturated") else ""
-            click.echo(f"{{{p}}} on {p.board.dims} ({blank}{enc}): {p.entries:,} entries, {how} in "
+            click.echo(f"{{{p}}} on {p.board.dims} ({blank}{enc}): {r['entries']:,} entries, {how} in "
                        f"{r['seconds']:.2f} s, max {r['max']}, mean {r['mean']:.3f}{sat}  {r['file']}")
 
 

@@ -24,8 +24,9 @@ from ..errors import PdbtoolError
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
 @user_errors
 def command(files, partition, pattern, board_dims, goal, blank, encoding, group, cache_dir, as_json):
-    """Show the header, size, checksum status and histogram of table FILES (or a partition's cached tables)."""
-    from ..tables.inspection import describe, format_text
+    """Show the header, size, checksum status and histogram of table FILES (pattern tables *.pdb in any
+    encoding, the dynamic sets' *.ddb files) or of a partition's cached tables."""
+    from ..tables.checks import describe_any, format_any
 
     paths = list(files)
     if partition or pattern:
@@ -58,13 +59,13 @@ def command(files, partition, pattern, board_dims, goal, blank, encoding, group,
             from ._hanoi4 import inspect_file
             inspect_file(path, as_json, first=i == 0)
             continue
-        info = describe(path)
+        info = describe_any(path)
         if as_json:
             click.echo(json.dumps(info))
         else:
             if i:
                 click.echo("")
-            click.echo(format_text(info))
+            click.echo(format_any(info))
 
 
 from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4 hands the arguments to that domain)

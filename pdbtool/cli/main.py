@@ -12,7 +12,7 @@ import sys
 import click
 
 from .._version import __version__
-from ._common import Interrupted
+from ._common import EXIT_STATUSES, Interrupted
 
 # command name -> (module in pdbtool.cli, one-line help shown by `pdbtool --help`)
 COMMANDS = {
@@ -44,6 +44,11 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+    def format_epilog(self, ctx, formatter):
+        with formatter.section("Exit status (every command)"):
+            formatter.write_dl(EXIT_STATUSES)
+        super().format_epilog(ctx, formatter)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

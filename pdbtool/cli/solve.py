@@ -9,7 +9,7 @@ import time
 import click
 
 from ..tables.dynamic_sets import DYNAMIC_SETS
-from ._common import Interrupted, board_option, cache_dir_option, goal_option, say, user_errors
+from ._common import Interrupted, batch_status, board_option, cache_dir_option, goal_option, say, user_errors
 
 
 @click.command("solve")
@@ -24,12 +24,16 @@ from ._common import Interrupted, board_option, cache_dir_option, goal_option, s
 @click.option("--dynamic", type=click.Choice(DYNAMIC_SETS), default=None,
               help="Tables of ddb and max (default: pairs+triples).")
 @click.option("--no-reflect", is_flag=True, help="Do not take the max with the diagonal reflection.")
-@click.option("--blank", type=click.Choice(["minimized", "ignored"]), default="minimized", show_default=True,
+@click.option("--blank", type=click.Choice(["minimized", "ignored", "zero-aware"]), default="minimized",
+              show_default=True,
               help="Blank rule of the pattern tables (mod3 and parity need ignored).")
 @click.option("--encoding", type=click.Choice(["byte", "nibble", "mod3", "parity", "min-nibble", "sparse"]),
               default="byte", show_default=True,
               help="Encoding of the pattern tables (converted from byte tables if absent; pdb only).")
 @click.option("--group", type=int, default=None, metavar="C", help="Group size of min-nibble (a power of two).")
+@click.option("--pruning", type=click.Choice(["parent", "fsm"]), default="parent", show_default=True,
+              help="Duplicate paths pruned: parent (never undo the last move) or fsm (also every move sequence "
+                   "with a shorter or equal equivalent, by a finite-state machine; fewer nodes, same lengths).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Solve instances in this many processes (they share the memory-mapped tables).")
 @click.option("--threads", type=click.IntRange(1, 1024), default=1, show_default=True,
@@ -57,15 +61,16 @@ from ._common import Interrupted, board_option, cache_dir_option, goal_option, s
 @user_errors
 def command(instances, board_dims, goal, partition, heuristic, dynamic, no_reflect, jobs, threads, time_limit,
             cache_dir, fmt, blank, encoding, group, ray_address, output, resume, checkpoint, checkpoint_every,
-            show_progress):
+            show_progress, pruning):
     """Solve the instances of a file (or - for stdin) optimally with IDA*.
 
     A line holds the tile in each cell, row by row (0 = blank), optionally preceded by an id; '#' starts a
-    comment.  A trailing '# optimal N' is checked against the length found.  The exit status is 1 when any
-    line failed (bad input, wrong optimal length), 0 otherwise; instances that hit --time-limit are
-    reported as unsolved and do not fail the run; it is 4 when a worker process of --jobs was killed twice
-    on one instance (the instance is reported failed, with the signal).  A long search shows its bound,
-    nodes, nodes per second and elapsed time on stderr (live on a terminal, else a line every 30 seconds);
+    comment.  A trailing '# optimal N' is checked against the length found.  The exit status is 3 when a
+    length differs from its '# optimal', 4 when a worker process of --jobs was killed twice on one instance
+    (reported failed, with the signal), 1 when any line failed (bad input, a missing table), 0 otherwise;
+    instances that hit --time-limit are reported as unsolved and do not fail the run (pdbtool --help lists
+    every status).  A long search shows its bound, nodes, nodes per second and elapsed time on stderr (live
+    on a terminal, else a line every 30 seconds);
     a batch, the instances done and failed and the time left (on a terminal, or with --progress).
 
     With --output FILE the results go to FILE as each instance ends; after a kill, the same command with
@@ -103,8 +108,6 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         raise click.UsageError("--resume applies with --output FILE")
     if checkpoint is not None and jobs > 1:
         raise click.UsageError("--checkpoint follows one search at a time: use --threads, not --jobs")
-    if checkpoint is not None and ray_address is not None:
-        raise click.UsageError("--checkpoint does not apply with --ray yet")
     if encoding != "byte" or group is not None:
         from ..heuristics.encoded import check_encoding
 
@@ -112,7 +115,7 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     items = load_instances(instances, board, goal)
     if not items:
         say(f"{instances if instances != '-' else '<stdin>'}: no instances")
-    options = SolveOptions(heuristic=heuristic, blank=blank, encoding=encoding, group=group,
+    options = SolveOptions(heuristic=heuristic, blank=blank, encoding=encoding, group=group, pruning=pruning,
                            partition=partition, reflect=not no_reflect,
                            cache_dir=cache_dir, time_limit=time_limit, dynamic=dynamic,
                            threads=threads if threads > 1 else None, search_threads=threads,
@@ -214,13 +217,8 @@ def _solve(items, options, pool, fmt, results_file, jobs, ray_address, show_prog
     if interrupted is not None:
         interrupted.note = ""  # the results above say what was kept
         raise interrupted
-    if any(r.signal is not None for r in everything):
-        sys.exit(EXIT_WORKER_KILLED)
-    if any(r.error is not None for r in everything):
-        sys.exit(1)
-
-
-EXIT_WORKER_KILLED = 4  # a worker process of --jobs was killed twice while solving one instance
+    if batch_status(everything):
+        sys.exit(batch_status(everything))
 
 
 class BatchProgress:

@@ -10,7 +10,8 @@ state with one bit extraction, indexes the table directly.  Goals:
 
 The first two are symmetric under swapping pegs 1 and 2 and are stored as ``half`` tables (one entry for
 each mirror pair, see :mod:`.kernels`); a placement goal is stored in full.  The header's ``kind`` is
-``hanoi4``, so that the tile commands and this domain's tell their tables apart.
+``hanoi4`` (with ``disks``, ``target``, ``layout``), so that the tile commands and this domain's tell
+their tables apart.
 """
 
 from __future__ import annotations
@@ -137,7 +138,8 @@ class DiskTable:
         return entries_of(self.disks, self.layout)
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": KIND, "disks": self.disks, "goal": self.goal, "layout": self.layout, "encoding": "byte",
+        # "target", not "goal": the shared reader checks a "goal" as a tile board's list of cells
+        return {"kind": KIND, "disks": self.disks, "target": self.goal, "layout": self.layout, "encoding": "byte",
                 "entries": self.entries}
 
     def describe(self) -> str:
@@ -180,9 +182,9 @@ class DiskTable:
         h = f.header
         if h.get("kind") != KIND:
             raise fileformat.TableFileError(f"{path}: not a hanoi4 table")
-        k, goal = h.get("disks"), h.get("goal")
+        k, goal = h.get("disks"), h.get("target")
         if not isinstance(k, int) or not isinstance(goal, str):
-            raise fileformat.TableFileError(f"{path}: damaged header (disks or goal)")
+            raise fileformat.TableFileError(f"{path}: damaged header (disks or target)")
         try:
             check_goal(k, goal)
         except PdbtoolError as exc:
@@ -273,6 +275,10 @@ class HanoiReport:
     checks: list[tuple[str, str]]
     failure: str | None = None
     what: str = ""
+
+    @property
+    def file(self) -> str:
+        return str(self.path)
 
     def summary(self) -> str:
         if self.ok:

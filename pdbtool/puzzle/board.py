@@ -6,6 +6,7 @@ cell of tile t.  Korf's goal puts the blank in cell 0 and tile t in cell t.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -14,6 +15,7 @@ import numpy as np
 from ..errors import PdbtoolError
 
 MAX_CELLS = 32
+_DIM_RE = re.compile(r"[0-9]{1,4}")  # ASCII digits only: "³" passes str.isdigit() but not int()
 
 # Move order used everywhere (BFS children, IDA* children): the blank goes up, left, right, down.
 UP, LEFT, RIGHT, DOWN = 0, 1, 2, 3
@@ -26,8 +28,9 @@ class BoardError(PdbtoolError, ValueError):
 def parse_dims(text: str) -> tuple[int, int]:
     """Parse ``'4x4'`` (W x H) into (W, H)."""
     parts = text.lower().replace("\u00d7", "x").split("x")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-        raise BoardError(f"board {text!r} is not of the form WxH (for example 4x4)")
+    if len(parts) != 2 or not all(_DIM_RE.fullmatch(p.strip()) for p in parts):
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise BoardError(f"board {shown!r} is not of the form WxH (for example 4x4)")
     width, height = int(parts[0]), int(parts[1])
     check_dims(width, height)
     return width, height
@@ -186,6 +189,12 @@ def blank_last_goal(n: int) -> tuple[int, ...]:
     return tuple([n - 1] + list(range(n - 1)))
 
 
+def _shown(spec) -> str:
+    """A goal as given, for a message: cut short (it may be as long as a file's line)."""
+    text = spec if isinstance(spec, str) else " ".join(str(t) if abs(t) < 10**9 else "<huge>" for t in spec)
+    return repr(text if len(text) <= 60 else text[:60] + "...")
+
+
 def goal_from_spec(spec, n: int) -> tuple[int, ...]:
     """A goal from 'korf' / 'blank-last' / the goal state's tiles cell by cell (string or sequence)."""
     if spec is None:
@@ -196,14 +205,14 @@ def goal_from_spec(spec, n: int) -> tuple[int, ...]:
             return tuple(range(n))
         if text == "blank-last":
             return blank_last_goal(n)
-        try:
-            tiles = [int(x) for x in text.replace(",", " ").split()]
-        except ValueError:
-            raise BoardError(f"goal {spec!r}: expected 'korf', 'blank-last' or {n} numbers") from None
+        words = text.replace(",", " ").split()
+        if not all(_DIM_RE.fullmatch(w) for w in words):  # small whole numbers only (a tile is below 32)
+            raise BoardError(f"goal {_shown(spec)}: expected 'korf', 'blank-last' or {n} numbers")
+        tiles = [int(x) for x in words]
     else:
         tiles = [int(x) for x in spec]
     if len(tiles) != n or sorted(tiles) != list(range(n)):
-        raise BoardError(f"goal {spec!r} is not a permutation of 0..{n - 1}")
+        raise BoardError(f"goal {_shown(spec)} is not a permutation of 0..{n - 1}")
     goal = [0] * n
     for c, t in enumerate(tiles):
         goal[t] = c

@@ -25,6 +25,8 @@ from ..errors import PdbtoolError
 
 OPTIMAL_RE = re.compile(r"\boptimal\s*[:=]?\s*(\d+)", re.IGNORECASE)
 
+MAX_DIGITS = 18  # a longer number is no tile, id or length (and int() refuses past 4300 digits)
+
 CSV_COLUMNS = ("id", "board", "heuristic", "length", "optimal", "solved", "nodes_generated", "nodes_expanded",
                "h0", "seconds", "cpu_seconds", "iterations", "solution", "error")
 
@@ -62,20 +64,26 @@ def parse_line(text: str, line: int, source: str, ordinal: int, board: Board | N
     tokens = body.replace(",", " ").split()
     if not tokens:
         return None
-    optimal = None
-    match = OPTIMAL_RE.search(comment)
-    if match:
-        optimal = int(match.group(1))
-    inst = Instance(id=str(ordinal), source=source, line=line, optimal=optimal)
+    inst = Instance(id=str(ordinal), source=source, line=line)
     ident = None
     if not _is_int(tokens[0]):
         ident = tokens[0].rstrip(":")
         tokens = tokens[1:]
+    if ident is not None:
+        inst.id = ident
+    match = OPTIMAL_RE.search(comment)
+    if match:
+        if len(match.group(1)) > MAX_DIGITS:
+            inst.error = f"'# optimal {_short(match.group(1))}' is not a length ({len(match.group(1))} digits)"
+            return inst
+        inst.optimal = int(match.group(1))
     bad = next((t for t in tokens if not _is_int(t)), None)
     if bad is not None:
-        inst.error = f"{bad!r} is not a whole number"
-        if ident is not None:
-            inst.id = ident
+        inst.error = f"{_short(bad)!r} is not a whole number"
+        return inst
+    huge = next((t for t in tokens if len(t.lstrip("+-")) > MAX_DIGITS), None)
+    if huge is not None:
+        inst.error = f"{_short(huge)} ({len(huge.lstrip('+-'))} digits) is out of range for a tile or an id"
         return inst
     numbers = [int(t) for t in tokens]
     count = len(numbers)
@@ -132,6 +140,11 @@ def check_tiles(board: Board, numbers: list[int]) -> tuple[int, ...]:
         raise BoardError(f"unsolvable: the permutation's parity does not match the blank's distance to its goal "
                          f"cell (width {board.width}, {parity})")
     return tuple(numbers)
+
+
+def _short(text: str, keep: int = 20) -> str:
+    """A token for a message: its first characters when it is long."""
+    return text if len(text) <= keep else text[:keep] + "..."
 
 
 def _is_int(token: str) -> bool:

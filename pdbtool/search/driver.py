@@ -31,7 +31,12 @@ Conventions
   stack: reallocate and call again; the driver is between iterations), ``ITERATION_DONE`` (only with
   ``reg[R_ONE_ITERATION]``: the iteration of bound ``reg[R_BOUND]`` is over, its next bound in
   ``reg[R_NEXT]``), ``CUT`` (only with ``reg[R_CUT]`` > 0: a node within the bound at the cut depth was
-  generated; it is on the stack and is not expanded, and the next call goes on past it).
+  generated; it is on the stack and is not expanded, and the next call goes on past it), ``STACK_FULL`` and
+  ``NEGATIVE_H`` (defence in depth: a child's h was below zero, in ``reg[R_FAULT]``, or the path would go
+  past the stack; only a damaged heuristic does either, and :meth:`Search.step` raises :class:`SearchFault`).
+* Move pruning: with a move-pruning automaton (``fsm``, :mod:`pdbtool.search.move_automaton`) a move it
+  rejects at a node is not generated at all, like the move that undoes the last one; its state per level is
+  ``fsm_state[d]``.  Without one (``fsm`` empty) only the parent rule prunes.
 * The driver releases the GIL, so threads can search subtrees of one iteration at once
   (:mod:`pdbtool.search.units`).
 
@@ -51,16 +56,24 @@ from numba import njit
 from numba.extending import overload
 
 from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
+from .._native.intrinsics import prefetch
+from ..errors import PdbtoolError
 from ..heuristics import hooks
 
-R_DEPTH, R_BOUND, R_NEXT, R_GEN, R_EXP, R_BLANK, R_ITER, R_ROOT_PREV, R_ONE_ITERATION, R_CUT = range(10)
-N_REGS = 10
+R_DEPTH, R_BOUND, R_NEXT, R_GEN, R_EXP, R_BLANK, R_ITER, R_ROOT_PREV, R_ONE_ITERATION, R_CUT, R_FAULT = range(11)
+N_REGS = 11
 
-RUNNING, FOUND, EXHAUSTED, GROW, ITERATION_DONE, CUT = range(6)
+RUNNING, FOUND, EXHAUSTED, GROW, ITERATION_DONE, CUT, STACK_FULL, NEGATIVE_H = range(8)
 STOPPED = -1  # run_chunks only: a limit or the stop flag ended the run
 
 INF = 1 << 40
 DEFAULT_CAPACITY = 256
+NO_AUTOMATON = np.zeros(0, dtype=np.int32)
+
+
+class SearchFault(PdbtoolError):
+    """The heuristic broke what the search relies on (h below zero, a path past the stack): its table is
+    damaged or crafted.  The message says what was seen; the solver names the tables."""
 
 
 @njit(cache=True, inline="always")
@@ -72,7 +85,13 @@ def _is_goal(tiles, goal_tiles):
 
 
 @njit(cache=True, inline="always")
-def _later_siblings(nb, prev_move, depth, blank):
+def _pruned(fsm, fsm_state, d, m):
+    """Whether the move-pruning automaton rejects move ``m`` from level ``d`` (never without one)."""
+    return fsm.shape[0] > 0 and fsm[4 * fsm_state[d] + m] < 0
+
+
+@njit(cache=True, inline="always")
+def _later_siblings(nb, prev_move, depth, blank, fsm, fsm_state):
     """The children generated after each node on the path to level ``depth`` (whose blank is ``blank``)."""
     later = 0
     b = blank
@@ -80,21 +99,38 @@ def _later_siblings(nb, prev_move, depth, blank):
         m_in = prev_move[a + 1]
         b = nb[b, 3 - m_in]  # the blank at level a
         for m in range(m_in + 1, 4):
-            if nb[b, m] >= 0 and m + prev_move[a] != 3:
+            if nb[b, m] >= 0 and m + prev_move[a] != 3 and not _pruned(fsm, fsm_state, a, m):
                 later += 1
     return later
 
 
 @njit(cache=True, inline="always")
-def _generate(hs, d, blank, prev_move, tiles, nb, bound, next_bound, walk, nwalk):
+def _children(hs, d, blank, prev_move, tiles, nbm, bound, next_bound, fsm, fsm_state, nb):
+    """``hooks.children`` with the moves that the automaton prunes shown to the heuristic as off the board
+    (in ``nbm``, the search's copy of ``nb``, restored after the call), so that it evaluates only the
+    children that are generated.  Without an automaton ``nbm`` is ``nb`` and is not written."""
+    masked = fsm.shape[0] > 0
+    if masked:
+        s = fsm_state[d]
+        for m in range(4):
+            if fsm[4 * s + m] < 0:
+                nbm[blank, m] = -1
+    hooks.children(hs, d, blank, prev_move, tiles, nbm, bound, next_bound)
+    if masked:
+        for m in range(4):
+            nbm[blank, m] = nb[blank, m]
+
+
+@njit(cache=True, inline="always")
+def _generate(hs, d, blank, prev_move, tiles, nb, bound, next_bound, walk, nwalk, fsm, fsm_state, nbm):
     """Generate the children of the node at level ``d`` at once: their h, the moves of those within the
     bound (``walk[d, :nwalk[d]]``, in move order).  Returns the new next bound and the number generated."""
-    hooks.children(hs, d, blank, prev_move, tiles, nb, bound, next_bound)
+    _children(hs, d, blank, prev_move, tiles, nbm, bound, next_bound, fsm, fsm_state, nb)
     count = 0
     kept = 0
     for m in range(4):
         q = nb[blank, m]
-        if q < 0 or m + prev_move == 3:
+        if q < 0 or m + prev_move == 3 or _pruned(fsm, fsm_state, d, m):
             continue
         count += 1
         f = d + 1 + hooks.child_h(hs, d, m, tiles[q], blank, q, bound, next_bound)
@@ -104,23 +140,25 @@ def _generate(hs, d, blank, prev_move, tiles, nb, bound, next_bound, walk, nwalk
         else:
             walk[d, kept] = m
             kept += 1
+            if fsm.shape[0] > 0:  # the child's row of the automaton, read when it is entered
+                prefetch(fsm, 4 * fsm[4 * fsm_state[d] + m])
     nwalk[d] = kept
     return next_bound, count
 
 
-def _search_loop(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk):
+def _search_loop(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state, nbm):
     """The loop of :func:`ida`, compiled for each state class with its walk (:func:`_search_loop_for`)."""
     raise NotImplementedError("runs only inside the compiled driver")
 
 
 # no reference counting: the hooks are inlined and allocate nothing (the vertex cover's kernels need it so)
 @overload(_search_loop, jit_options={"_nrt": False, "nogil": True})
-def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk):
+def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state, nbm):
     # a constant of the closure: Numba's dead-branch pruning drops the other walk before typing inlines the
     # hooks, so their code is compiled once, not at each of the three places that call child_h
     at_once = hooks.walks_at_once(hs)
 
-    def impl(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk):
+    def impl(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state, nbm):
         depth = reg[R_DEPTH]
         bound = reg[R_BOUND]
         next_bound = reg[R_NEXT]
@@ -147,10 +185,11 @@ def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_mov
                 prev_move[0] = reg[R_ROOT_PREV]
                 expanded += 1
                 if at_once:
-                    next_bound, count = _generate(hs, 0, blank, prev_move[0], tiles, nb, bound, next_bound, walk, nwalk)
+                    next_bound, count = _generate(hs, 0, blank, prev_move[0], tiles, nb, bound, next_bound, walk, nwalk,
+                                                  fsm, fsm_state, nbm)
                     generated += count
                 else:
-                    hooks.children(hs, 0, blank, prev_move[0], tiles, nb, bound, next_bound)
+                    _children(hs, 0, blank, prev_move[0], tiles, nbm, bound, next_bound, fsm, fsm_state, nb)
                 continue
             i = next_move[depth]
             if i == (nwalk[depth] if at_once else 4):
@@ -178,7 +217,7 @@ def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_mov
             else:
                 m = i
                 q = nb[blank, m]
-                if q < 0 or m + prev_move[depth] == 3:
+                if q < 0 or m + prev_move[depth] == 3 or _pruned(fsm, fsm_state, depth, m):
                     continue
                 generated += 1
                 t = tiles[q]
@@ -188,6 +227,14 @@ def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_mov
                     if f < next_bound:
                         next_bound = f
                     continue
+            # defence in depth: a damaged table must not drive the stack past its end
+            if h < 0:
+                status = NEGATIVE_H
+                reg[R_FAULT] = h
+                break
+            if depth + 2 > capacity:
+                status = STACK_FULL
+                break
             hooks.enter(hs, depth, m, t, blank, q, h)
             tiles[blank] = t
             tiles[q] = 0
@@ -195,10 +242,12 @@ def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_mov
             depth += 1
             next_move[depth] = 0
             prev_move[depth] = m
+            if fsm.shape[0] > 0:
+                fsm_state[depth] = fsm[4 * fsm_state[depth - 1] + m]
             if h == 0 and _is_goal(tiles, goal_tiles):
                 status = FOUND
                 if at_once:
-                    generated -= _later_siblings(nb, prev_move, depth, blank)
+                    generated -= _later_siblings(nb, prev_move, depth, blank, fsm, fsm_state)
                 break
             if depth == cut:
                 # a leaf here: the next call leaves it
@@ -211,10 +260,11 @@ def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_mov
                 break
             expanded += 1
             if at_once:
-                next_bound, count = _generate(hs, depth, blank, m, tiles, nb, bound, next_bound, walk, nwalk)
+                next_bound, count = _generate(hs, depth, blank, m, tiles, nb, bound, next_bound, walk, nwalk,
+                                              fsm, fsm_state, nbm)
                 generated += count
             else:
-                hooks.children(hs, depth, blank, m, tiles, nb, bound, next_bound)
+                _children(hs, depth, blank, m, tiles, nbm, bound, next_bound, fsm, fsm_state, nb)
             if generated >= stop:
                 break
         reg[R_DEPTH] = depth
@@ -229,7 +279,7 @@ def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_mov
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk):
+def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state, nbm):
     """Search from ``tiles`` with the heuristic whose state is ``hs`` for about ``budget`` generated nodes;
     returns a status (see the module docstring).  All progress is kept in the arguments.
 
@@ -237,8 +287,13 @@ def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwal
     (and counted) when it is expanded and the walk visits only those within the bound (``next_move[d]``
     indexes ``walk[d]``); when the goal is found, the later siblings of each node on the path, which a
     one-at-a-time generation would not have reached, are taken off the count.  Otherwise the children are
-    generated one at a time as the walk reaches them (``next_move[d]`` is the next move)."""
-    return _search_loop(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk)
+    generated one at a time as the walk reaches them (``next_move[d]`` is the next move).
+
+    ``fsm``: the move-pruning automaton's table (:mod:`pdbtool.search.move_automaton`), flat (the state
+    after move m from state s at ``4 * s + m``; empty: none), whose state at level d is ``fsm_state[d]`` (level 0's set by the caller); a move it prunes is not generated.
+    ``nbm``: with an automaton, a copy of ``nb`` the driver may write (see ``_children``); else ``nb``."""
+    return _search_loop(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state,
+                        nbm)
 
 
 def new_registers(first_bound: int, blank: int, root_prev: int = -1, one_iteration: bool = False,
@@ -259,33 +314,62 @@ class Search:
 
     ``bound``: the first bound (default h of the start); ``root_prev``: the move into the start (never
     undone); ``one_iteration`` and ``cut`` as the registers of the same names; ``capacity``: the first
-    stack depth (default ``DEFAULT_CAPACITY``).  :meth:`step` runs the driver."""
+    stack depth (default ``DEFAULT_CAPACITY``).  :meth:`step` runs the driver.
+
+    A heuristic that carries a move-pruning automaton (``heuristic.automaton``, see
+    :func:`pdbtool.search.move_automaton.with_pruning`) has its moves pruned by it.  ``path``: the blank's
+    moves from the instance's start to ``tiles`` (a unit of work's root): the automaton's state at the root
+    is that at the end of the path, and the move into the root is its last (``root_prev`` is then ignored),
+    so a unit prunes as the serial search does below the same node."""
 
     def __init__(self, heuristic, tiles, bound: int | None = None, root_prev: int = -1,
-                 one_iteration: bool = False, cut: int = 0, capacity: int | None = None):
+                 one_iteration: bool = False, cut: int = 0, capacity: int | None = None,
+                 path: tuple[int, ...] | None = None):
         board = heuristic.board
         self.heuristic = heuristic
         self.nb = board.neighbours()
         self.goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
         self.tiles = np.array(tiles, dtype=np.int64)
-        self._allocate(DEFAULT_CAPACITY if capacity is None else capacity)
         blank = int(np.flatnonzero(self.tiles == 0)[0])
+        automaton = getattr(heuristic, "automaton", None)
+        self.fsm = NO_AUTOMATON if automaton is None else automaton.table.ravel()
+        self.nbm = self.nb if automaton is None else self.nb.copy()
+        self.fsm_root = 0
+        if path is not None:
+            root_prev = int(path[-1]) if path else -1
+        if automaton is not None:
+            start = blank
+            for m in reversed(path or ()):
+                start = int(self.nb[start, 3 - int(m)])
+            self.fsm_root = automaton.run(start, path or ())
+        self._allocate(DEFAULT_CAPACITY if capacity is None else capacity)
         self.reg = new_registers(self.h0 if bound is None else bound, blank, root_prev, one_iteration, cut)
 
     def _allocate(self, capacity: int) -> None:
         # between iterations the tiles are those of the start, so the state is set up afresh
         self.h0, self.state = self.heuristic.setup(self.tiles, capacity)
         self.h0 = int(self.h0)
+        if self.h0 < 0:
+            raise SearchFault(f"h = {self.h0} at the start of a search (below zero)")
         self.next_move = np.zeros(capacity, dtype=np.int64)
         self.prev_move = np.zeros(capacity, dtype=np.int64)
         self.walk = np.zeros((capacity, 4), dtype=np.int64)
         self.nwalk = np.zeros(capacity, dtype=np.int64)
+        self.fsm_state = np.zeros(capacity, dtype=np.int64)
+        self.fsm_state[0] = self.fsm_root
 
     def step(self, budget: int) -> int:
-        """Run the driver for about ``budget`` generated nodes; a deeper stack is allocated as needed."""
+        """Run the driver for about ``budget`` generated nodes; a deeper stack is allocated as needed.
+        SearchFault when the heuristic gave a child an h below zero or drove the path past the stack."""
         while True:
             status = ida(self.state, self.tiles, self.nb, self.goal_tiles, self.reg, budget, self.next_move,
-                         self.prev_move, self.walk, self.nwalk)
+                         self.prev_move, self.walk, self.nwalk, self.fsm, self.fsm_state, self.nbm)
+            if status == NEGATIVE_H:
+                raise SearchFault(f"h = {int(self.reg[R_FAULT])} for a node at depth {int(self.reg[R_DEPTH]) + 1} "
+                                  f"(below zero)")
+            if status == STACK_FULL:
+                raise SearchFault(f"the path reached depth {int(self.reg[R_DEPTH]) + 1} under bound "
+                                  f"{int(self.reg[R_BOUND])}, past the stack of {self.next_move.shape[0]} levels")
             if status != GROW:
                 return status
             self._allocate(2 * self.next_move.shape[0])
@@ -364,5 +448,5 @@ def run_chunks(search: Search, chunk: int, tally: Tally, progress: Callable[[], 
             return STOPPED
 
 
-__all__ = ["ida", "Search", "Tally", "run_chunks", "new_registers", "RUNNING", "FOUND", "EXHAUSTED", "GROW",
-           "ITERATION_DONE", "CUT", "STOPPED", "INF"]
+__all__ = ["ida", "Search", "SearchFault", "Tally", "run_chunks", "new_registers", "RUNNING", "FOUND", "EXHAUSTED",
+           "GROW", "ITERATION_DONE", "CUT", "STACK_FULL", "NEGATIVE_H", "STOPPED", "INF", "NO_AUTOMATON"]

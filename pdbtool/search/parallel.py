@@ -87,11 +87,17 @@ def _search_units(heuristic, state, units: list[WorkUnit], threads: int, tally: 
     workers = [threading.Thread(target=work, daemon=True) for _ in range(min(threads, len(units)))]
     for w in workers:
         w.start()
-    for w in workers:
-        while w.is_alive():
-            w.join(report_every)
-            if progress is not None and w.is_alive():
-                progress()
+    try:
+        for w in workers:
+            while w.is_alive():
+                w.join(report_every)
+                if progress is not None and w.is_alive():
+                    progress()
+    except BaseException:  # a signal (Ctrl-C) or the progress callback: the threads stop at their next chunk
+        tally.stop.set()
+        for w in workers:
+            w.join()
+        raise
     if errors:
         raise errors[0]
     return results

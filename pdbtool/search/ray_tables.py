@@ -13,10 +13,11 @@ over ``NAME``, the directory synced; the checksum is checked again after the ren
 The workers of a node then load the tables through the cache, which memory-maps them: they share one copy
 in the node's page cache, and no worker holds a private one.  A node that joins after the start finds no
 copy and builds the table itself (the cache's get-or-build), which costs the build time once per node.
+The bytes are shipped rather than built on each node because a large table takes minutes of CPU to
+build and seconds to cross a network.
 
-Shipping the bytes rather than building on each node: a 6-tile table of the 24-puzzle takes about 90 s to
-build on this machine's 2 cores, while its 255 MB cross a network at 1 GB/s in about a quarter of a second
-plus the write; docs/cluster.md has the measurements.
+Every wait for the nodes has a deadline (``timeout``); a node that does not answer in time, or a task that
+fails, is a one-line :class:`ClusterError`.
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ import numpy as np
 
 from ..tables.cache import TableCache
 from ..tables.fileformat import checksum_ok
+from .ray_search import WAIT_SECONDS, ClusterError, one_line, wait
 
 _DIGEST = struct.Struct("<Q")  # the file's last 8 bytes: xxhash64 of every byte before them
+STAGE_SECONDS = 900.0  # longest wait for the nodes' checks of their caches, then for their copies
 
 
 @dataclass(frozen=True)
@@ -146,12 +149,44 @@ def _put_file(ray, path: Path):
     return ref
 
 
-def stage_tables(ray, paths: list[Path], cache_dir: str | None, checked_here: bool = False) -> StageReport:
+def _gather(ray, refs: list, nodes: list[str], what: str, timeout: float) -> list:
+    """The results of the tasks ``refs`` (one on each of ``nodes``), waited for ``timeout`` seconds at
+    most; a node that does not answer in time, or a task that fails, is a one-line ClusterError."""
+    from ray.exceptions import RayError
+
+    late, end = list(refs), time.monotonic() + timeout
+    while late:  # in short waits, so that Ctrl-C is seen
+        _, late = wait(ray, late, max(0.0, min(WAIT_SECONDS, end - time.monotonic())), num_returns=len(late))
+        if time.monotonic() >= end:
+            break
+    if late:
+        names = ", ".join(nodes[refs.index(r)][:12] for r in late[:3]) + (", ..." if len(late) > 3 else "")
+        raise ClusterError(f"staging the tables: {len(late)} of {len(refs)} node(s) did not {what} within "
+                           f"{timeout:.0f} s (node {names})")
+    try:
+        return ray.get(refs, timeout=timeout)
+    except RayError as exc:
+        raise ClusterError(f"staging the tables: {one_line(exc)}") from None
+
+
+def stage_tables(ray, paths: list[Path], cache_dir: str | None, checked_here: bool = False,
+                 timeout: float = STAGE_SECONDS) -> StageReport:
     """Make every live node's cache at ``cache_dir`` (None: each node's default) hold the files ``paths``.
 
     ``checked_here``: this process loaded ``paths`` through its cache, checksums checked; when they are the
     files of ``cache_dir`` on this machine, the driver's node is not asked again (a local instance then
-    starts its search without a task reading every table)."""
+    starts its search without a task reading every table).  ``timeout``: the deadline of each stage (the
+    nodes' checks, then their copies).  Ray's errors (a full object store, a node gone) are one-line
+    ClusterErrors."""
+    from ray.exceptions import RayError
+
+    try:
+        return _stage(ray, paths, cache_dir, checked_here, timeout)
+    except RayError as exc:
+        raise ClusterError(f"staging the tables: {one_line(exc)}") from None
+
+
+def _stage(ray, paths: list[Path], cache_dir: str | None, checked_here: bool, timeout: float) -> StageReport:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     start = time.perf_counter()
@@ -173,8 +208,8 @@ def stage_tables(ray, paths: list[Path], cache_dir: str | None, checked_here: bo
         return NodeAffinitySchedulingStrategy(node, soft=False)
 
     check = ray.remote(num_cpus=0)(missing_tables)
-    answers = ray.get([check.options(scheduling_strategy=on(n)).remote(cache_dir, [i for _, i in infos.values()])
-                       for n in nodes])
+    answers = _gather(ray, [check.options(scheduling_strategy=on(n)).remote(cache_dir, [i for _, i in infos.values()])
+                            for n in nodes], nodes, "check their caches", timeout)
     objects, writes = {}, []
     receive = ray.remote(num_cpus=0)(receive_table)
     for node, missing in answers:
@@ -185,11 +220,13 @@ def stage_tables(ray, paths: list[Path], cache_dir: str | None, checked_here: bo
                 report.bytes_put += info.size
             writes.append((node, name, receive.options(scheduling_strategy=on(node)).remote(
                 cache_dir, info, [objects[name]])))
-    for node, name, ref in writes:
-        if ray.get(ref):
+    written = _gather(ray, [ref for _, _, ref in writes], [node for node, _, _ in writes], "write the tables",
+                      timeout)
+    for (node, name, _), wrote in zip(writes, written):
+        if wrote:
             report.shipped.setdefault(node, []).append(name)
     report.seconds = time.perf_counter() - start
     return report
 
 
-__all__ = ["TableFileInfo", "StageReport", "describe", "holds", "stage_tables", "cluster_nodes"]
+__all__ = ["TableFileInfo", "StageReport", "describe", "holds", "stage_tables", "cluster_nodes", "STAGE_SECONDS"]

@@ -88,8 +88,11 @@ class Solver:
                  cache=None, cache_dir=None, tables: Sequence[np.ndarray] | None = None,
                  threads: int | None = None, notify: Callable[[str], None] | None = None,
                  dynamic: str | None = None, search_threads: int = 1, encoding: str = "byte",
-                 group: int | None = None, blank: str = "minimized"):
+                 group: int | None = None, blank: str = "minimized", pruning: str = "parent"):
         from ..heuristics.dynamic import DYNAMIC_HEURISTICS
+        from .move_automaton import check_pruning, with_pruning
+
+        self.pruning = check_pruning(pruning)
 
         if heuristic not in HEURISTICS + DYNAMIC_HEURISTICS:
             raise SolverError(f"unknown heuristic {heuristic!r}: choose one of "
@@ -98,8 +101,8 @@ class Solver:
         self.partition_name = None
         self.dynamic = (dynamic or "pairs+triples") if heuristic in DYNAMIC_HEURISTICS else None
         shared = None
-        if blank not in ("minimized", "ignored"):
-            raise SolverError(f"blank rule {blank!r}: choose minimized or ignored")
+        if blank not in ("minimized", "ignored", "zero-aware"):
+            raise SolverError(f"blank rule {blank!r}: choose minimized, ignored or zero-aware")
         if encoding != "byte" or group is not None:
             if heuristic != "pdb":
                 raise SolverError(f"--encoding applies to --heuristic pdb only, not {heuristic}")
@@ -114,6 +117,10 @@ class Solver:
 
             part = resolve_partition(partition, board)
             patterns, self.partition_name, board = list(part.patterns), part.name, part.board
+            # a catalogue, or zero-aware tables: the catalogue kernel (pdbtool.heuristics.catalogue)
+            self._catalogue = hasattr(part, "partitions") or blank == "zero-aware"
+            if self._catalogue and (heuristic != "pdb" or encoding != "byte"):
+                raise SolverError("catalogues and zero-aware tables go with --heuristic pdb and byte tables")
             if tables is None:
                 if cache is None:
                     from ..tables.cache import TableCache
@@ -126,6 +133,10 @@ class Solver:
                 shared = list(plan.shared)
                 self._keep = search_tables(cache, plan, encoding, enc_params, threads)
                 tables = [t.values for t in self._keep]
+            elif self._catalogue:
+                from ..tables.operations import partition_plan
+
+                plan = partition_plan(part, blank)
             reflect = bool(reflect) and board.reflection_valid()
         elif board is None:
             raise SolverError("a board is needed")
@@ -138,17 +149,23 @@ class Solver:
             self.heuristic = make_dynamic_heuristic(heuristic, board, self.dynamic, patterns, tables, self.reflect,
                                                     cache=cache, cache_dir=cache_dir, threads=threads, notify=notify,
                                                     shared=shared)
+        elif self._catalogue:
+            from ..heuristics.catalogue import catalogue_heuristic
+
+            self.heuristic = catalogue_heuristic(part, plan, tables, blank, self.reflect)
         elif encoding != "byte":
             from ..heuristics.encoded import EncodedPatternSum
 
             self.heuristic = EncodedPatternSum(patterns, tables, encoding, enc_params, self.reflect, shared)
         else:
             self.heuristic = make_heuristic(heuristic, board, patterns, tables, self.reflect, shared)
+        self.heuristic = with_pruning(self.heuristic, self.pruning)  # the parent rule: the heuristic itself
         self.nb = board.neighbours()
         self.goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
         self.search_threads = _check_search_threads(search_threads)
 
     _warm = False
+    _catalogue = False
 
     def warm_up(self) -> None:
         """Load (or compile) the kernel now, so that the first instance's seconds count search only."""
@@ -161,6 +178,9 @@ class Solver:
 
     @property
     def label(self) -> str:
+        return self._label() + (" fsm" if self.pruning == "fsm" else "")
+
+    def _label(self) -> str:
         if self.heuristic_name == "ddb":
             return f"ddb-{self.dynamic}"
         if self.heuristic_name == "max":
@@ -177,9 +197,21 @@ class Solver:
         """The heuristic value of a state."""
         return self.heuristic.value(self.board.check_state(state))
 
-    def solve(self, state: Sequence[int], time_limit: float | None = None, node_limit: int | None = None,
-              progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES,
-              threads: int | None = None, checkpoint=None, checkpoint_every: float = 60.0) -> SolveResult:
+    def solve(self, state: Sequence[int], *args, **kwargs) -> SolveResult:
+        """Solve one state optimally (:meth:`_solve`); the heuristic's faults and a solution that contradicts
+        it (:mod:`pdbtool.search.solution_check`) are an error naming the tables."""
+        from .solution_check import check_solution, guarded, is_consistent
+
+        with guarded(self):
+            result = self._solve(state, *args, **kwargs)
+            if result.solved:
+                check_solution(self.heuristic, self.board.check_state(state), result.solution, self.label,
+                               is_consistent(self))
+        return result
+
+    def _solve(self, state: Sequence[int], time_limit: float | None = None, node_limit: int | None = None,
+               progress: Callable[[int, int, int], None] | None = None, chunk: int = CHUNK_NODES,
+               threads: int | None = None, checkpoint=None, checkpoint_every: float = 60.0) -> SolveResult:
         """Solve one state optimally.  ``progress(bound, generated, expanded)`` is called between chunks.
 
         With a time or node limit, an instance that runs out is returned with ``solved=False``.  With
@@ -233,10 +265,14 @@ class Solver:
         recorder = Recorder(path, self.checkpoint_identity(state), every)
         out = checkpointed_search(self.heuristic, state, h0, recorder, threads,
                                   deadline=None if time_limit is None else start + time_limit,
-                                  node_limit=node_limit, progress=progress)
+                                  node_limit=node_limit, progress=progress, **self._executor_options())
         _finish(result, state, out.moves, self.nb, out, start, time.process_time() - cpu_start)
         result.seconds = recorder.seconds
         return result
+
+    def _executor_options(self) -> dict:
+        """How a checkpointed search shares out its units: threads here (``RaySolver`` gives its executor)."""
+        return {}
 
     def _solve_parallel(self, state, h0, result, threads, start, time_limit, node_limit, progress, chunk):
         cpu_start = time.process_time()
@@ -293,6 +329,7 @@ class SolveOptions:
     encoding: str = "byte"
     group: int | None = None
     blank: str = "minimized"
+    pruning: str = "parent"
     checkpoint: str | None = None      # a file recording the search (pdbtool.search.checkpoint), one at a time
     checkpoint_every: float = 60.0     # seconds between its records
 
@@ -333,7 +370,8 @@ class SolverPool:
         o = self.options
         return Solver(board, heuristic=o.heuristic, partition=o.partition, reflect=o.reflect,
                       cache_dir=o.cache_dir, threads=o.threads, notify=self.notify, dynamic=o.dynamic,
-                      search_threads=o.search_threads, encoding=o.encoding, group=o.group, blank=o.blank)
+                      search_threads=o.search_threads, encoding=o.encoding, group=o.group, blank=o.blank,
+                      pruning=o.pruning)
 
     def solve(self, inst, progress: Callable[[int, int, int], None] | None = None) -> SolveResult:
         """Solve one ``instances.Instance``; input and setup errors come back in ``result.error``."""

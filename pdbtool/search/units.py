@@ -4,7 +4,8 @@ An iteration of bound B is cut at a depth D (:func:`split_iteration`): the drive
 tree in one-iteration mode with the cut register set to D, so the nodes within the bound at depth D are
 returned one by one instead of expanded, with exactly the pruning, counting and goal test of every other
 search.  Each becomes a :class:`WorkUnit`; :func:`search_unit` searches one with the same driver (for one
-iteration of bound B - D from the unit's root, never undoing the move into it) and returns a
+iteration of bound B - D from the unit's root, never undoing the move into it, with the move-pruning
+automaton, if any, in its state at the end of the unit's path) and returns a
 :class:`UnitResult`.  Both records are plain values (tuples of ints), so a unit can be searched by a thread
 (:mod:`pdbtool.search.parallel`) or by another process or machine holding the same heuristic.
 
@@ -95,7 +96,7 @@ def search_unit(heuristic, state: Sequence[int], unit: WorkUnit, chunk: int = UN
     chunks."""
     depth = len(unit.path)
     search = Search(heuristic, apply_path(heuristic.board.neighbours(), state, unit.path),
-                    bound=unit.bound - depth, root_prev=unit.path[-1] if unit.path else -1, one_iteration=True)
+                    bound=unit.bound - depth, path=unit.path, one_iteration=True)
     status = run_chunks(search, chunk, Tally() if tally is None else tally, progress)
     if status == STOPPED:
         return None

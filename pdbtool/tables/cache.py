@@ -15,23 +15,30 @@ compact encodings and the dynamic pair and triple tables; the rules below hold f
 * A cached file that fails its checks is moved aside (``NAME.corrupt-TIME``), reported, and rebuilt.
   The move happens under the table's lock, after a second look, so a table being replaced by a
   concurrent builder is never moved aside by mistake.
+* A cache this user cannot write (a read-only mount, a shared site cache of another user) is used read
+  only: sound tables are read without locks (a lock file that exists is opened read-only), the sweep
+  leaves what it cannot remove, and a missing or damaged table is a one-line error, not a crash.
+* Temporaries are created with ``O_EXCL | O_NOFOLLOW``, under a name no other process uses.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import secrets
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-import xxhash
-
 from ..errors import PdbtoolError
+from .integrity import check_table
+from .names import goal_slug, table_name
 from .ranking import TilePattern
+from .resources import available_memory, check_disk, check_memory
 from .table import PatternTable
-from .fileformat import TableFileError
+from .fileformat import TableFileError, load as load_file
 
 Notify = Callable[[str], None]
 T = TypeVar("T")
@@ -46,40 +53,15 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("pdbtool"))
 
 
-def goal_slug(pattern: TilePattern) -> str:
-    name = pattern.board.goal_name
-    if name in ("korf", "blank-last"):
-        return name
-    return "goal" + xxhash.xxh64(",".join(map(str, pattern.board.goal)).encode()).hexdigest()[:12]
+__all__ = ["TableCache", "CacheReadOnly", "default_cache_dir", "goal_slug", "table_name", "table_loader",
+           "available_memory", "check_memory", "check_disk"]
+
+# a file system or a directory this user cannot write
+_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
 
 
-def table_name(pattern: TilePattern, blank: str, encoding: str = "byte", params: dict | None = None) -> str:
-    enc = encoding + "".join(f"-{k}{v}" for k, v in sorted((params or {}).items()))
-    tiles = ".".join(str(t) for t in pattern.tiles)
-    return f"{pattern.board.dims}-{goal_slug(pattern)}-t{tiles}-{blank}-{enc}.pdb"
-
-
-def available_memory() -> int | None:
-    """MemAvailable from /proc/meminfo in bytes (None where it cannot be read)."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def check_memory(pattern: TilePattern, blank: str) -> None:
-    """Refuse a build whose estimated peak memory exceeds what the machine has available."""
-    from .build import estimate_peak_bytes
-
-    need = estimate_peak_bytes(pattern, blank)
-    have = available_memory()
-    if have is not None and need > have:
-        raise PdbtoolError(f"building pattern {pattern} on {pattern.board.dims} ({blank}) needs about "
-                           f"{need / 2**30:.2f} GiB, but only {have / 2**30:.2f} GiB is available")
+class CacheReadOnly(PdbtoolError):
+    """The cache cannot be written, and what was asked needs it written (a missing or damaged table)."""
 
 
 def _lock_path(path: Path) -> Path:
@@ -90,13 +72,24 @@ def _try_lock(lock_path: Path, wait: bool = False, create: bool = True) -> int |
     """An exclusive flock on ``lock_path`` (a descriptor), or None if another holds it (and not ``wait``).
 
     A holder deletes the lock file before releasing it, so a lock won on a file no longer under that
-    name is worthless: try again on the file that is.
+    name is worthless: try again on the file that is.  A lock file this user cannot open for writing is
+    opened read-only (flock needs no write access); one that cannot be created raises OSError.
     """
     while True:
+        flags = os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         try:
-            fd = os.open(lock_path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
+            fd = os.open(lock_path, flags | (os.O_CREAT if create else 0), 0o644)
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            if exc.errno not in _READ_ONLY:
+                raise
+            try:
+                fd = os.open(lock_path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+            except FileNotFoundError:
+                if not create:
+                    return None
+                raise exc from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
@@ -116,7 +109,7 @@ def _unlock(fd: int, lock_path: Path) -> None:
     """Delete the lock file, then release it (closing the descriptor releases the flock)."""
     try:
         os.unlink(lock_path)
-    except FileNotFoundError:
+    except OSError:  # gone already, or a cache this user cannot write: the flock goes with the descriptor
         pass
     finally:
         os.close(fd)
@@ -133,9 +126,9 @@ def table_loader(pattern: TilePattern, blank: str, encoding: str = "byte",
                   params: dict | None = None) -> Callable[[Path], PatternTable]:
     """A loader for :meth:`TableCache.get_or_build`: the table at a path, refused unless it is the one asked for."""
     def load(path: Path) -> PatternTable:
-        table = PatternTable.load(path)
+        table = PatternTable.from_file(load_file(path))
         table.check_identity(pattern, blank, encoding, params)
-        return table
+        return check_table(table)
 
     return load
 
@@ -163,7 +156,12 @@ class TableCache:
     file into a synced temporary and rename it over the name, then sync the directory."""
 
     def __init__(self, cache_dir: str | os.PathLike | None = None, notify: Notify | None = None):
-        self.dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+        if cache_dir is not None and not str(cache_dir).strip():
+            raise PdbtoolError("the cache directory is an empty path: give a directory (or leave the option out "
+                               "for the default cache)")
+        self.dir = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+        if self.dir.exists() and not self.dir.is_dir():
+            raise PdbtoolError(f"the cache directory {self.dir} is not a directory")
         self.notify = notify or (lambda message: None)
         self._held: set[Path] = set()  # table paths whose lock this object holds
         self._swept = False
@@ -179,7 +177,7 @@ class TableCache:
         if not self._swept:  # once a run: what killed processes left behind
             self._swept = True
             self.sweep()
-        if not path.exists():
+        if not os.path.lexists(path):
             return None
         try:
             return load(path)
@@ -187,9 +185,10 @@ class TableCache:
             if path in self._held:
                 self.quarantine(path, str(exc))
                 return None
+            reason = str(exc)
         # move it aside only under the lock, and only if it is still damaged: a concurrent builder may
         # have just replaced it with a sound table
-        with self.lock(path):
+        with self.lock(path, why=f"{reason}; it cannot be moved aside and rebuilt"):
             return self.load_sound(path, load)
 
     def load_valid(self, pattern: TilePattern, blank: str, encoding: str = "byte",
@@ -209,19 +208,31 @@ class TableCache:
             os.replace(path, aside)
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise TableFileError(f"{reason}; it cannot be moved aside ({exc.strerror or exc})") from None
         self.notify(f"damaged table moved aside and rebuilt: {reason} (kept as {aside.name})")
         return aside
 
     # --- building ----------------------------------------------------------------------------------------
     @contextmanager
-    def lock(self, path: Path) -> Iterator[None]:
-        """An exclusive lock on one table name; waits for a concurrent builder to finish."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+    def lock(self, path: Path, why: str | None = None) -> Iterator[None]:
+        """An exclusive lock on one table name; waits for a concurrent builder to finish.
+
+        Only making or moving a file needs it: in a cache this user cannot write, CacheReadOnly says what
+        was needed (``why``, or that ``path`` is missing)."""
         lock_path = _lock_path(path)
-        fd = _try_lock(lock_path)
-        if fd is None:
-            self.notify(f"waiting for another process building {path.name}")
-            fd = _try_lock(lock_path, wait=True)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            fd = _try_lock(lock_path)
+            if fd is None:
+                self.notify(f"waiting for another process building {path.name}")
+                fd = _try_lock(lock_path, wait=True)
+        except OSError as exc:
+            if exc.errno not in _READ_ONLY:
+                raise
+            what = why or f"{path.name} is not in it"
+            raise CacheReadOnly(f"the cache {self.dir} cannot be written ({exc.strerror}), and {what}: build "
+                                f"it in a cache of your own (--cache-dir) or ask the cache's owner") from None
         self._held.add(path)
         try:
             yield
@@ -236,7 +247,7 @@ class TableCache:
             try:
                 tmp.unlink()
                 removed += 1
-            except FileNotFoundError:
+            except OSError:
                 pass
         return removed + self.sweep()
 
@@ -246,25 +257,33 @@ class TableCache:
         if not self.dir.is_dir():
             return 0
         removed = 0
+        # what this user cannot remove (a read-only or another user's cache) is left alone
         for tmp in self.dir.glob("*.tmp-*"):
             table = tmp.with_name(tmp.name.split(".tmp-")[0])
             if table in self._held:
                 continue
-            fd = _try_lock(_lock_path(table))
+            try:
+                fd = _try_lock(_lock_path(table))
+            except OSError:
+                continue
             if fd is None:  # its writer is at work
                 continue
             try:
                 tmp.unlink()
                 removed += 1
-            except FileNotFoundError:
+            except OSError:
                 pass
             finally:
                 _unlock(fd, _lock_path(table))
         for lock_path in self.dir.glob("*.lock"):
-            fd = _try_lock(lock_path, create=False)
+            try:
+                fd = _try_lock(lock_path, create=False)
+            except OSError:
+                continue
             if fd is not None:
+                gone = os.access(lock_path.parent, os.W_OK)
                 _unlock(fd, lock_path)
-                removed += 1
+                removed += gone
         return removed
 
     def write_atomically(self, path: Path, write: Callable[[Path], object]) -> Path:
@@ -272,7 +291,9 @@ class TableCache:
         the same directory, which is renamed over ``path``; the directory is then synced, so that the
         rename survives a crash.  A failed or interrupted write leaves no temporary behind."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+        # a name of this process alone, created here with O_EXCL | O_NOFOLLOW: no planted file or link
+        tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))
         try:
             write(tmp)
             os.replace(tmp, path)
@@ -329,6 +350,7 @@ class TableCache:
 
             def write(tmp: Path) -> None:
                 check_memory(pattern, blank)
+                check_disk(self.dir, pattern.entries + 4096, f"the table {{{pattern}}} on {pattern.board.dims}")
                 from .build import build_table
 
                 result = build_table(pattern, blank, threads=threads, progress=progress)
@@ -357,7 +379,7 @@ class TableCache:
                                  table_loader(pattern, blank, encoding, params), write, force=force)
 
     def entries(self) -> list[Path]:
-        """The table files in the cache."""
+        """The table files in the cache: pattern tables (``*.pdb``) and the dynamic sets' files (``*.ddb``)."""
         if not self.dir.exists():
             return []
-        return sorted(self.dir.glob("*.pdb"))
+        return sorted(list(self.dir.glob("*.pdb")) + list(self.dir.glob("*.ddb")))

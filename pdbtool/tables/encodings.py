@@ -721,8 +721,31 @@ def encode(values: np.ndarray, pattern: TilePattern, blank: str, encoding: str,
     return Encoded(payload, params, info)
 
 
+@njit(cache=True)
+def _sparse_directory_errors(words, entries, nwords, dir_off, ndir):
+    """0 when the directory holds the running popcount of the bitmap (one entry per 8 words, the total
+    last) and no bit is set past the last rank; else 1 + the first bad directory entry, or -1 for a bit
+    past the end.  Returns (code, total popcount)."""
+    count = np.int64(0)
+    for b in range(ndir - 1):
+        if np.int64(words[dir_off + b]) != count:
+            return b + 1, count
+        for w in range(b * SPARSE_BLOCK_WORDS, min(nwords, (b + 1) * SPARSE_BLOCK_WORDS)):
+            count += popcount(words[SPARSE_PREAMBLE + w])
+    if np.int64(words[dir_off + ndir - 1]) != count:
+        return ndir, count
+    tail = entries & 63
+    if tail and nwords and (words[SPARSE_PREAMBLE + nwords - 1] >> numba.uint64(tail)) != numba.uint64(0):
+        return -1, count
+    return 0, count
+
+
 def check_payload(payload: np.ndarray, entries: int, encoding: str, params: dict[str, Any] | None) -> None:
-    """Refuse a payload whose size (or, for sparse, preamble) does not fit the encoding and entries."""
+    """Refuse a payload whose size or internal structure does not fit the encoding and entries.
+
+    For sparse, every offset a look-up follows is checked: the preamble (entries, directory and values
+    offsets, nonzero count), the directory against the bitmap's popcounts and the count against
+    ``nonzero``, so that no look-up can read outside the payload."""
     params = normalize_params(encoding, params)
     payload = np.asarray(payload).reshape(-1).view(np.uint8)
     nonzero = 0
@@ -731,12 +754,23 @@ def check_payload(payload: np.ndarray, entries: int, encoding: str, params: dict
             raise EncodingError(f"sparse payload of {payload.nbytes} bytes is too short")
         pre = payload[: 8 * SPARSE_PREAMBLE].view(np.uint64)
         nwords = (entries + 63) // 64
-        if int(pre[0]) != entries or int(pre[1]) != SPARSE_PREAMBLE + nwords or int(pre[3]) > entries:
+        ndir = (nwords + SPARSE_BLOCK_WORDS - 1) // SPARSE_BLOCK_WORDS + 1
+        if int(pre[0]) != entries or int(pre[1]) != SPARSE_PREAMBLE + nwords or \
+                int(pre[2]) != SPARSE_PREAMBLE + nwords + ndir or int(pre[3]) > entries:
             raise EncodingError("sparse payload preamble does not match the table")
         nonzero = int(pre[3])
     want = payload_bytes(encoding, entries, params, nonzero)
     if payload.nbytes != want:
         raise EncodingError(f"{encoding} payload of {payload.nbytes} bytes, expected {want} for {entries} entries")
+    if encoding == "sparse":
+        code, count = _sparse_directory_errors(payload.view(np.uint64), entries, nwords,
+                                               SPARSE_PREAMBLE + nwords, ndir)
+        if code < 0:
+            raise EncodingError("sparse bitmap has bits set past the last entry")
+        if code > 0:
+            raise EncodingError(f"sparse directory entry {code - 1} does not match the bitmap's popcount")
+        if count != nonzero:
+            raise EncodingError(f"sparse bitmap holds {count} nonzero entries, the preamble says {nonzero}")
 
 
 def decode(payload: np.ndarray, pattern: TilePattern, encoding: str, params: dict[str, Any] | None = None,
@@ -758,7 +792,12 @@ def decode(payload: np.ndarray, pattern: TilePattern, encoding: str, params: dic
             return out
         # mod3 / parity: layer by layer from the goal, CHILD-H from each decoded placement
         nb = pattern.board.neighbours()
-        out[pattern.goal_rank()] = 0
+        goal = pattern.goal_rank()
+        residue = _MOD3_DIGITS[payload[goal // 5], goal % 5] if encoding == "mod3" else \
+            (payload[goal >> 3] >> (goal & 7)) & 1
+        if residue:
+            raise EncodingError(f"{encoding} payload is inconsistent (the goal placement's residue is not that of 0)")
+        out[goal] = 0
         block = 4096
         depth = 0
         while True:
@@ -771,6 +810,10 @@ def decode(payload: np.ndarray, pattern: TilePattern, encoding: str, params: dic
             depth += 1
             if depth >= UNREACHABLE - 1:
                 raise EncodingError(f"{encoding} payload decodes to values beyond 253")
+        left = int(np.count_nonzero(out == UNREACHABLE))
+        if left:   # mod3 and parity hold only tables in which every placement is reached
+            raise EncodingError(f"{encoding} payload is inconsistent ({left} placements are never reached "
+                                f"from the goal): a damaged or misencoded table")
     return out
 
 

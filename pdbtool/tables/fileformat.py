@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import mmap
 import os
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +44,14 @@ _ALIGN = 64
 REQUIRED_KEYS = ("width", "height", "goal", "tiles", "blank", "encoding", "entries", "payload_dtype",
                  "payload_bytes")
 # the keys of the tables of other domains, by the header's "kind" (a tile table has none)
-KIND_KEYS = {"hanoi4": ("disks", "goal", "layout", "encoding", "entries", "payload_dtype", "payload_bytes")}
+KIND_KEYS = {"hanoi4": ("disks", "target", "layout", "encoding", "entries", "payload_dtype", "payload_bytes")}
+# A header is a few hundred bytes; the cap keeps a crafted length from making the reader allocate and parse
+# megabytes (numpy caps its .npy headers for the same reason).
+MAX_HEADER_BYTES = 1 << 16
+# Payload types a reader accepts: unsigned and little-endian (the kernels read words in the machine's order).
+PAYLOAD_DTYPES = ("|u1", "<u2", "<u4", "<u8")
+_MAX_DIGITS = 30            # longer JSON integers are refused before Python converts them
+_MAX_CELLS = 64             # boards, goals and tile lists are at most this long
 
 
 class TableFileError(PdbtoolError):
@@ -56,6 +65,9 @@ class TableFile:
     path: Path | None
     header: dict[str, Any]
     payload: np.ndarray
+    # (device, inode, size, mtime_ns, ctime_ns, stored digest) of the file opened: what a record of a
+    # check made once (pdbtool.tables.integrity) is bound to; a change to the file changes its ctime
+    stamp: tuple[int, ...] | None = None
 
     @property
     def file_bytes(self) -> int:
@@ -93,7 +105,11 @@ def save(path: str | os.PathLike, header: dict[str, Any], payload: np.ndarray) -
     prefix = encode_prefix(header)
     hasher = xxhash.xxh64()
     try:
-        with open(path, "wb") as f:
+        # never through a symbolic link planted at the name (the cache creates its temporaries with
+        # O_EXCL first, so the name is its own file)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                     0o644)
+        with open(fd, "wb") as f:
             f.write(prefix)
             hasher.update(prefix)
             view = memoryview(payload.reshape(-1).view(np.uint8))
@@ -112,17 +128,66 @@ def save(path: str | os.PathLike, header: dict[str, Any], payload: np.ndarray) -
     return len(prefix) + payload.nbytes + _DIGEST.size
 
 
+def open_regular(path: str | os.PathLike) -> int:
+    """A read-only descriptor of ``path``, refused unless it is a regular file.
+
+    Opened without blocking, so a FIFO or a device planted under a table's name is refused at once
+    instead of blocking the reader forever."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise TableFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise TableFileError(f"{path}: not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def read_header(path: str | os.PathLike) -> tuple[dict[str, Any], int]:
     """The header of a table file and the payload's offset, checking magic, version and sizes only."""
     path = Path(path)
+    fd = open_regular(path)
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(fd, "rb") as f:
             size = os.fstat(f.fileno()).st_size  # of the file opened, even if the name is replaced meanwhile
             prefix = f.read(_PREFIX.size)
             header, offset = _parse_prefix(path, prefix, size, f)
     except OSError as exc:
         raise TableFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return header, offset
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number")
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_DIGITS:
+        raise ValueError(f"an integer of {len(text)} digits")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is not a finite number")
+    return value
+
+
+def parse_header_text(path: Path, raw: bytes) -> Any:
+    """The JSON of a header; every failure (bad UTF-8 or JSON, a huge integer, NaN, infinity, nesting too
+    deep) is a TableFileError."""
+    try:
+        return json.loads(raw.decode(), parse_int=_parse_int, parse_float=_parse_float,
+                          parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise TableFileError(f"{path}: damaged header (not valid JSON)") from None
+    except (ValueError, RecursionError, OverflowError) as exc:
+        raise TableFileError(f"{path}: damaged header ({clip(str(exc))})") from None
 
 
 def _parse_prefix(path: Path, prefix: bytes, size: int, f) -> tuple[dict[str, Any], int]:
@@ -136,11 +201,10 @@ def _parse_prefix(path: Path, prefix: bytes, size: int, f) -> tuple[dict[str, An
                              f"(this pdbtool reads {FORMAT_MAJOR}.x)")
     if _PREFIX.size + header_len + _DIGEST.size > size:
         raise TableFileError(f"{path}: truncated file (header runs past the end)")
-    raw = f.read(header_len)
-    try:
-        header = json.loads(raw.decode())
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise TableFileError(f"{path}: damaged header (not valid JSON)") from None
+    if header_len > MAX_HEADER_BYTES:
+        raise TableFileError(f"{path}: damaged header ({header_len:,} bytes, more than the "
+                             f"{MAX_HEADER_BYTES:,} a table header may have)")
+    header = parse_header_text(path, f.read(header_len))
     kind = header.get("kind") if isinstance(header, dict) else None
     required = KIND_KEYS.get(kind, REQUIRED_KEYS) if isinstance(kind, str) else REQUIRED_KEYS
     if not isinstance(header, dict) or any(k not in header for k in required):
@@ -156,19 +220,93 @@ def _parse_prefix(path: Path, prefix: bytes, size: int, f) -> tuple[dict[str, An
         raise TableFileError(f"{path}: truncated file ({size} bytes, the header promises {expected})")
     if size > expected:
         raise TableFileError(f"{path}: {size - expected} unexpected bytes after the table")
-    try:
-        if not isinstance(header["payload_dtype"], str):
-            raise TypeError
-        dtype = np.dtype(header["payload_dtype"])
-        if dtype.kind != "u":  # payloads are unsigned integers (bytes or words of packed fields)
-            raise TypeError
-    except (TypeError, ValueError):
+    if header["payload_dtype"] not in PAYLOAD_DTYPES:
+        why = "big-endian" if isinstance(header["payload_dtype"], str) and header["payload_dtype"][:1] == ">" \
+            else "not an unsigned integer type"
         raise TableFileError(f"{path}: damaged header (payload type {clip(header['payload_dtype'])} "
-                             f"is not an unsigned integer type)") from None
+                             f"is {why}; tables hold little-endian unsigned integers)")
+    dtype = np.dtype(header["payload_dtype"])
     if int(header["payload_bytes"]) % dtype.itemsize:
         raise TableFileError(f"{path}: damaged header (payload size is not a whole number of items)")
+    validate_header(path, header)
     header["_file_bytes"] = size
     return header, offset
+
+
+# --- the header validator: every field any reader uses, by type and range ----------------------------------
+
+def _whole(value: Any, low: int = 0, high: int = 1 << 62) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _finite(value: Any, low: float = 0.0) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and value >= low)
+
+
+def _short_text(value: Any, limit: int = 200) -> bool:
+    return isinstance(value, str) and len(value) <= limit
+
+
+def _cells(value: Any) -> bool:
+    return isinstance(value, list) and len(value) <= _MAX_CELLS and all(_whole(v, 0, 4096) for v in value)
+
+
+# key -> (test, what it must be); optional keys are checked only when present
+_COMMON = {
+    "format": (_short_text, "text"),
+    "pdbtool_version": (_short_text, "text"),
+    "kind": (_short_text, "text"),
+    "board": (_short_text, "text"),
+    "width": (lambda v: _whole(v, 1, _MAX_CELLS), f"a whole number from 1 to {_MAX_CELLS}"),
+    "height": (lambda v: _whole(v, 1, _MAX_CELLS), f"a whole number from 1 to {_MAX_CELLS}"),
+    "goal": (_cells, f"a list of at most {_MAX_CELLS} cells"),
+    "tiles": (_cells, f"a list of at most {_MAX_CELLS} tiles"),
+    "blank": (_short_text, "text"),
+    "encoding": (_short_text, "text"),
+    "encoding_params": (lambda v: isinstance(v, dict) and len(v) <= 8
+                        and all(_short_text(k, 40) and _whole(x) for k, x in v.items()),
+                        "an object of whole numbers"),
+    "max_value": (lambda v: _whole(v, 0, 255), "a whole number from 0 to 255"),
+    "build_seconds": (_finite, "a finite number of seconds"),
+    "description": (lambda v: _short_text(v, 2000), "text"),
+    "conversion": (lambda v: isinstance(v, dict), "an object"),
+    "layers": (lambda v: isinstance(v, (list, dict, int)) and not isinstance(v, bool), "a list of layer sizes"),
+    # the dynamic tables' files
+    "group_size": (lambda v: _whole(v, 1, 8), "a whole number from 1 to 8"),
+    "groups": (_whole, "a count"),
+    "entries_per_group": (_whole, "a count"),
+    "rows": (_whole, "a count"),
+    "max_excess": (lambda v: _whole(v, 0, 254), "a whole number from 0 to 254"),
+    "unreachable": (_whole, "a count"),
+    "columns": (lambda v: isinstance(v, list) and len(v) <= 16 and all(_short_text(c, 40) for c in v),
+                "a list of column names"),
+}
+_CONVERSION = {
+    "saturated": (_whole, "a count"),
+    "unreachable": (_whole, "a count"),
+    "nonzero": (_whole, "a count"),
+    "mean_loss": (_finite, "a finite number"),
+    "encode_seconds": (_finite, "a finite number"),
+    "bits_per_entry": (_finite, "a finite number"),
+}
+
+
+def validate_header(path: Path | str | None, header: dict[str, Any]) -> None:
+    """Refuse a header any of whose known fields has the wrong type or range (a TableFileError naming it).
+
+    Fields a newer minor version adds, and this reader does not know, are left alone."""
+    for fields, prefix in ((_COMMON, ""),):
+        for key, (test, what) in fields.items():
+            if key in header and not test(header[key]):
+                raise TableFileError(f"{path}: damaged header ({prefix}{key} is {clip(header[key])}, "
+                                     f"not {what})")
+    conversion = header.get("conversion")
+    if isinstance(conversion, dict):
+        for key, (test, what) in _CONVERSION.items():
+            if key in conversion and not test(conversion[key]):
+                raise TableFileError(f"{path}: damaged header (conversion {key} is "
+                                     f"{clip(conversion[key])}, not {what})")
 
 
 def _is_count(value: Any) -> bool:
@@ -183,17 +321,19 @@ def clip(value: Any) -> str:
 def load(path: str | os.PathLike, verify_checksum: bool = True) -> TableFile:
     """Load a table file: check it and memory-map its payload."""
     path = Path(path)
+    fd = open_regular(path)
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size  # of the file opened, even if the name is replaced meanwhile
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())  # of the file opened, even if the name is replaced meanwhile
+            size = info.st_size
             header, offset = _parse_prefix(path, f.read(_PREFIX.size), size, f)
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as exc:
         raise TableFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(mapped) != size:  # the file changed under us (only a writer ignoring the cache's rename would)
         raise TableFileError(f"{path}: the file changed while being read")
+    stored = _DIGEST.unpack_from(mapped, size - _DIGEST.size)[0]
     if verify_checksum:
-        stored = _DIGEST.unpack_from(mapped, size - _DIGEST.size)[0]
         with memoryview(mapped) as view:
             actual = xxhash.xxh64(view[: size - _DIGEST.size]).intdigest()
         if stored != actual:
@@ -201,13 +341,15 @@ def load(path: str | os.PathLike, verify_checksum: bool = True) -> TableFile:
     dtype = np.dtype(header["payload_dtype"])
     payload = np.frombuffer(mapped, dtype=dtype, count=int(header["payload_bytes"]) // dtype.itemsize,
                             offset=offset)
-    return TableFile(path, header, payload)
+    stamp = (info.st_dev, info.st_ino, size, info.st_mtime_ns, info.st_ctime_ns, stored) if verify_checksum \
+        else None
+    return TableFile(path, header, payload, stamp)
 
 
 def checksum_ok(path: str | os.PathLike) -> bool:
     """Whether the stored xxhash64 matches the file (False for files too short to hold one)."""
     path = Path(path)
-    with open(path, "rb") as f:
+    with os.fdopen(open_regular(path), "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size < _DIGEST.size:
             return False

@@ -14,17 +14,37 @@ def describe(path: str | Path) -> dict[str, Any]:
     """A summary of one table file; raises TableFileError when the header itself is unusable."""
     path = Path(path)
     ok = fileformat.checksum_ok(path)
-    table = PatternTable.from_file(fileformat.load(path, verify_checksum=False))
+    loaded = fileformat.load(path, verify_checksum=False)
+    try:
+        table = PatternTable.from_file(loaded)
+        broken = None
+    except fileformat.TableFileError as exc:
+        if ok:
+            raise
+        # a damaged file: show its header, but decode nothing whose structure failed
+        table = PatternTable.from_file(loaded, structure=False)
+        broken = str(exc)
     header = table.header
     file_bytes = int(header["_file_bytes"])
     try:
+        if broken:
+            raise PdbtoolError(broken)
         stats = table.stats()   # decodes compact encodings, which a damaged payload can make impossible
     except PdbtoolError as exc:
         if ok:
             raise
         stats = {"histogram": {}, "unreachable": 0, "mean": 0.0, "max": 0, "decode_error": str(exc)}
+    refused = None
+    if ok and not stats.get("decode_error"):
+        from .integrity import check_table
+
+        try:   # what a load through the cache would say of the values
+            check_table(table, record=False)
+        except fileformat.TableFileError as exc:
+            refused = str(exc).removeprefix(f"{path}: ")
     return {
         "file": str(path),
+        "kind": "pattern",
         "format": header.get("format"),
         "pdbtool_version": header.get("pdbtool_version"),
         "board": table.board.dims,
@@ -48,6 +68,7 @@ def describe(path: str | Path) -> dict[str, Any]:
         "saturated": stats.get("saturated"),
         "conversion": header.get("conversion"),
         "decode_error": stats.get("decode_error"),
+        "refused": refused,
     }
 
 
@@ -62,6 +83,8 @@ def format_text(info: dict[str, Any]) -> str:
         f"{info['bits_per_entry']:g} bits per entry",
         f"  checksum {'ok' if info['checksum_ok'] else 'MISMATCH (the file is damaged)'}",
     ]
+    if info.get("refused"):
+        lines.append(f"  refused at load: {info['refused']}")
     if info.get("saturated") is not None:
         lines.append(f"  saturated entries {info['saturated']:,} (excess above 15 stored as 15: lower, still admissible)")
     if (info.get("conversion") or {}).get("mean_loss") is not None:

@@ -68,7 +68,7 @@ def build_tables(cache: TableCache, plan: TablePlan, encoding: str = "byte", par
         seconds = built[0] if built else time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_SELF)
         cpu = after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime
-        record = {"tiles": list(p.tiles), "board": p.board.dims, "blank": blank, "entries": p.entries,
+        record = {"tiles": list(p.tiles), "board": p.board.dims, "blank": blank, "entries": table.entries,
                   "built": bool(built), "seconds": round(seconds, 3), "cpu_seconds": round(cpu, 3),
                   "peak_rss_bytes": after.ru_maxrss * 1024,  # the process's peak so far (Linux: KiB)
                   "max": stats["max"], "mean": round(stats["mean"], 4), "file": str(table.path),
@@ -120,8 +120,10 @@ def _convert(cache: TableCache, source: PatternTable, encoding: str, params: dic
 def convert_file(cache: TableCache, path: str | Path, encoding: str, params: dict, threads: int | None = None,
                  output: str | Path | None = None) -> Outcome:
     """Re-encode the byte table file ``path`` into the cache, or to ``output``."""
+    from .integrity import load_checked
+
     _check_compact(encoding)
-    return _convert(cache, PatternTable.load(path), encoding, params, threads,
+    return _convert(cache, load_checked(path, record=False), encoding, params, threads,
                     Path(output) if output else None)
 
 

@@ -7,16 +7,17 @@ command line's ``--partition`` / ``--pattern`` / ``--board`` / ``--goal`` follow
 from __future__ import annotations
 
 from ..puzzle.board import Board
-from .partitions import Partition, PartitionError, default_partition_name, load_partition
+from .partitions import Catalogue, Partition, PartitionError, default_partition_name, load_partition
 from .ranking import PatternError, TilePattern, check_disjoint, parse_tiles
 
 
-def resolve_partition(partition=None, board: Board | None = None, goal: str | None = None) -> Partition:
-    """The partition meant by ``partition``:
+def resolve_partition(partition=None, board: Board | None = None,
+                      goal: str | None = None) -> Partition | Catalogue:
+    """The partition (or catalogue of partitions) meant by ``partition``:
 
     * None: the board's default partition (15-7-8 on 4x4, 24-6-6-6-6 on 5x5, Korf's goal);
-    * a built-in name or a partition file path;
-    * a ``Partition``;
+    * a built-in name or a partition or catalogue file path;
+    * a ``Partition`` or ``Catalogue``;
     * a sequence of ``TilePattern`` or of tile lists (on ``board``), which must be disjoint.
 
     ``board``, if given, is the board the partition must be for.  ``goal`` (a goal spec, used when no
@@ -32,7 +33,7 @@ def resolve_partition(partition=None, board: Board | None = None, goal: str | No
         partition = name
     if isinstance(partition, str):
         part = load_partition(partition, board)
-    elif isinstance(partition, Partition):
+    elif isinstance(partition, (Partition, Catalogue)):
         part = partition
         if board is not None and part.board != board:
             raise PartitionError(f"partition {part.name} is for {part.board.dims} goal {part.board.goal_name}, "
@@ -67,7 +68,7 @@ def _from_patterns(patterns: list, board: Board | None) -> Partition:
 
 
 def partition_from_options(partition: str | None, pattern: str | None, board_dims: str | None,
-                           goal: str | None) -> Partition:
+                           goal: str | None) -> Partition | Catalogue:
     """The partition named on the command line by ``--partition`` or ``--pattern`` (exactly one of them),
     with ``--board`` and ``--goal``."""
     if (partition is None) == (pattern is None):

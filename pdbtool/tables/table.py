@@ -27,6 +27,7 @@ class PatternTable:
     encoding_params: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
     header: dict[str, Any] = field(default_factory=dict)
+    stamp: tuple[int, ...] | None = None    # the loaded file's (see fileformat.TableFile.stamp)
 
     # --- identity -----------------------------------------------------------------------------------
     @property
@@ -35,13 +36,20 @@ class PatternTable:
 
     @property
     def entries(self) -> int:
-        return self.pattern.entries
+        return table_entries(self.pattern, self.blank)
 
     def identity(self) -> dict[str, Any]:
         return identity_fields(self.pattern, self.blank, self.encoding, self.encoding_params)
 
-    def lookup(self, cells) -> int:
-        """Distance of a placement (cells of the pattern's tiles in ascending tile order), in any encoding."""
+    def lookup(self, cells, blank_cell: int | None = None) -> int:
+        """Distance of a placement (cells of the pattern's tiles in ascending tile order), in any encoding;
+        a zero-aware table needs the blank's cell too."""
+        if self.blank == "zero-aware":
+            if blank_cell is None or blank_cell in cells:
+                raise ValueError("a zero-aware table is looked up with the blank's cell, a cell free of the pattern")
+            from .zero_aware import layout_of
+
+            return int(self.values[layout_of(self.pattern).index(cells, blank_cell)])
         rank = self.pattern.rank(cells)
         if self.encoding == "byte":
             return int(self.values[rank])
@@ -88,8 +96,14 @@ class PatternTable:
         return cls.from_file(loaded)
 
     @classmethod
-    def from_file(cls, loaded: fileformat.TableFile) -> "PatternTable":
+    def from_file(cls, loaded: fileformat.TableFile, structure: bool = True) -> "PatternTable":
+        """The table of a loaded file, after checking that its header describes a valid pattern table and,
+        unless ``structure`` is False (``inspect`` of a file whose checksum already failed), that the
+        payload's internal structure is sound, so that no look-up reads outside it."""
         h = loaded.header
+        if h.get("kind", "pattern") != "pattern":
+            raise fileformat.TableFileError(f"{loaded.path}: a {fileformat.clip(h['kind'])} file, not a "
+                                            f"pattern table")
         path = loaded.path
         try:
             board = Board(_whole(h["width"]), _whole(h["height"]), tuple(_whole(c) for c in _listed(h["goal"])))
@@ -103,20 +117,30 @@ class PatternTable:
                                            f"with parameters {fileformat.clip(h.get('encoding_params'))})")
         if h["encoding"] == "byte" and loaded.payload.dtype != np.uint8:
             raise fileformat.TableFileError(f"{path}: damaged header (a byte table of {loaded.payload.dtype})")
-        if int(h["entries"]) != pattern.entries:
+        entries = table_entries(pattern, h["blank"])
+        if int(h["entries"]) != entries:
             raise fileformat.TableFileError(
                 f"{path}: the header says {h['entries']} entries, but {len(pattern.tiles)} tiles on "
-                f"{board.dims} have {pattern.entries}")
-        if h["encoding"] == "byte" and loaded.payload.shape[0] != pattern.entries:
+                f"{board.dims} ({h['blank']}) have {entries}")
+        if h["encoding"] == "byte" and loaded.payload.shape[0] != entries:
             raise fileformat.TableFileError(
-                f"{path}: the payload holds {loaded.payload.shape[0]} entries, the pattern has {pattern.entries}")
+                f"{path}: the payload holds {loaded.payload.shape[0]} entries, the pattern has {entries}")
+        if h["encoding"] != "byte" and h["blank"] == "zero-aware":
+            raise fileformat.TableFileError(f"{path}: damaged header (zero-aware tables are byte tables)")
         if h["encoding"] != "byte":
             try:
-                encodings.check_payload(loaded.payload, pattern.entries, str(h["encoding"]), h.get("encoding_params"))
+                if structure:
+                    encodings.check_payload(loaded.payload, pattern.entries, str(h["encoding"]),
+                                            h.get("encoding_params"))
+                else:
+                    encodings.normalize_params(str(h["encoding"]), h.get("encoding_params"))
             except encodings.EncodingError as exc:
                 raise fileformat.TableFileError(f"{path}: {exc}") from None
+            if h["encoding"] in encodings.NEEDS_CONSISTENT and h["blank"] != "ignored":
+                raise fileformat.TableFileError(f"{path}: damaged header (a {h['encoding']} table of a "
+                                                f"blank-{h['blank']} pattern)")
         return cls(pattern, str(h["blank"]), loaded.payload, str(h["encoding"]),
-                   dict(h.get("encoding_params", {})), path, h)
+                   dict(h.get("encoding_params", {})), path, h, loaded.stamp)
 
     def check_identity(self, pattern: TilePattern, blank: str, encoding: str = "byte",
                        encoding_params: dict[str, Any] | None = None) -> None:
@@ -145,10 +169,20 @@ def identity_fields(pattern: TilePattern, blank: str, encoding: str, encoding_pa
     board = pattern.board
     return {"board": board.dims, "width": board.width, "height": board.height, "goal": list(board.goal),
             "tiles": list(pattern.tiles), "blank": blank, "encoding": encoding,
-            "encoding_params": dict(encoding_params), "entries": pattern.entries}
+            "encoding_params": dict(encoding_params), "entries": table_entries(pattern, blank)}
 
 
-BLANK_RULES = ("minimized", "ignored")
+BLANK_RULES = ("minimized", "ignored", "zero-aware")
+
+
+def table_entries(pattern: TilePattern, blank: str) -> int:
+    """Entries of a pattern's table: one per placement, or per (placement, blank region) when zero-aware
+    (:mod:`pdbtool.tables.zero_aware`)."""
+    if blank == "zero-aware":
+        from .zero_aware import zero_aware_entries
+
+        return zero_aware_entries(pattern)
+    return pattern.entries
 
 
 def _whole(value) -> int:

@@ -331,10 +331,14 @@ def _strip_path(message: str, path: Path) -> str:
 
 
 def _check_format(path: Path) -> tuple[str, str, str]:
+    import os
+
     prefix_struct = struct.Struct("<8sHH")
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(fileformat.open_regular(path), "rb") as f:   # a FIFO is refused, not waited on
             head = f.read(prefix_struct.size)
+    except fileformat.TableFileError as exc:
+        return "format", FAIL, _strip_path(str(exc), path)
     except OSError as exc:
         return "format", FAIL, f"cannot read: {exc.strerror or exc}"
     if not head:
@@ -370,7 +374,7 @@ def _check_identity(table: PatternTable, path: Path, expected: Expected | None,
             return "identity", FAIL, _strip_path(str(exc), path)
         return "identity", PASS, "the table asked for"
     if cache_name:
-        from .cache import table_name
+        from .names import table_name
 
         want = table_name(table.pattern, table.blank, table.encoding, table.encoding_params)
         if path.name != want:
@@ -403,6 +407,10 @@ def _lossy(table: PatternTable) -> str:
 
 def _check_goal(table: PatternTable, values: np.ndarray) -> tuple[str, str, str]:
     goal = table.pattern.goal_rank()
+    if table.blank == "zero-aware":
+        from .zero_aware import layout_of
+
+        goal = layout_of(table.pattern).index(table.pattern.goal_cells(), table.board.goal[0])
     if values[goal] != 0:
         return "goal", FAIL, f"the goal placement (rank {goal:,}) has value {int(values[goal])}, not 0"
     return "goal", PASS, f"rank {goal:,} is 0"
@@ -446,6 +454,11 @@ def _check_consistency(table: PatternTable, values: np.ndarray, samples: int, fu
     pattern = table.pattern
     board = pattern.board
     entries = pattern.entries
+    if table.blank == "zero-aware":
+        from .zero_aware import check_values
+
+        ok, message = check_values(pattern, values, samples, full, seed, threads)
+        return "consistency", PASS if ok else FAIL, message
     if full or samples >= entries:
         ranks = np.empty(0, dtype=np.int64)
         count = entries
@@ -486,7 +499,7 @@ def _check_consistency(table: PatternTable, values: np.ndarray, samples: int, fu
 
 def _check_rebuild(table: PatternTable, values: np.ndarray, threads: int | None, progress) -> tuple[str, str, str]:
     from .build import build_table
-    from .cache import check_memory
+    from .resources import check_memory
 
     check_memory(table.pattern, table.blank)
     built = build_table(table.pattern, table.blank, threads=threads, progress=progress).table

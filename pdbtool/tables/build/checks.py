@@ -1,5 +1,6 @@
 """The check every built table passes before it is stored: each reachable entry is at least the pattern's
-Manhattan distance and exceeds it by an even amount (every move changes the Manhattan distance by one).
+Manhattan distance and exceeds it by an even amount (every move changes the Manhattan distance by one);
+a zero-aware table's least value over each placement's regions is the blank-minimized value.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ import numpy as np
 from numba import njit, prange
 
 from ..._native.intrinsics import trailing_zeros
-from ..ranking import unrank_digits
+from ..ranking import unrank_cells, unrank_digits
+from ..zero_aware import map_and_order
 
 UNSEEN = 255
 
@@ -51,3 +53,32 @@ def excess_violations(table, n, k, md_rows, block, inverses):
                 if h < m or (h - m) & 1:
                     bad[b] += 1
     return bad.sum(), unreached.sum()
+
+
+@njit(parallel=True, cache=True)
+def zero_aware_violations(za, table, n, k, md_rows, block, base, region, binom, kfact):
+    """Count the placements whose zero-aware entries break a rule: each reached region's value is at least
+    the Manhattan distance and exceeds it by an even amount, and the least over the placement's regions is
+    its blank-minimized value ``table[r]`` (255 where no region is reached)."""
+    entries = table.shape[0]
+    nblocks = (entries + block - 1) // block
+    bad = np.zeros(nblocks, dtype=np.int64)
+    for b in prange(nblocks):
+        cells = np.empty(k, dtype=np.int64)
+        for r in range(b * block, min(entries, (b + 1) * block)):
+            unrank_cells(r, n, k, cells)
+            mr, order, _ = map_and_order(cells, k, binom)
+            m = 0
+            for i in range(k):
+                m += md_rows[i, cells[i]]
+            least = UNSEEN
+            for j in range((base[mr + 1] - base[mr]) // kfact):
+                v = za[base[mr] + j * kfact + order]
+                if v == UNSEEN:
+                    continue
+                if v < m or (v - m) & 1:
+                    bad[b] += 1
+                least = min(least, v)
+            if least != table[r]:
+                bad[b] += 1
+    return bad.sum()

@@ -21,18 +21,19 @@ import numba
 import numpy as np
 
 from ..ranking import TilePattern, column_masks, radix_inverses, rank_weights
-from .checks import excess_violations
+from ..zero_aware import layout_of
+from .checks import excess_violations, zero_aware_violations
 from .ignored_bfs import ignored_top_down
 from .minimized_bfs import minimized_top_down
 from .scheduling import CHUNK, block_size, fill_parallel
 
 UNSEEN = 255
-BLANK_RULES = ("minimized", "ignored")
+BLANK_RULES = ("minimized", "ignored", "zero-aware")
 
 
 @dataclass
 class BuildResult:
-    table: np.ndarray           # uint8 distance per rank (255: unreachable)
+    table: np.ndarray           # uint8 distance per rank (zero-aware: per entry of its layout; 255: unreachable)
     layers: list[int]           # states (placements or placement/region pairs) per depth
     seconds: float
     unreachable: int
@@ -40,17 +41,24 @@ class BuildResult:
 
 
 def bits_bytes(pattern: TilePattern) -> int:
-    """Bytes of the two-bit state array of a blank-minimized build."""
+    """Bytes of the two-bit state array of a blank-minimized or zero-aware build."""
     states = pattern.entries * pattern.free_cells
     return ((states + 31) // 32) * 8
 
 
 def estimate_peak_bytes(pattern: TilePattern, blank: str) -> int:
-    """Peak memory of a build: the byte table, the two-bit states (minimized) and a small margin."""
+    """Peak memory of a build: the byte table, the two-bit states (minimized, zero-aware), the zero-aware
+    entries and a small margin."""
     peak = pattern.entries
-    if blank == "minimized":
+    if blank != "ignored":
         peak += bits_bytes(pattern)
+    if blank == "zero-aware":
+        peak += layout_of(pattern).entries
     return peak + (64 << 20)
+
+
+def _count_unseen(values: np.ndarray) -> int:
+    return sum(int(np.count_nonzero(values[i:i + (1 << 24)] == UNSEEN)) for i in range(0, values.shape[0], 1 << 24))
 
 
 def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | None = None,
@@ -59,6 +67,9 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
 
     ``progress(depth, states, done)`` is called once per layer with the layer's size and the fraction of
     the state space reached so far (placements, or (placement, blank cell) pairs for the blank minimized).
+
+    ``zero-aware`` runs the blank-minimized search and also records the depth of every (placement, blank
+    region) state: its ``table`` is indexed as :mod:`pdbtool.tables.zero_aware` says, not by rank.
     """
     if blank not in BLANK_RULES:
         raise ValueError(f"blank rule {blank!r}: choose one of {', '.join(BLANK_RULES)}")
@@ -104,6 +115,14 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                 if depth >= UNSEEN - 1:
                     raise OverflowError("distances exceed 253: the table would not fit a byte")
         else:
+            if blank == "zero-aware":
+                za_layout = layout_of(pattern)
+                za = np.empty(za_layout.entries, dtype=np.uint8)
+                fill_parallel(za, UNSEEN)
+                za_args = (za, za_layout.base, za_layout.region, za_layout.binom, za_layout.kfact)
+            else:
+                za_args = (np.empty(0, np.uint8), np.empty(1, np.int64), np.empty(0, np.uint8),
+                           np.empty((1, 1), np.int64), 1)
             nfree = pattern.free_cells
             bits = np.zeros(bits_bytes(pattern) // 8, dtype=np.uint64)
             goal_cells = pattern.goal_cells()
@@ -122,7 +141,8 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                 if progress:
                     progress(depth, frontier, seen_cells / cells_total)
                 expanded, discovered, new_cells, looked_up = (int(x) for x in minimized_top_down(
-                    bits, table, depth, n, k, block, *masks, weights, inverses, active, active_next, threads))
+                    bits, table, depth, n, k, block, *masks, weights, inverses, active, active_next, threads,
+                    *za_args))
                 if expanded != frontier_cells:
                     raise AssertionError(f"depth {depth}: {expanded} cells expanded, {frontier_cells} "
                                          "marked: a builder bug")
@@ -138,6 +158,11 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                     raise OverflowError("distances exceed 253: the table would not fit a byte")
             del bits
         bad, unreachable = excess_violations(table, n, k, pattern.md_rows(), block, inverses)
+        if blank == "zero-aware":
+            bad += zero_aware_violations(za, table, n, k, pattern.md_rows(), block, za_layout.base,
+                                         za_layout.region, za_layout.binom, za_layout.kfact)
+            unreachable = _count_unseen(za)
+            table = za
     finally:
         numba.set_num_threads(previous_threads)
     if bad:

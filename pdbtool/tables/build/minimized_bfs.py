@@ -18,6 +18,7 @@ from numba import njit, prange
 
 from ..._native.intrinsics import (atomic_xor_u64, deposit_bits, extract_bits, popcount, prefetch,
                                    trailing_zeros)
+from ..zero_aware import map_and_order
 from .moves import divide, flood, unrank_next, vertical_step_over
 from .scheduling import BATCH, CHUNK_SHIFT, block_dispenser, block_scratch, next_active_block
 from .two_bit_states import LOW_BITS, in_window, or_rank_states, rank_states, slots_equal, state_of, window_from
@@ -125,9 +126,23 @@ def _mark_minimized_children(bits, count, child_rank, child_state, child_cell, c
     return new, new_cells
 
 
+@njit(cache=True, inline="always")
+def _record_regions(za, za_base, za_region, binom, kfact, cells, k, n, free, union, depth, not_first_col,
+                    not_last_col, width):
+    """Write ``depth`` into the zero-aware entry of each region of the frontier cells ``union`` of the
+    placement in ``cells``."""
+    mr, order, _ = map_and_order(cells, k, binom)
+    first = za_base[mr] + order
+    while union:
+        c = trailing_zeros(union)
+        part = flood(numba.uint64(1) << numba.uint64(c), free, not_first_col, not_last_col, width)
+        za[first + za_region[mr * n + c] * kfact] = depth
+        union &= ~part
+
+
 @njit(parallel=True, cache=True)
 def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_col, width,
-                       weights, inverses, active, active_next, workers):
+                       weights, inverses, active, active_next, workers, za, za_base, za_region, binom, kfact):
     """Expand every (placement, blank region) state at ``depth``; return ``[cells expanded, discovered,
     cells discovered]``.
 
@@ -140,6 +155,9 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     every cell of its region with an atomic OR; a word's frontier states turn to 11 with one atomic XOR
     when the scan moves past the word (every rank with states in it has then been read).  ``table`` receives, for each rank, the first depth at which one of
     its regions is expanded.  ``discovered`` counts each new state once (see ``or_rank_states``).
+    With a non-empty ``za`` (a zero-aware build, :mod:`pdbtool.tables.zero_aware`: ``za_base``,
+    ``za_region``, ``binom`` and ``kfact`` its layout), every expanded region also gets its depth in ``za``
+    (:func:`_record_regions`); the thread that owns a rank alone writes its regions' entries.
     The ``workers`` (one per thread) take the blocks of ``block`` ranks one at a time (``next_block``).
     """
     entries = table.shape[0]
@@ -201,6 +219,9 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
                     free = full & ~occupied
                     union = deposit_bits(extract_bits(frontier, LOW_BITS), free)
                     expanded_cells += popcount(union)
+                    if za.shape[0]:
+                        _record_regions(za, za_base, za_region, binom, kfact, cells, k, n, free, union, depth,
+                                        not_first_col, not_last_col, width)
                     start = pending
                     pending = _minimized_children_into(union, r, occupied, free, cellw, width, nf, not_first_col,
                                                        not_last_col, bits, child_rank, child_state, child_cell,

@@ -1,0 +1,376 @@
+"""Catalogues of additive partitions, and zero-aware tables: the max over several pattern sums, each with
+its reflection, read from byte tables of any blank rule.
+
+A catalogue (:class:`pdbtool.tables.partitions.Catalogue`) is the max over partitions j of the sum of j's
+pattern tables, and, with the reflection, of the same sums on the state reflected about the main
+diagonal.  Each tile lies in at most one pattern of each partition, so a move changes one table value per
+partition and side: the search keeps per level the value of every table row (``hv``) and the sum of
+every partition and side (``hsum``), and a child costs one lookup per partition and side.
+
+Lookups are made only where they can matter: the partitions' direct sums in turn, then their reflected
+ones, each over all the children at once (independent loads that overlap), and a child stops receiving
+sums as soon as it is pruned by a margin that cannot lower the next bound (f above the bound and at least
+the next bound found so far); a child that is entered has had every lookup made, since it was never
+pruned.  The order of partitions is the catalogue's: put the strongest first.
+
+A zero-aware table (:mod:`pdbtool.tables.zero_aware`) is looked up with the blank's cell: in the child of
+a move, the cell the tile left.  A map with one region (the layout's ``base`` of the next map is k! on)
+needs no region lookup.  A move of a tile outside a pattern keeps the blank in the same region of
+that pattern's free cells, so only the moved tile's pattern changes value, as with the other rules.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Sequence
+
+import numba
+import numpy as np
+from numba import njit
+from numba.extending import overload
+
+from .._native.intrinsics import load_u8, popcount, trailing_zeros
+from ..tables.ranking import TilePattern, check_disjoint, rank_cells
+from . import hooks
+from .hooks import HeuristicError, as_tiles, is_state
+
+# rows 0..R-1: the tables of the catalogue's patterns on the state, R..2R-1: on the reflected state.
+# hsum[d, j] / hsum[d, P + j]: partition j's direct / reflected sum at level d; child_v[d, m, j or P + j]:
+# the moved row's value in the child by move m.  prow[j, t] / pslot[j, t]: the row of tile t in partition j
+# (-1: none) and its slot in that row's table; rprow / rpslot the same for the reflected twin R(t).
+# zk[row]: whether the row's table is zero-aware; zb_off / zr_off: where its layout starts in zbase /
+# zregion (the layouts of every k used, concatenated).
+CatalogueState = namedtuple("CatalogueState", [
+    "hv", "hsum", "child_h", "child_v", "npart", "nrow", "reflect", "mapped", "prow", "pslot", "rprow",
+    "rpslot", "cellmap", "kk", "cells", "addrs", "zk", "zbase", "zregion", "zb_off", "zr_off", "binom",
+    "kfact"])
+
+
+class CatalogueSum:
+    """The max over partitions of their pattern sums (and, with ``reflect``, of the reflected sums).
+
+    ``partitions[j]`` is a sequence of disjoint ``TilePattern``; ``tables[j][i]`` the uint8 table pattern i of
+    partition j is read in (the table of ``shared[j][i].source`` when that is given, through its
+    symmetry), ``zero_aware[j][i]`` whether that table is zero-aware.  Tables may repeat: one array serves
+    every row that reads it."""
+
+    name = "catalogue"
+
+    def __init__(self, partitions: Sequence[Sequence[TilePattern]], tables, zero_aware, reflect: bool = True,
+                 shared=None):
+        if not partitions or not all(partitions):
+            raise HeuristicError("a catalogue needs at least one partition of at least one pattern")
+        board = partitions[0][0].board
+        rows, self.row_tables, self.row_shared, self.row_za = [], [], [], []
+        self.part_rows = []
+        for j, pats in enumerate(partitions):
+            if any(p.board != board for p in pats):
+                raise HeuristicError("the partitions of a catalogue must be for one board")
+            check_disjoint(list(pats))
+            if len(tables[j]) != len(pats) or len(zero_aware[j]) != len(pats):
+                raise HeuristicError(f"partition {j}: {len(pats)} patterns but {len(tables[j])} tables")
+            ids = []
+            for i, p in enumerate(pats):
+                via = shared[j][i] if shared is not None else None
+                if via is not None and (via.pattern != p or via.source.k != p.k):
+                    raise HeuristicError(f"pattern {p}: sharing entry for another pattern ({via.pattern})")
+                ids.append(len(rows))
+                rows.append(p)
+                self.row_shared.append(via)
+                self.row_za.append(bool(zero_aware[j][i]))
+                self.row_tables.append(self._checked_table(via.source if via is not None else p, tables[j][i],
+                                                           bool(zero_aware[j][i])))
+            self.part_rows.append(ids)
+        if reflect and not board.reflection_valid():
+            raise HeuristicError(f"the diagonal reflection needs a square board with the blank's goal on the "
+                                 f"main diagonal, not {board.dims} goal {board.goal_name}")
+        self.board, self.rows, self.reflect = board, rows, bool(reflect)
+        n = board.n
+        P, R = len(partitions), len(rows)
+        self.npart, self.nrow = P, R
+        self.prow = np.full((P, n), -1, dtype=np.int64)
+        self.pslot = np.full((P, n), -1, dtype=np.int64)
+        self.cellmap = np.tile(np.arange(n, dtype=np.int64), (2 * R, 1))
+        for j, ids in enumerate(self.part_rows):
+            for row in ids:
+                p, via = rows[row], self.row_shared[row]
+                slots = via.slots() if via is not None else {t: s for s, t in enumerate(p.tiles)}
+                for t in p.tiles:
+                    self.prow[j, t] = row
+                    self.pslot[j, t] = slots[t]
+                if via is not None:
+                    self.cellmap[row] = via.cell_map()
+        if self.reflect:
+            self.tcell, self.rtile = board.reflect_cell(), board.reflect_tile()
+        else:
+            self.tcell = self.rtile = np.arange(n, dtype=np.int64)
+        self.rprow = self.prow[:, self.rtile].copy()
+        self.rpslot = self.pslot[:, self.rtile].copy()
+        for row in range(R):
+            self.cellmap[R + row] = self.cellmap[row][self.tcell]
+        self.mapped = bool((self.cellmap[:R] != np.arange(n)).any())
+        self.kk = np.array([p.k for p in rows], dtype=np.int64)
+        self.kmax = int(self.kk.max())
+        self.addrs = np.array([t.ctypes.data for t in self.row_tables], dtype=np.int64)
+        self._layouts()
+
+    def _checked_table(self, pattern: TilePattern, table, za: bool) -> np.ndarray:
+        from ..tables.table import table_entries
+
+        arr = np.asarray(table)
+        entries = table_entries(pattern, "zero-aware" if za else "minimized")
+        if arr.dtype != np.uint8 or arr.ndim != 1 or arr.shape[0] != entries or not arr.flags.c_contiguous:
+            raise HeuristicError(f"table of pattern {pattern} is not a contiguous uint8 array of {entries} entries")
+        return arr
+
+    def _layouts(self) -> None:
+        from ..tables.zero_aware import layout
+
+        n, R = self.board.n, self.nrow
+        self.zk = np.array(self.row_za, dtype=np.bool_)
+        self.zb_off = np.zeros(R, dtype=np.int64)
+        self.zr_off = np.zeros(R, dtype=np.int64)
+        self.kfact = np.ones(R, dtype=np.int64)
+        bases, regions, where, nb, nr = [], [], {}, 0, 0
+        for row, p in enumerate(self.rows):
+            if not self.row_za[row]:
+                continue
+            if p.k not in where:
+                lay = layout(self.board.width, self.board.height, p.k)
+                where[p.k] = (nb, nr, lay)
+                bases.append(lay.base)
+                regions.append(lay.region)
+                nb += lay.base.shape[0]
+                nr += lay.region.shape[0]
+            self.zb_off[row], self.zr_off[row], lay = where[p.k]
+            self.kfact[row] = lay.kfact
+        self.zbase = np.concatenate(bases) if bases else np.zeros(1, dtype=np.int64)
+        self.zregion = np.concatenate(regions) if regions else np.zeros(1, dtype=np.uint8)
+        from math import comb
+
+        self.binom = np.array([[comb(c, j) for j in range(self.kmax + 1)] for c in range(n + 1)], dtype=np.int64)
+        self.layouts = {k: lay for k, (_, _, lay) in where.items()}
+
+    # --- whole-state evaluation ------------------------------------------------------------------------
+    def _row_values(self, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(cells, values): each row's placement in its table's cells, and its table value."""
+        n, R = self.board.n, self.nrow
+        where = np.empty(n, dtype=np.int64)
+        where[tiles] = np.arange(n)
+        blank = int(where[0])
+        cells = np.zeros((2 * R, self.kmax), dtype=np.int64)
+        values = np.zeros(2 * R, dtype=np.int64)
+        for side in range(2 if self.reflect else 1):
+            for row, p in enumerate(self.rows):
+                via = self.row_shared[row]
+                slots = via.slots() if via is not None else {t: s for s, t in enumerate(p.tiles)}
+                x = side * R + row
+                for t in p.tiles:
+                    # reflected state: tile t stands where R(t) stands in the state, transposed
+                    cells[x, slots[t]] = self.cellmap[x, where[self.rtile[t]] if side else where[t]]
+                own = np.ascontiguousarray(cells[x, :p.k])
+                if self.row_za[row]:
+                    idx = self.layouts[p.k].index(own, int(self.cellmap[x, blank]))
+                else:
+                    idx = rank_cells(own, n)
+                values[x] = int(self.row_tables[row][idx])
+        return cells, values
+
+    def sums(self, state) -> np.ndarray:
+        """Row 0: each partition's sum on the state; row 1: on the reflected state (zeros without it)."""
+        _, values = self._row_values(as_tiles(state))
+        out = np.zeros((2, self.npart), dtype=np.int64)
+        for j, ids in enumerate(self.part_rows):
+            out[0, j] = values[ids].sum()
+            if self.reflect:
+                out[1, j] = values[[self.nrow + r for r in ids]].sum()
+        return out
+
+    def value(self, state) -> int:
+        return int(self.sums(state).max())
+
+    def setup(self, tiles: np.ndarray, capacity: int):
+        cells, values = self._row_values(tiles)
+        P, R = self.npart, self.nrow
+        hv = np.zeros((capacity, 2 * R), dtype=np.int64)
+        hsum = np.zeros((capacity, 2 * P), dtype=np.int64)
+        hv[0] = values
+        for j, ids in enumerate(self.part_rows):
+            hsum[0, j] = values[ids].sum()
+            hsum[0, P + j] = values[[R + r for r in ids]].sum() if self.reflect else 0
+        h0 = int(hsum[0].max())
+        return h0, CatalogueState(hv, hsum, np.zeros((capacity, 4), dtype=np.int64),
+                                  np.zeros((capacity, 4, 2 * P), dtype=np.int64), P, R, self.reflect, self.mapped,
+                                  self.prow, self.pslot, self.rprow, self.rpslot, self.cellmap, self.kk, cells,
+                                  self.addrs, self.zk, self.zbase, self.zregion, self.zb_off, self.zr_off,
+                                  self.binom, self.kfact)
+
+
+# --- the kernel's lookups ----------------------------------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _row_index(hs, x, row, k, n, blank):
+    """The index of row ``x``'s placement in its table (row ``row`` of the catalogue's patterns)."""
+    one = numba.uint64(1)
+    if hs.zk[row]:
+        occupied = numba.uint64(0)
+        for i in range(k):
+            occupied |= one << numba.uint64(hs.cells[x, i])
+        m = occupied
+        mr = 0
+        j = 1
+        while m:
+            c = trailing_zeros(m)
+            m &= m - one
+            mr += hs.binom[c, j]
+            j += 1
+        used = numba.uint64(0)
+        order = 0
+        for i in range(k):
+            a = popcount(occupied & ((one << numba.uint64(hs.cells[x, i])) - one))
+            order = order * (k - i) + a - popcount(used & ((one << numba.uint64(a)) - one))
+            used |= one << numba.uint64(a)
+        first = hs.zbase[hs.zb_off[row] + mr]
+        if hs.zbase[hs.zb_off[row] + mr + 1] - first == hs.kfact[row]:  # one region: no region lookup
+            return first + order
+        return first + np.int64(hs.zregion[hs.zr_off[row] + mr * n + blank]) * hs.kfact[row] + order
+    used = numba.uint64(0)
+    r = 0
+    for i in range(k):
+        c = hs.cells[x, i]
+        r = r * (n - i) + (c - popcount(used & ((one << numba.uint64(c)) - one)))
+        used |= one << numba.uint64(c)
+    return r
+
+
+@njit(cache=True, inline="always")
+def _moved(hs, d, j, side, t, to_cell, from_cell):
+    """(value, sum) of partition j's side (0 direct, 1 reflected) in the child of level ``d`` in which tile t
+    moved from ``from_cell`` to ``to_cell`` (the child's blank)."""
+    P = hs.npart
+    if side == 0:
+        row = hs.prow[j, t]
+        s = hs.pslot[j, t]
+    else:
+        row = hs.rprow[j, t]
+        s = hs.rpslot[j, t]
+    if row < 0:
+        return 0, hs.hsum[d, side * P + j]
+    x = side * hs.nrow + row
+    if side == 0 and not hs.mapped:
+        to_c = to_cell
+        from_c = from_cell
+    else:
+        to_c = hs.cellmap[x, to_cell]
+        from_c = hs.cellmap[x, from_cell]
+    n = hs.cellmap.shape[1]
+    hs.cells[x, s] = to_c
+    idx = _row_index(hs, x, row, hs.kk[row], n, from_c)
+    hs.cells[x, s] = from_c
+    v = np.int64(load_u8(hs.addrs[row] + idx))
+    return v, hs.hsum[d, side * P + j] + v - hs.hv[d, x]
+
+
+hooks.at_once(True, [CatalogueState])
+
+
+@overload(hooks.children, inline="always")
+def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
+    if is_state(hs, CatalogueState):
+        def impl(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
+            P = hs.npart
+            # one sum at a time over all the children, so that their lookups are independent loads that
+            # overlap; a child pruned by a margin that cannot lower the next bound needs no more sums
+            live = 0
+            for m in range(4):
+                q = nb[blank, m]
+                if q >= 0 and m + prev_move != 3:
+                    live |= 1 << m
+                    hs.child_h[d, m] = 0
+            for x in range(2 * P if hs.reflect else P):
+                side = x // P
+                for m in range(4):
+                    if not (live >> m) & 1:
+                        continue
+                    q = nb[blank, m]
+                    v, s = _moved(hs, d, x - side * P, side, tiles[q], blank, q)
+                    hs.child_v[d, m, x] = v
+                    if s > hs.child_h[d, m]:
+                        hs.child_h[d, m] = s
+                for m in range(4):
+                    if (live >> m) & 1:
+                        f = d + 1 + hs.child_h[d, m]
+                        if f > bound and f >= next_bound:
+                            live &= ~(1 << m)
+                if live == 0:
+                    break
+        return impl
+
+
+@overload(hooks.child_h, inline="always")
+def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
+    if is_state(hs, CatalogueState):
+        return lambda hs, d, m, t, to_cell, from_cell, bound, next_bound: hs.child_h[d, m]
+
+
+@overload(hooks.enter, inline="always")
+def _enter(hs, d, m, t, to_cell, from_cell, h):
+    if is_state(hs, CatalogueState):
+        def impl(hs, d, m, t, to_cell, from_cell, h):
+            P = hs.npart
+            R = hs.nrow
+            d1 = d + 1
+            for x in range(2 * R if hs.reflect else R):
+                hs.hv[d1, x] = hs.hv[d, x]
+            for x in range(2 * P):
+                hs.hsum[d1, x] = hs.hsum[d, x]
+            for j in range(P):
+                row = hs.prow[j, t]
+                if row >= 0:
+                    hs.cells[row, hs.pslot[j, t]] = hs.cellmap[row, to_cell] if hs.mapped else to_cell
+                    v = hs.child_v[d, m, j]
+                    hs.hsum[d1, j] += v - hs.hv[d, row]
+                    hs.hv[d1, row] = v
+                if hs.reflect:
+                    row = hs.rprow[j, t]
+                    if row >= 0:
+                        x = R + row
+                        hs.cells[x, hs.rpslot[j, t]] = hs.cellmap[x, to_cell]
+                        v = hs.child_v[d, m, P + j]
+                        hs.hsum[d1, P + j] += v - hs.hv[d, x]
+                        hs.hv[d1, x] = v
+        return impl
+
+
+@overload(hooks.leave, inline="always")
+def _leave(hs, d, t, to_cell, from_cell):
+    if is_state(hs, CatalogueState):
+        def impl(hs, d, t, to_cell, from_cell):
+            R = hs.nrow
+            for j in range(hs.npart):
+                row = hs.prow[j, t]
+                if row >= 0:
+                    hs.cells[row, hs.pslot[j, t]] = hs.cellmap[row, to_cell] if hs.mapped else to_cell
+                if hs.reflect:
+                    row = hs.rprow[j, t]
+                    if row >= 0:
+                        hs.cells[R + row, hs.rpslot[j, t]] = hs.cellmap[R + row, to_cell]
+        return impl
+
+
+__all__ = ["CatalogueSum", "CatalogueState"]
+
+
+def catalogue_heuristic(part, plan, tables, blank: str, reflect: bool = True) -> CatalogueSum:
+    """The catalogue (or the one partition) ``part`` over the tables of ``plan``
+    (:func:`pdbtool.tables.sharing.plan_tables` of its distinct patterns; ``tables[i]``: the table plan
+    pattern i is read in) of blank rule ``blank``."""
+    by_tiles = {p.tiles: (tables[i], plan.shared[i]) for i, p in enumerate(plan.patterns)}
+    partitions = getattr(part, "partitions", (part,))
+    pats = [list(pp.patterns) for pp in partitions]
+    za = blank == "zero-aware"
+    return CatalogueSum(pats, [[by_tiles[p.tiles][0] for p in ps] for ps in pats], [[za] * len(ps) for ps in pats],
+                        reflect, [[by_tiles[p.tiles][1] for p in ps] for ps in pats])
+
+
+__all__ += ["catalogue_heuristic"]

@@ -1,0 +1,312 @@
+"""Duplicate-path pruning: a finite-state machine over the blank's moves (Taylor & Korf 1993).
+
+IDA* on a sliding-tile board reaches most states by many paths.  The driver's parent rule (never undo the
+last move) removes the paths with an immediate reversal; this automaton removes every path that contains a
+*duplicate*: a move sequence ``s``, made from blank cell ``p``, for which another sequence ``s'`` legal from
+``p`` reaches the same arrangement and comes first in the order (length, then moves in the driver's order
+up, left, right, down).  Replacing ``s`` by ``s'`` in a path gives a path to the same state that is shorter,
+or as long and smaller; so the smallest path to every state (a shortest one) contains no duplicate and is
+never pruned, and IDA* stays optimal.  Among equivalent sequences exactly one (the smallest) survives.
+
+Building (:func:`build_automaton`).  For each blank cell ``p`` a breadth-first enumeration of the move
+sequences from ``p`` up to ``depth`` moves, on the arrangement of cells (so it holds for any tiles): the
+sequences of one length are taken in the move order, and a sequence whose arrangement was already reached
+(at this length by a smaller sequence, or by one two moves shorter) is a duplicate; only first arrivals,
+the canonical sequences, are extended.  The duplicates of cell ``p`` form a trie whose inner nodes are
+canonical sequences; the tries of all cells are joined into one Aho–Corasick automaton whose input is a
+move and whose every state knows the blank's cell (one root per cell; a failure link goes to the longest
+proper suffix of the path that is in a trie, starting at the cell where that suffix starts).  Where a
+duplicate of one cell would need a move that is off the board from another, the other cell simply has no
+such duplicate: that is why the enumeration runs per cell.
+
+The driver (:mod:`pdbtool.search.driver`) keeps the automaton's state per stack level; a transition of
+``PRUNED`` means the child ends a duplicate and is not generated.  A search that starts below the root (a
+unit of work) recomputes the state from the path to its root (:meth:`MoveAutomaton.run`), so it prunes
+exactly as the serial search does.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import PdbtoolError
+from ..puzzle.board import Board
+
+PRUNED = -1
+PRUNING_RULES = ("parent", "fsm")
+MAX_DEPTH = 24
+
+
+class PruningError(PdbtoolError):
+    pass
+
+
+@dataclass(frozen=True)
+class MoveAutomaton:
+    """``table[s, m]``: the state after move ``m`` from state ``s``, ``PRUNED`` when the move ends a
+    duplicate (and for moves off the board, which the driver never makes); ``starts[c]``: the start state of
+    a search whose blank is in cell ``c``.  ``duplicates``: how many duplicate sequences the enumeration
+    found (each is a trie leaf)."""
+
+    board: Board
+    depth: int
+    table: np.ndarray
+    starts: np.ndarray
+    duplicates: int
+
+    @property
+    def states(self) -> int:
+        return int(self.table.shape[0])
+
+    def start(self, blank: int) -> int:
+        return int(self.starts[int(blank)])
+
+    def run(self, blank: int, moves) -> int:
+        """The state after the blank's ``moves`` from cell ``blank``; PruningError if a move is pruned."""
+        s = self.start(blank)
+        for m in moves:
+            nxt = int(self.table[s, int(m)])
+            if nxt == PRUNED:
+                raise PruningError(f"the path {list(moves)} contains a duplicate the automaton prunes")
+            s = nxt
+        return s
+
+
+def _void_rows(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view(np.dtype((np.void, a.shape[1]))).ravel()
+
+
+def _enumerate_cell(nb: np.ndarray, p: int, depth: int):
+    """The canonical tree of cell ``p``: per level the (parent, move) of its canonical sequences, and the
+    (parent, move) of the duplicates found at each level (their parent is a canonical sequence one shorter)."""
+    cells = nb.shape[0]
+    states = np.arange(cells, dtype=np.uint8)[None, :]
+    blank = np.array([p], dtype=np.int64)
+    last = np.array([-1], dtype=np.int64)
+    previous = states[:0]
+    levels = [(np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int64))]
+    dups = [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))]
+    for _ in range(depth):
+        parents, moves = [], []
+        for m in range(4):
+            ok = (nb[blank, m] >= 0) & (last != 3 - m)
+            idx = np.flatnonzero(ok)
+            parents.append(idx)
+            moves.append(np.full(idx.size, m, dtype=np.int64))
+        parent = np.concatenate(parents)
+        move = np.concatenate(moves)
+        order = np.argsort(parent * 4 + move, kind="stable")  # the move order, parent by parent
+        parent, move = parent[order], move[order]
+        src = blank[parent]
+        dst = nb[src, move]
+        child = states[parent].copy()
+        rows = np.arange(parent.size)
+        child[rows, src] = child[rows, dst]
+        child[rows, dst] = p  # the blank's label
+        keys = _void_rows(np.concatenate([previous, child]))
+        _, first = np.unique(keys, return_index=True)
+        new = np.zeros(keys.size, dtype=bool)
+        new[first] = True
+        new = new[previous.shape[0]:]
+        dups.append((parent[~new], move[~new]))
+        levels.append((parent[new], move[new]))
+        previous = states
+        states, blank, last = child[new], dst[new], move[new]
+        if states.shape[0] == 0:
+            break
+    return levels, dups
+
+
+def build_automaton(board: Board, depth: int) -> MoveAutomaton:
+    """The automaton of ``board`` for the duplicates of at most ``depth`` moves (see the module docstring)."""
+    depth = int(depth)
+    if not 2 <= depth <= MAX_DEPTH:
+        raise PruningError(f"the automaton's depth must be between 2 and {MAX_DEPTH}, not {depth}")
+    if board.n > 255:
+        raise PruningError(f"a board of {board.n} cells is too large for the automaton")
+    nb = board.neighbours()
+    cells = board.n
+    # trie nodes: the roots (one per cell) first; then per cell and level the canonical sequences that are
+    # prefixes of a duplicate, and the duplicates (terminal)
+    node_parent = [np.full(cells, -1, dtype=np.int64)]
+    node_move = [np.full(cells, -1, dtype=np.int64)]
+    node_depth = [np.zeros(cells, dtype=np.int64)]
+    node_terminal = [np.zeros(cells, dtype=bool)]
+    count = cells
+    duplicates = 0
+    for p in range(cells):
+        levels, dups = _enumerate_cell(nb, p, depth)
+        # which canonical sequences lead to a duplicate (walk up from the duplicates' parents)
+        needed = [np.zeros(lp.size, dtype=bool) for lp, _ in levels]
+        for k in range(len(levels) - 1, -1, -1):
+            if k + 1 < len(dups) and dups[k + 1][0].size:
+                needed[k][dups[k + 1][0]] = True
+            if k + 1 < len(levels) and needed[k + 1].any():
+                needed[k][levels[k + 1][0][needed[k + 1]]] = True
+        ids = [np.full(lp.size, -1, dtype=np.int64) for lp, _ in levels]
+        ids[0][0] = p
+        for k in range(1, len(levels)):
+            keep = np.flatnonzero(needed[k])
+            ids[k][keep] = count + np.arange(keep.size)
+            count += keep.size
+            node_parent.append(ids[k - 1][levels[k][0][keep]])
+            node_move.append(levels[k][1][keep])
+            node_depth.append(np.full(keep.size, k, dtype=np.int64))
+            node_terminal.append(np.zeros(keep.size, dtype=bool))
+        for k in range(1, len(dups)):
+            dp, dm = dups[k]
+            if not dp.size:
+                continue
+            node_parent.append(ids[k - 1][dp])
+            node_move.append(dm)
+            node_depth.append(np.full(dp.size, k, dtype=np.int64))
+            node_terminal.append(np.ones(dp.size, dtype=bool))
+            count += dp.size
+            duplicates += dp.size
+    parent = np.concatenate(node_parent)
+    move = np.concatenate(node_move)
+    ndepth = np.concatenate(node_depth)
+    terminal = np.concatenate(node_terminal)
+    n = parent.size
+    # the blank's cell at each node, and the children
+    cell = np.empty(n, dtype=np.int64)
+    cell[:cells] = np.arange(cells)
+    child = np.full((n, 4), -1, dtype=np.int64)
+    by_depth = np.argsort(ndepth, kind="stable")
+    bounds = np.searchsorted(ndepth[by_depth], np.arange(depth + 2))
+    for k in range(1, depth + 1):
+        v = by_depth[bounds[k]:bounds[k + 1]]
+        cell[v] = nb[cell[parent[v]], move[v]]
+        child[parent[v], move[v]] = v
+    # Aho–Corasick, level by level: fail(v) = delta(fail(parent), move); delta(v, m) = child, else delta(fail(v), m)
+    fail = np.zeros(n, dtype=np.int64)
+    out = terminal.copy()
+    delta = np.full((n, 4), PRUNED, dtype=np.int64)
+    roots = np.arange(cells)
+    legal = nb >= 0
+    delta[:cells] = np.where(child[:cells] >= 0, child[:cells], np.where(legal, nb, PRUNED))
+    fail[:cells] = roots
+    for k in range(1, depth + 1):
+        v = by_depth[bounds[k]:bounds[k + 1]]
+        if not v.size:
+            continue
+        pf = fail[parent[v]]
+        f = np.where(parent[v] < cells, nb[cell[parent[v]], move[v]], delta[pf, move[v]])
+        fail[v] = f
+        out[v] |= out[f]
+        delta[v] = np.where(child[v] >= 0, child[v], delta[f])
+        delta[v] = np.where(legal[cell[v]], delta[v], PRUNED)
+    # the states that are entered: neither a duplicate's end nor a path through one
+    live = ~out
+    number = np.full(n, PRUNED, dtype=np.int64)
+    number[live] = np.arange(int(live.sum()))
+    table = delta[live]
+    table = np.where(table >= 0, number[np.maximum(table, 0)], PRUNED)
+    table, starts = _minimized(table, np.arange(cells))
+    table, starts = _breadth_first(table, starts)
+    return MoveAutomaton(board, depth, np.ascontiguousarray(table, dtype=np.int32), starts, int(duplicates))
+
+
+def _breadth_first(table: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The states renumbered in breadth-first order from the start states: the search spends most of its
+    moves in the states a few moves from a start, which then share cache lines."""
+    n = table.shape[0]
+    number = np.full(n, -1, dtype=np.int64)
+    frontier = np.unique(starts)
+    number[frontier] = np.arange(frontier.size)
+    count = frontier.size
+    while frontier.size:
+        nxt = table[frontier].ravel()
+        nxt = nxt[nxt >= 0]
+        _, first = np.unique(nxt, return_index=True)
+        nxt = nxt[np.sort(first)]  # in order of discovery
+        nxt = nxt[number[nxt] < 0]
+        number[nxt] = count + np.arange(nxt.size)
+        count += nxt.size
+        frontier = nxt
+    reached = number >= 0
+    out = np.full((count, 4), PRUNED, dtype=np.int64)
+    rows = table[reached]
+    out[number[reached]] = np.where(rows >= 0, number[np.maximum(rows, 0)], PRUNED)
+    return out, number[starts]
+
+
+def _minimized(table: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The minimal automaton of the same language (Moore's partition refinement: states stay together while
+    their transitions lead to the same classes); a smaller table is one the search keeps in cache."""
+    n = table.shape[0]
+    cls = np.zeros(n, dtype=np.int64)
+    count = 1
+    while True:
+        succ = np.where(table >= 0, cls[np.maximum(table, 0)], PRUNED) + 1
+        new = cls
+        for m in range(4):  # the signature (class, classes after each move), one pair at a time
+            _, new = np.unique(new * (n + 2) + succ[:, m], return_inverse=True)
+            new = new.ravel()
+        new_count = int(new.max()) + 1
+        cls = new
+        if new_count == count:
+            break
+        count = new_count
+    # one representative per class, numbered in order of first appearance (the start states first)
+    order = np.concatenate([starts, np.arange(n)])
+    _, first = np.unique(cls[order], return_index=True)
+    reps = order[np.sort(first)]
+    renumber = np.empty(count, dtype=np.int64)
+    renumber[cls[reps]] = np.arange(count)
+    out = table[reps]
+    out = np.where(out >= 0, renumber[cls[np.maximum(out, 0)]], PRUNED)
+    return out, renumber[cls[starts]]
+
+
+def automaton_for(board: Board, depth: int | None = None) -> MoveAutomaton:
+    """The automaton of ``board``'s shape (built once per process; it does not depend on the goal) for
+    duplicates of up to ``depth`` moves (default :func:`default_depth`)."""
+    return _automaton(board.width, board.height, default_depth(board) if depth is None else int(depth))
+
+
+@functools.lru_cache(maxsize=8)
+def _automaton(width: int, height: int, depth: int) -> MoveAutomaton:
+    return build_automaton(Board(width, height), depth)
+
+
+def default_depth(board: Board) -> int:
+    """The duplicates' length the automaton is built for by default on ``board``: longer ones prune more
+    nodes but make a larger table, slower to build and to read (chosen by measurement: docs/pruning.md)."""
+    return 12
+
+
+class PrunedHeuristic:
+    """``heuristic`` with a move-pruning automaton that the driver applies (``automaton``); everything else
+    is the heuristic's own."""
+
+    def __init__(self, heuristic, automaton: MoveAutomaton):
+        if (automaton.board.width, automaton.board.height) != (heuristic.board.width, heuristic.board.height):
+            raise PruningError(f"an automaton of {automaton.board.dims} for a heuristic of {heuristic.board.dims}")
+        self.heuristic = heuristic
+        self.automaton = automaton
+
+    def __getattr__(self, name):
+        return getattr(self.heuristic, name)
+
+
+def with_pruning(heuristic, pruning: str = "fsm", depth: int | None = None):
+    """``heuristic`` as the driver should search with it under the ``pruning`` rule: ``parent`` (never undo
+    the last move: the heuristic itself) or ``fsm`` (also the duplicates of :func:`automaton_for`)."""
+    if check_pruning(pruning) == "parent":
+        return heuristic
+    return PrunedHeuristic(heuristic, automaton_for(heuristic.board, depth))
+
+
+def check_pruning(pruning: str) -> str:
+    if pruning not in PRUNING_RULES:
+        raise PruningError(f"pruning {pruning!r}: choose {' or '.join(PRUNING_RULES)}")
+    return pruning
+
+
+__all__ = ["MoveAutomaton", "PruningError", "PRUNED", "PRUNING_RULES", "build_automaton", "automaton_for",
+           "default_depth", "check_pruning", "with_pruning", "PrunedHeuristic"]

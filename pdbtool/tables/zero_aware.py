@@ -1,0 +1,269 @@
+"""The layout of zero-aware tables: one distance per (placement of the pattern tiles, blank region).
+
+A blank-minimized table keeps, per placement, the least distance over the regions of free cells the blank
+can be in; a zero-aware table keeps the distance of each region (Clausecker & Reinefeld, SoCS 2019).  The
+regions of a placement depend only on the *set* of cells its tiles hold (its map), not on which tile is
+where, so the table is indexed by map first, as their program does::
+
+    index = base[map] + region[map, blank cell] * k! + order
+
+* ``map``: the colexicographic rank of the occupied cells among the C(n, k) subsets of the board
+  (``sum_j C(c_j, j + 1)`` over the occupied cells ``c_0 < c_1 < ...``);
+* ``order``: the rank of the tiles' order within the map, a permutation of k (tile i's digit is the
+  number of occupied cells below its cell, ranked like a placement of k tiles on k cells);
+* ``region[map, c]``: the region of free cell c, regions numbered by their lowest cell;
+* ``base[map]``: k! times the regions of all maps before.
+
+A map with one region (most of them) costs k! entries, as in a blank-minimized table; the table grows
+only by the extra regions of the maps that cut the free cells apart.  ``region`` (C(n, k) x n bytes) and
+``base`` are computed from the board's shape and k when a table is built or searched, never stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from math import comb, factorial
+
+import numba
+import numpy as np
+from numba import njit
+
+from .._native.intrinsics import popcount, trailing_zeros
+from .ranking import column_masks
+
+NO_REGION = 255
+
+
+@njit(cache=True, inline="always")
+def _grow(region, free, not_first_col, not_last_col, width):
+    return (region | ((region << numba.uint64(1)) & not_first_col) | ((region >> numba.uint64(1)) & not_last_col)
+            | (region << numba.uint64(width)) | (region >> numba.uint64(width))) & free
+
+
+@njit(cache=True)
+def _layout_arrays(n, k, maps, not_first_col, not_last_col, width):
+    """(region of each free cell per map, base index per map and the total) over the maps in colex order
+    (Gosper's next-subset step lists k-subsets as increasing masks, which is colex order)."""
+    region = np.full(maps * n, NO_REGION, dtype=np.uint8)
+    base = np.empty(maps + 1, dtype=np.int64)
+    kfact = 1
+    for i in range(2, k + 1):
+        kfact *= i
+    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    one = numba.uint64(1)
+    mask = (one << numba.uint64(k)) - one
+    total = 0
+    for m in range(maps):
+        base[m] = total
+        free = full & ~mask
+        left = free
+        rid = 0
+        while left:
+            seed = left & (numba.uint64(0) - left)
+            part = seed
+            while True:
+                grown = _grow(part, free, not_first_col, not_last_col, width)
+                if grown == part:
+                    break
+                part = grown
+            left &= ~part
+            cells = part
+            while cells:
+                c = trailing_zeros(cells)
+                cells &= cells - one
+                region[m * n + c] = rid
+            rid += 1
+        total += rid * kfact
+        if m + 1 < maps:  # Gosper: the next larger mask with k bits
+            low = mask & (numba.uint64(0) - mask)
+            ripple = mask + low
+            mask = (((ripple ^ mask) >> numba.uint64(2)) // low) | ripple
+    base[maps] = total
+    return region, base
+
+
+@dataclass(frozen=True)
+class ZeroAwareLayout:
+    """The index arrays of the zero-aware tables of k tiles on a W x H board."""
+
+    width: int
+    height: int
+    k: int
+    region: np.ndarray   # uint8 [maps * n]: region of free cell c of map m at m * n + c (255: occupied)
+    base: np.ndarray     # int64 [maps + 1]: first index of each map's entries; base[maps] = entries
+    binom: np.ndarray    # int64 [n + 1, k + 1]: C(c, j)
+
+    @property
+    def n(self) -> int:
+        return self.width * self.height
+
+    @property
+    def maps(self) -> int:
+        return comb(self.n, self.k)
+
+    @property
+    def kfact(self) -> int:
+        return factorial(self.k)
+
+    @property
+    def entries(self) -> int:
+        return int(self.base[-1])
+
+    def index(self, cells, blank: int) -> int:
+        """The index of a placement (``cells[i]``: the cell of the pattern's i-th tile) with the blank in
+        ``blank`` (a free cell)."""
+        cells = np.asarray(cells, dtype=np.int64)
+        return int(zero_aware_index(cells, cells.shape[0], self.n, self.binom, self.base, self.region, int(blank),
+                                    self.kfact))
+
+
+@lru_cache(maxsize=16)
+def layout(width: int, height: int, k: int) -> ZeroAwareLayout:
+    """The (cached) layout of k tiles on a W x H board."""
+    from ..puzzle.board import Board
+
+    n = width * height
+    nfc, nlc = column_masks(Board(width, height))
+    region, base = _layout_arrays(n, k, comb(n, k), np.uint64(nfc), np.uint64(nlc), width)
+    binom = np.array([[comb(c, j) for j in range(k + 1)] for c in range(n + 1)], dtype=np.int64)
+    for a in (region, base, binom):
+        a.setflags(write=False)
+    return ZeroAwareLayout(width, height, k, region, base, binom)
+
+
+def layout_of(pattern) -> ZeroAwareLayout:
+    return layout(pattern.board.width, pattern.board.height, pattern.k)
+
+
+def zero_aware_entries(pattern) -> int:
+    """Entries of the zero-aware table of a pattern."""
+    return layout_of(pattern).entries
+
+
+@njit(cache=True, inline="always")
+def map_and_order(cells, k, binom):
+    """(colex rank of the occupied cells, rank of the tiles' order among them, occupied mask)."""
+    one = numba.uint64(1)
+    occupied = numba.uint64(0)
+    for i in range(k):
+        occupied |= one << numba.uint64(cells[i])
+    m = occupied
+    mr = 0
+    j = 1
+    while m:
+        c = trailing_zeros(m)
+        m &= m - one
+        mr += binom[c, j]
+        j += 1
+    used = numba.uint64(0)
+    order = 0
+    for i in range(k):
+        a = popcount(occupied & ((one << numba.uint64(cells[i])) - one))
+        order = order * (k - i) + a - popcount(used & ((one << numba.uint64(a)) - one))
+        used |= one << numba.uint64(a)
+    return mr, order, occupied
+
+
+@njit(cache=True, inline="always")
+def zero_aware_index(cells, k, n, binom, base, region, blank, kfact):
+    """The index of a placement with the blank in cell ``blank`` (see the module docstring)."""
+    mr, order, _ = map_and_order(cells, k, binom)
+    return base[mr] + region[mr * n + blank] * kfact + order
+
+
+__all__ = ["ZeroAwareLayout", "layout", "layout_of", "zero_aware_entries", "map_and_order", "zero_aware_index",
+           "NO_REGION"]
+
+
+@njit(cache=True)
+def _scan_states(values, ranks, count, n, k, nb, md_rows, binom, base, region, kfact, goal_index):
+    """Check the (placement, region) states of ``count`` placements (``ranks``, or all when empty): a reached
+    value is at least the Manhattan distance, with an even excess, and differs by at most one from every
+    neighbour state (a pattern tile moved into the region; the blank then stands where the tile was);
+    every value but the goal's has a neighbour one below, and only the goal is 0.  Together these make the
+    values the exact distances.  Returns (states failing, the first's index or -1)."""
+    cells = np.empty(k, dtype=np.int64)
+    child = np.empty(k, dtype=np.int64)
+    one = numba.uint64(1)
+    bad = 0
+    first = -1
+    for x in range(count):
+        r = ranks[x] if ranks.shape[0] else x
+        # unrank as ranking.unrank_cells (kept here to stay a plain kernel)
+        q = r
+        for i in range(k - 1, -1, -1):
+            radix = n - i
+            d = q // radix
+            cells[i] = q - d * radix
+            q = d
+        used = numba.uint64(0)
+        for i in range(k):
+            c = 0
+            left = cells[i]
+            while True:
+                if not (used >> numba.uint64(c)) & one:
+                    if left == 0:
+                        break
+                    left -= 1
+                c += 1
+            cells[i] = c
+            used |= one << numba.uint64(c)
+        mr, order, occupied = map_and_order(cells, k, binom)
+        m = 0
+        for i in range(k):
+            m += md_rows[i, cells[i]]
+        for j in range((base[mr + 1] - base[mr]) // kfact):
+            idx = base[mr] + j * kfact + order
+            v = values[idx]
+            if v == NO_REGION:
+                continue
+            fail = v < m or (v - m) & 1 or (v == 0) != (idx == goal_index)
+            below = False
+            for i in range(k):
+                for dirn in range(4):
+                    qc = nb[cells[i], dirn]
+                    if qc < 0 or (occupied >> numba.uint64(qc)) & one or region[mr * n + qc] != j:
+                        continue
+                    for t in range(k):
+                        child[t] = cells[t]
+                    child[i] = qc
+                    w = values[zero_aware_index(child, k, n, binom, base, region, cells[i], kfact)]
+                    if w == NO_REGION or abs(np.int64(w) - np.int64(v)) > 1:
+                        fail = True
+                    elif w + 1 == v:
+                        below = True
+            if v > 0 and not below:
+                fail = True
+            if fail:
+                bad += 1
+                if first < 0:
+                    first = idx
+    return bad, first
+
+
+def check_values(pattern, values: np.ndarray, samples: int, full: bool, seed: int | None,
+                 threads: int | None = None) -> tuple[bool, str]:
+    """(passed, what was checked or the first failure) for the values of a zero-aware table: see
+    :func:`_scan_states`.  ``full`` checks every placement's regions, else the goal's and ``samples``
+    random placements'."""
+    lay = layout_of(pattern)
+    if values.shape[0] != lay.entries:
+        return False, f"{values.shape[0]:,} entries, the layout has {lay.entries:,}"
+    entries = pattern.entries
+    if full or samples >= entries:
+        ranks = np.empty(0, dtype=np.int64)
+        count = entries
+        what = f"the regions of all {entries:,} placements"
+    else:
+        rng = np.random.default_rng(seed)
+        ranks = np.concatenate([[pattern.goal_rank()], rng.integers(0, entries, size=max(samples, 0))]).astype(np.int64)
+        count = ranks.shape[0]
+        what = f"the regions of {count:,} placements (goal and {count - 1:,} random, seed {seed})"
+    goal_index = lay.index(pattern.goal_cells(), pattern.board.goal[0])
+    bad, first = _scan_states(np.asarray(values), ranks, count, pattern.n, pattern.k, pattern.board.neighbours(),
+                              pattern.md_rows(), lay.binom, lay.base, lay.region, lay.kfact, goal_index)
+    if bad == 0:
+        return True, what + ": exact distances (Manhattan parity, neighbours within one, a descent from each)"
+    return False, (f"{bad:,} states of {what} fail the distance rules (Manhattan parity, neighbours within "
+                   f"one, a descent from each); the first at entry {first:,}")
