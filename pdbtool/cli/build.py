@@ -68,3 +68,8 @@ def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, for
             sat = f", {r['saturated']:,} saturated" if r.get("saturated") else ""
             click.echo(f"{{{p}}} on {p.board.dims} ({blank}{enc}): {r['entries']:,} entries, {how} in "
                        f"{r['seconds']:.2f} s, max {r['max']}, mean {r['mean']:.3f}{sat}  {r['file']}")
+
+
+from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4 hands the arguments to that domain)
+
+command = with_domains(command)

@@ -54,6 +54,11 @@ def command(files, partition, pattern, board_dims, goal, blank, encoding, group,
     if not paths:
         raise PdbtoolError("nothing to inspect: give table files, --partition NAME or --pattern LIST")
     for i, path in enumerate(paths):
+        from ..hanoi4.tables import is_hanoi_table
+        if is_hanoi_table(path):  # the four-peg Towers of Hanoi's tables describe themselves
+            from ._hanoi4 import inspect_file
+            inspect_file(path, as_json, first=i == 0)
+            continue
         info = describe_any(path)
         if as_json:
             click.echo(json.dumps(info))
@@ -61,3 +66,8 @@ def command(files, partition, pattern, board_dims, goal, blank, encoding, group,
             if i:
                 click.echo("")
             click.echo(format_any(info))
+
+
+from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4 hands the arguments to that domain)
+
+command = with_domains(command)

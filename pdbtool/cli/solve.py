@@ -286,3 +286,8 @@ class ProgressLine:
         elif now - self.last >= self.every:
             self.last = now
             say(self.text(inst, bound, generated, elapsed, workers))
+
+
+from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4 hands the arguments to that domain)
+
+command = with_domains(command)

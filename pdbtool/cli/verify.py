@@ -74,7 +74,10 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
 
     reports = []
     for path, expected, by_name in jobs:
-        if expected is not None and not path.exists():
+        from ..hanoi4.tables import is_hanoi_table, verify_file as verify_hanoi
+        if expected is None and is_hanoi_table(path):  # a four-peg Towers of Hanoi table
+            report = verify_hanoi(path, samples, full, rebuild, threads, seed)
+        elif expected is not None and not path.exists():
             report = missing_report(path, f"not in the cache: run 'pdbtool build --partition {partition} "
                                           f"--blank {blank}'")
         else:
@@ -94,3 +97,8 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
         error = Disagreement if any(Path(r.file).is_file() for r in failed) else UserError
         raise error(f"{len(failed)} of {len(reports)} tables failed verification; "
                     f"the first: {failed[0].summary()[len('FAIL '):]}")
+
+
+from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4 hands the arguments to that domain)
+
+command = with_domains(command)

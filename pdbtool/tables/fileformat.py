@@ -43,6 +43,8 @@ _DIGEST = struct.Struct("<Q")
 _ALIGN = 64
 REQUIRED_KEYS = ("width", "height", "goal", "tiles", "blank", "encoding", "entries", "payload_dtype",
                  "payload_bytes")
+# the keys of the tables of other domains, by the header's "kind" (a tile table has none)
+KIND_KEYS = {"hanoi4": ("disks", "target", "layout", "encoding", "entries", "payload_dtype", "payload_bytes")}
 # A header is a few hundred bytes; the cap keeps a crafted length from making the reader allocate and parse
 # megabytes (numpy caps its .npy headers for the same reason).
 MAX_HEADER_BYTES = 1 << 16
@@ -203,8 +205,10 @@ def _parse_prefix(path: Path, prefix: bytes, size: int, f) -> tuple[dict[str, An
         raise TableFileError(f"{path}: damaged header ({header_len:,} bytes, more than the "
                              f"{MAX_HEADER_BYTES:,} a table header may have)")
     header = parse_header_text(path, f.read(header_len))
-    if not isinstance(header, dict) or any(k not in header for k in REQUIRED_KEYS):
-        missing = [k for k in REQUIRED_KEYS if not isinstance(header, dict) or k not in header]
+    kind = header.get("kind") if isinstance(header, dict) else None
+    required = KIND_KEYS.get(kind, REQUIRED_KEYS) if isinstance(kind, str) else REQUIRED_KEYS
+    if not isinstance(header, dict) or any(k not in header for k in required):
+        missing = [k for k in required if not isinstance(header, dict) or k not in header]
         raise TableFileError(f"{path}: damaged header (missing {', '.join(missing)})")
     # a damaged header may still be valid JSON: check the types of what the reader relies on
     for key in ("entries", "payload_bytes"):
