@@ -120,7 +120,7 @@ def hanoi_build(disks, goal, threads, cache_dir, force, as_json):
         with layer_progress(f"hanoi4 {k} disks to {goal}") as progress:
             table = get_table(k, _goal_name(goal), cache, threads, force,
                               progress=lambda d, c: progress(d, c),
-                              on_build=lambda r: built.update(seconds=r.seconds, cpu=r.cpu_seconds))
+                              on_build=lambda r, built=built: built.update(seconds=r.seconds, cpu=r.cpu_seconds))
         rec = {"disks": k, "goal": table.goal, "entries": table.entries, "built": bool(built),
                "seconds": round(built.get("seconds", time.perf_counter() - t0), 3),
                "max": int(table.header.get("max_value", 0)), "mean": table.mean(), "file": str(table.path)}

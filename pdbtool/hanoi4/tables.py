@@ -20,7 +20,8 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -177,7 +178,7 @@ class DiskTable:
         return fileformat.save(path, header, np.asarray(self.values, dtype=np.uint8))
 
     @classmethod
-    def load(cls, path: str | os.PathLike, verify_checksum: bool = True) -> "DiskTable":
+    def load(cls, path: str | os.PathLike, verify_checksum: bool = True) -> DiskTable:
         f = fileformat.load(path, verify_checksum)
         h = f.header
         if h.get("kind") != KIND:

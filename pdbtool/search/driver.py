@@ -290,7 +290,8 @@ def ida(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwal
     generated one at a time as the walk reaches them (``next_move[d]`` is the next move).
 
     ``fsm``: the move-pruning automaton's table (:mod:`pdbtool.search.move_automaton`), flat (the state
-    after move m from state s at ``4 * s + m``; empty: none), whose state at level d is ``fsm_state[d]`` (level 0's set by the caller); a move it prunes is not generated.
+    after move m from state s at ``4 * s + m``; empty: none), whose state at level d is ``fsm_state[d]``
+    (level 0's set by the caller); a move it prunes is not generated.
     ``nbm``: with an automaton, a copy of ``nb`` the driver may write (see ``_children``); else ``nb``."""
     return _search_loop(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state,
                         nbm)

@@ -14,7 +14,8 @@ marks there the units it no longer wants (the goal found, a limit reached); a ta
 when it starts and then every ``POLL_SECONDS`` between chunks of nodes, never waiting for the answer
 (:func:`board_poll`), and stops at the chunk after a "no".  A thread of each task tells the board once a
 second that its unit is taken, for as long as the task runs, loading tables and compiling included
-(:func:`heartbeat`); a :class:`Watch` asks the board how long it has been since any task was heard from, and when neither a
+(:func:`heartbeat`); a :class:`Watch` asks the board how long it has been since any task was heard from,
+and when neither a
 task nor a result has been heard of for ``stall_seconds`` (no worker takes a unit: the nodes are gone,
 or their CPUs are taken by other work, or a task can never be scheduled), the solve stops with a
 one-line :class:`ClusterError`.  Every ``ray.get`` of the driver has a timeout.
