@@ -62,7 +62,7 @@ class DomainCommand(click.Command):
 
 
 def with_domains(tile: click.Command) -> click.Command:
-    return DomainCommand(tile, HANOI_COMMANDS[tile.name])
+    return DomainCommand(tile, HANOI_COMMANDS[tile.name])  # type: ignore[index]
 
 
 def _cache(cache_dir):

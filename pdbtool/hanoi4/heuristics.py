@@ -79,9 +79,9 @@ class Plan:
     group_mask: np.ndarray
     group_table: np.ndarray
     tables: list[DiskTable] = field(default_factory=list)
-    tab_addr: np.ndarray = None
-    tab_k: np.ndarray = None
-    tab_layout: np.ndarray = None
+    tab_addr: np.ndarray = None  # type: ignore[assignment]
+    tab_k: np.ndarray = None  # type: ignore[assignment]
+    tab_layout: np.ndarray = None  # type: ignore[assignment]
 
     def args(self):
         return (np.array([self.bound], dtype=np.int64), np.uint64(self.goal_state), self.disks, self.split_start,
@@ -108,7 +108,7 @@ def _mask(disks) -> int:
 
 def table_sizes(spec: str, disks: int) -> list[int]:
     """The table sizes (disks) a specification needs for a search over ``disks`` disks."""
-    sizes = set()
+    sizes = set()  # type: ignore[var-annotated]
     for c in parse_spec(spec):
         _check(c, disks)
         sizes.update(c.sizes)
@@ -139,7 +139,7 @@ def compile_plan(spec: str, disks: int, goal: str = "peg3", goal_pegs: tuple[int
     index: dict[tuple[int, str], int] = {}
 
     def table_id(group: tuple[int, ...]) -> int:
-        g = goal if goal != "state" else "state:" + "".join(str(goal_pegs[d]) for d in group)
+        g = goal if goal != "state" else "state:" + "".join(str(goal_pegs[d]) for d in group)  # type: ignore[index]
         key = (len(group), g)
         if key not in index:
             index[key] = len(tables)
@@ -177,7 +177,7 @@ def compile_plan(spec: str, disks: int, goal: str = "peg3", goal_pegs: tuple[int
                 tabs.append(table_id(g))
             split_start.append(len(masks))
     if goal == "state":
-        code, state = K.GOAL_STATE, sum(int(p) << (2 * d) for d, p in enumerate(goal_pegs))
+        code, state = K.GOAL_STATE, sum(int(p) << (2 * d) for d, p in enumerate(goal_pegs))  # type: ignore[arg-type, misc]
     elif goal == "middle":
         code, state = K.GOAL_MIDDLE, 0
     else:

@@ -78,7 +78,7 @@ class Instance:
 
     @property
     def goal_placement(self) -> tuple[int, ...]:
-        return tuple(self.goal_pegs) if self.goal_pegs is not None else (self.goal_peg,) * self.disks
+        return tuple(self.goal_pegs) if self.goal_pegs is not None else (self.goal_peg,) * self.disks  # type: ignore[return-value]
 
     @property
     def goal(self) -> int:
@@ -90,7 +90,7 @@ class Instance:
         return self.goal_peg is not None and len(set(self.pegs)) == 1 and self.pegs[0] != self.goal_peg
 
     def describe(self) -> str:
-        goal = str(self.goal_peg) if self.goal_peg is not None else "".join(map(str, self.goal_pegs))
+        goal = str(self.goal_peg) if self.goal_peg is not None else "".join(map(str, self.goal_pegs))  # type: ignore[arg-type]
         return f"{''.join(map(str, self.pegs))} -> {goal}"
 
 

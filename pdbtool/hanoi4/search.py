@@ -271,14 +271,14 @@ def solve(inst: Instance, heuristic: str = "static:auto", middle: bool | None = 
 def _renaming(source: int | None, target: int) -> list[int]:
     """A peg renaming (perm[old] = new) taking the goal peg to 3 and, if given, the source peg to 0."""
     perm = [None] * 4
-    perm[target] = 3
+    perm[target] = 3  # type: ignore[call-overload]
     if source is not None:
-        perm[source] = 0
+        perm[source] = 0  # type: ignore[call-overload]
     rest = [p for p in range(4) if perm[p] is None]
     free = [q for q in range(4) if q not in perm]
     for p, q in zip(rest, free):
-        perm[p] = q
-    return perm
+        perm[p] = q  # type: ignore[call-overload]
+    return perm  # type: ignore[return-value]
 
 
 def spec_disks(spec: str) -> int | None:

@@ -254,7 +254,7 @@ def check_values(table: DiskTable, samples: int = 10_000, full: bool = False, se
         chunks = (np.arange(a, min(a + step, table.entries), dtype=np.int64) for a in range(0, table.entries, step))
     else:
         rng = np.random.default_rng(seed)
-        chunks = iter([rng.integers(0, table.entries, size=min(samples, table.entries), dtype=np.int64)])
+        chunks = iter([rng.integers(0, table.entries, size=min(samples, table.entries), dtype=np.int64)])  # type: ignore[assignment]
     checked = bad = 0
     first_bad = None
     for idx in chunks:

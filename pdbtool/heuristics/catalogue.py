@@ -61,7 +61,7 @@ class CatalogueSum:
         if not partitions or not all(partitions):
             raise HeuristicError("a catalogue needs at least one partition of at least one pattern")
         board = partitions[0][0].board
-        rows, self.row_tables, self.row_shared, self.row_za = [], [], [], []
+        rows, self.row_tables, self.row_shared, self.row_za = [], [], [], []  # type: ignore[var-annotated]
         self.part_rows = []
         for j, pats in enumerate(partitions):
             if any(p.board != board for p in pats):

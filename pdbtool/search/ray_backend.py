@@ -66,7 +66,7 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
     try:  # workers' output stays in the cluster's logs: stdout carries the results (JSON Lines, CSV)
         if local:
             ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
-        elif address.startswith("ray://"):
+        elif address.startswith("ray://"):  # type: ignore[union-attr]
             ray.init(address=address, logging_level=logging.WARNING)
         else:
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
@@ -174,13 +174,13 @@ class RaySolver(Solver):
         def submit(unit, units_board, slot, seconds_left, nodes_left):
             return task.remote(options, board, start, unit, units_board, slot, seconds_left, nodes_left)
 
-        self.executor = RayUnits(ray, submit, self.stall_seconds)
+        self.executor = RayUnits(ray, submit, self.stall_seconds)  # type: ignore[assignment]
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         try:  # any count above one takes Solver.solve's parallel path, which _parallel_outcome runs here
             return super().solve(state, time_limit, node_limit, progress, chunk, threads=max(2, self.workers),
                                  **more)
         finally:
-            self.executor.close()
+            self.executor.close()  # type: ignore[attr-defined]
 
     def _executor_options(self) -> dict:
         options = dict(search_units=self.executor, serial_below=self.serial_below, report_every=WAIT_SECONDS)
@@ -285,12 +285,12 @@ def solve_batch(instances: Iterable, options: SolveOptions | None = None, addres
                         progress(inst, bound, generated, expanded, workers=pool.get(inst.board).workers)
                 result = pool.solve(inst, report)
                 if on_stage is not None and inst.error is None and result.error is None:
-                    on_stage(pool.get(inst.board).stage)
+                    on_stage(pool.get(inst.board).stage)  # type: ignore[attr-defined]
                 yield result
             return
-        report = prepare_nodes(ray, instances, options, node_dir, notify)
+        report = prepare_nodes(ray, instances, options, node_dir, notify)  # type: ignore[assignment]
         if on_stage is not None:
-            on_stage(report)
+            on_stage(report)  # type: ignore[arg-type]
         worker_options = replace(options, cache_dir=None if node_dir is None else str(node_dir),
                                  threads=None, search_threads=1, checkpoint=None)
         task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(solve_instance_task)

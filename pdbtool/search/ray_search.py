@@ -167,7 +167,7 @@ class Watch:
             elif now - when > ASK_SECONDS:
                 self.asked = None
         if self.asked is None and now - self.news >= min(self.stall_seconds / 4, 30.0):
-            self.asked = (self.board.quiet.remote(), now)
+            self.asked = (self.board.quiet.remote(), now)  # type: ignore[assignment]
         if now - self.news > self.stall_seconds:
             try:
                 cpus = f"{int(self.ray.cluster_resources().get('CPU', 0))} CPUs in the cluster"

@@ -240,7 +240,7 @@ class TableCache:
             yield
         finally:
             self._held.discard(path)
-            _unlock(fd, lock_path)
+            _unlock(fd, lock_path)  # type: ignore[arg-type]
 
     def remove_stale_temporaries(self, path: Path) -> int:
         """Delete the temporaries of ``path`` (call with its lock held: they are stale), then sweep."""

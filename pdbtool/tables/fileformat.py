@@ -112,7 +112,7 @@ def save(path: str | os.PathLike, header: dict[str, Any], payload: np.ndarray) -
         with open(fd, "wb") as f:
             f.write(prefix)
             hasher.update(prefix)
-            view = memoryview(payload.reshape(-1).view(np.uint8))
+            view = memoryview(payload.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
             step = 1 << 24
             for start in range(0, len(view), step):
                 chunk = view[start:start + step]
@@ -303,7 +303,7 @@ def validate_header(path: Path | str | None, header: dict[str, Any]) -> None:
                                      f"not {what})")
     conversion = header.get("conversion")
     if isinstance(conversion, dict):
-        for key, (test, what) in _CONVERSION.items():
+        for key, (test, what) in _CONVERSION.items():  # type: ignore[assignment]
             if key in conversion and not test(conversion[key]):
                 raise TableFileError(f"{path}: damaged header (conversion {key} is "
                                      f"{clip(conversion[key])}, not {what})")

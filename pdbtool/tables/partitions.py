@@ -22,7 +22,7 @@ from ..errors import PdbtoolError
 from .ranking import PatternError, TilePattern, check_disjoint, parse_tiles
 
 # the data package pdbtool.partitions: the top-level partitions/ of the source tree (pyproject.toml)
-PARTITIONS_DIR = Path(importlib.resources.files("pdbtool.partitions"))
+PARTITIONS_DIR = Path(importlib.resources.files("pdbtool.partitions"))  # type: ignore[arg-type]
 DEFAULTS = {(3, 3): "8-4-4", (4, 4): "15-7-8", (5, 5): "24-6-6-6-6"}
 
 
@@ -128,7 +128,7 @@ def parse_catalogue(text: str, name: str, source: str = "<catalogue>", board: Bo
         except BoardError as exc:
             raise PartitionError(f"{source}:{number}: {exc}") from None
     file_board = _file_board(dims, goal_spec, board, source) if dims is not None else board
-    parts = []
+    parts = []  # type: ignore[var-annotated]
     for number, ref, lines in sections:
         where = f"{source}:{number}"
         if ref and lines:
@@ -157,7 +157,7 @@ def parse_catalogue(text: str, name: str, source: str = "<catalogue>", board: Bo
         parts.append(part)
     if not parts:
         raise PartitionError(f"{source}: no partitions")
-    return Catalogue(name, file_board, tuple(parts))
+    return Catalogue(name, file_board, tuple(parts))  # type: ignore[arg-type]
 
 
 def parse_partition(text: str, name: str, source: str = "<partition>", board: Board | None = None) -> Partition:

@@ -529,4 +529,4 @@ def _check_rebuild(table: PatternTable, values: np.ndarray, threads: int | None,
 def _seed(seed: int | None) -> int:
     if seed is not None:
         return int(seed)
-    return int(np.random.SeedSequence().entropy % (1 << 32))
+    return int(np.random.SeedSequence().entropy % (1 << 32))  # type: ignore[operator]
