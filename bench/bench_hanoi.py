@@ -24,9 +24,8 @@ sys.path.insert(0, str(HERE))
 from _results import RESULTS, load_average, write  # noqa: E402
 
 # Felner's talk "Additive pattern databases" (the slides this project follows; the same rows as Felner,
-# Korf & Hanan, JAIR 22, 2004), 4-peg Towers of Hanoi, frontier A*.  Node counts as in
-# /work/shared/data/literature.md ("Felner's talk"); h(start), mean h and seconds (2003 hardware) as
-# quoted in issue 32 from the same table.
+# Korf & Hanan, JAIR 22, 2004), 4-peg Towers of Hanoi, frontier A*: the table in docs/literature.md
+# (section "Felner's talk"), with its sources.
 TALK = [
     # disks, heuristic, h(start), mean h, nodes, seconds
     (15, "infinite", 29, 26.37, 371_556_049, 1198),

@@ -778,9 +778,24 @@ def ray_section(plots: Plots, batch, *repeats) -> str:
     return "".join(out)
 
 
+@section("The four-peg Towers of Hanoi beside Felner's talk", ["hanoi"], "python bench/run.py --only hanoi")
+def hanoi_section(plots: Plots, data) -> str:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_hanoi", ROOT / "bench" / "bench_hanoi.py")
+    bench_hanoi = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_hanoi)
+    out = ["The talk's rows (docs/literature.md) beside pdbtool's breadth-first heuristic search "
+           "(`bench/bench_hanoi.py`; [hanoi.md](hanoi.md) explains the columns and the one row over 2x), then "
+           "the middle-state searches up to 20 disks. Each row's load is in the results file; most rows ran on "
+           "a shared, loaded machine, so their seconds are CPU seconds first.\n\n",
+           bench_hanoi.markdown(data["rows"]), "\n\n", provenance(data), "\n"]
+    return "".join(out)
+
+
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
             frontier_section, dynamic_cost_section, dynamic_definitions_section, pruning_section, predict_section,
-            kernels_section, startup_section, load_checks_section, checkpoint_section, ray_section,
+            kernels_section, startup_section, load_checks_section, checkpoint_section, hanoi_section, ray_section,
             scaling_section]
 
 
