@@ -280,6 +280,7 @@ def mutate_structure(kind: str, header: dict, payload: bytes, draw) -> bytes:
                                         len(words))}[region]
             else:
                 low, high = 0, len(words)
+            high = min(high, len(words))  # an earlier mutation of the preamble may point past the payload
             if high <= low:
                 low, high = 0, len(words)
             at = draw(st.integers(low, high - 1))
