@@ -24,8 +24,8 @@ Conventions
   whose table loads then overlap, and Manhattan), or each child generated as the walk reaches it (linear
   conflict, measured faster so; ddb/max, whose conflict graph holds one child's edges at a time).  The
   counts are the same.  The loop is compiled per state class with its walk as a constant, so Numba drops
-  the other walk before it inlines the hooks into the one kept (the ddb hooks are large: this saves about
-  two fifths of the first compile of its driver).
+  the other walk before it inlines the hooks into the one kept (the ddb hooks are large, so this shortens
+  the first compile of their driver).
 * Statuses: ``RUNNING`` (budget used up; call again), ``FOUND`` (the path is on the stack, depth =
   ``reg[R_DEPTH]``), ``EXHAUSTED`` (nothing left under any bound), ``GROW`` (the next bound needs a deeper
   stack: reallocate and call again; the driver is between iterations), ``ITERATION_DONE`` (only with
