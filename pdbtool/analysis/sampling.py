@@ -100,6 +100,23 @@ def _unrank_permutation(r, n, tiles, pool):
             pool[j] = pool[j + 1]
 
 
+@njit(cache=True, inline="always")
+def _record(ev, tiles, where, cells, width, g, bound, hist, odd, slot):
+    """Count one state in ``slot``'s histogram by its blank's cell (h capped at ``bound``), and whether h's
+    parity differs from the blank's distance to its goal cell ``g`` (:class:`Distribution`'s ``odd``)."""
+    h = state_value(ev, tiles, where, cells)
+    blank = 0
+    for c in range(tiles.shape[0]):
+        if tiles[c] == 0:
+            blank = c
+    if h > bound:
+        h = bound
+    hist[slot, blank, h] += 1
+    dist = abs(blank // width - g // width) + abs(blank % width - g % width)
+    if (h - dist) & 1:
+        odd[slot] += 1
+
+
 @njit(cache=True, parallel=True)
 def _enumerate(ev, total, goal, width, bound, slots, hist, odd):
     n = goal.shape[0]
@@ -114,17 +131,7 @@ def _enumerate(ev, total, goal, width, bound, slots, hist, odd):
             _unrank_permutation(r, n, tiles, pool)
             if not solvable(tiles, goal, width):
                 continue
-            h = state_value(ev, tiles, where, cells)
-            blank = 0
-            for c in range(n):
-                if tiles[c] == 0:
-                    blank = c
-            if h > bound:
-                h = bound
-            hist[slot, blank, h] += 1
-            dist = abs(blank // width - g // width) + abs(blank % width - g % width)
-            if (h - dist) & 1:
-                odd[slot] += 1
+            _record(ev, tiles, where, cells, width, g, bound, hist, odd, slot)
 
 
 def _slots(threads: int | None) -> int:
@@ -210,17 +217,7 @@ def _sample_range(ev, first_chunk, count, seed, goal, width, bound, slots, hist,
             rng = chunk_state(seed, first_chunk + k)
             for _ in range(k * CHUNK, min(count, (k + 1) * CHUNK)):
                 rng = draw_uniform(rng, goal, width, tiles)
-                h = state_value(ev, tiles, where, cells)
-                blank = 0
-                for c in range(n):
-                    if tiles[c] == 0:
-                        blank = c
-                if h > bound:
-                    h = bound
-                hist[slot, blank, h] += 1
-                dist = abs(blank // width - g // width) + abs(blank % width - g % width)
-                if (h - dist) & 1:
-                    odd[slot] += 1
+                _record(ev, tiles, where, cells, width, g, bound, hist, odd, slot)
 
 
 def enumerate_all(heuristic, threads: int | None = None, name: str | None = None) -> Distribution:
