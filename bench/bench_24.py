@@ -1,8 +1,9 @@
 """Benchmark: the 24-puzzle at the frontier -- several heuristics on the same Korf-Felner instances, in one run.
 
-Each configuration ``NAME:BLANK`` is a partition or catalogue (``partitions/``: ``24-6-6-6-6``, ``24-cat-2``,
-``24-cat-7``, or a file) with a blank rule (``minimized``, ``zero-aware``), always with the diagonal
-reflection.  Every instance is solved with every configuration in turn (configurations alternate per
+Each configuration ``NAME:BLANK[:PRUNING]`` is a partition or catalogue (``partitions/``: ``24-6-6-6-6``,
+``24-cat-2``, ``24-cat-7``, or a file) with a blank rule (``minimized``, ``zero-aware``) and optionally a
+pruning rule (``parent``, ``fsm``; else ``--pruning``), always with the diagonal reflection.
+Every instance is solved with every configuration in turn (configurations alternate per
 instance, so that a change in the machine's load falls on all of them alike); per instance and
 configuration: h(start), nodes generated, CPU and wall seconds, the length (checked against the optimum),
 and, beside them, the count Korf & Felner's program generated with 6-6-6-6 (``examples/korf24_50.txt``,
@@ -15,7 +16,11 @@ solver where it takes it (duplicate-path pruning, when present).
 
     .venv/bin/python bench/bench_24.py [--set target|first10] [--ids 38,40] [--configs C1,C2]
         [--node-limit N] [--time-limit S] [--threads N] [--pruning fsm] [--sample-h K] [--quick]
-        [--cache-dir DIR] [--out FILE]
+        [--cache-dir DIR] [--out FILE] [--log FILE [--resume]]
+
+``--log FILE`` appends each finished (instance, configuration) run to FILE as one JSON line, with its own
+date, load and commit, and ``--resume`` skips the runs FILE already holds: a set that takes hours can be
+stopped and continued, and the report is built from every run in the log.
 
 ``--sample-h K`` also reports each configuration's mean h over K random states (seeded) and its CPU per
 evaluation.  ``--quick``: instance 38 only, 6-6-6-6 and 6-6-6-6 zero-aware, a node limit of 2e8.
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import os
 import random
 import sys
@@ -36,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _results import write  # noqa: E402
+from _results import git_commit, load_average, write  # noqa: E402
 from pdbtool.puzzle.board import Board  # noqa: E402
 from pdbtool.search.solver import Solver  # noqa: E402
 
@@ -57,16 +63,39 @@ def load_korf24_50(path: Path = INSTANCES) -> dict[int, dict]:
 
 
 def make_solver(config: str, args) -> Solver:
-    name, _, blank = config.partition(":")
+    name, blank, pruning = (config.split(":") + ["", ""])[:3]
     kwargs = dict(partition=name, blank=blank or "minimized", reflect=True, cache_dir=args.cache_dir,
                   threads=args.threads, search_threads=args.threads)
-    if args.pruning:
+    pruning = pruning or args.pruning
+    if pruning:
         if "pruning" not in inspect.signature(Solver).parameters:
-            raise SystemExit(f"--pruning {args.pruning}: this pdbtool's Solver has no pruning option")
-        kwargs["pruning"] = args.pruning
+            raise SystemExit(f"--pruning {pruning}: this pdbtool's Solver has no pruning option")
+        kwargs["pruning"] = pruning
     solver = Solver(Board(5, 5), **kwargs)
     solver.warm_up()
     return solver
+
+
+def read_log(path: str | None) -> dict[tuple[int, str], dict]:
+    """(id, config) -> run, from a ``--log`` file (a line cut short by a killed run is skipped)."""
+    out: dict[tuple[int, str], dict] = {}
+    if path and Path(path).exists():
+        for line in Path(path).read_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            out[int(entry["id"]), entry["config"]] = entry["run"]
+    return out
+
+
+def append_log(path: str, ident: int, config: str, run: dict, load_before) -> None:
+    entry = {"id": ident, "config": config, "run": {**run, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+             "load_before": load_before, "load_after": load_average(), "commit": git_commit()}}
+    with open(path, "a") as f:
+        f.write(json.dumps(entry) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def random_states(count: int, seed: int) -> list[list[int]]:
@@ -94,7 +123,12 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--cache-dir", default=None)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "frontier_24.json"))
+    ap.add_argument("--log", default=None, help="append each finished run to this JSON-lines file")
+    ap.add_argument("--resume", action="store_true", help="skip the runs the --log file already holds")
     args = ap.parse_args(argv)
+    if args.resume and not args.log:
+        print("--resume needs --log FILE", file=sys.stderr)
+        return 2
     if args.quick:
         args.ids = args.ids or "38"
         args.configs = "24-6-6-6-6:minimized,24-6-6-6-6:zero-aware"
@@ -107,10 +141,13 @@ def main(argv=None) -> int:
         print(f"no instance {missing[0]} in {INSTANCES}", file=sys.stderr)
         return 2
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    done = read_log(args.log) if args.resume else {}
     started = time.time()
     load_before = [round(x, 2) for x in os.getloadavg()]
     setups, solvers = {}, {}
     for config in configs:
+        if all((i, config) in done for i in ids):
+            continue
         t0, c0 = time.perf_counter(), time.process_time()
         solvers[config] = make_solver(config, args)
         setups[config] = {"seconds": round(time.perf_counter() - t0, 3),
@@ -134,6 +171,10 @@ def main(argv=None) -> int:
         inst = data[ident]
         row = {"id": ident, "optimal": inst["optimal"], "kf_nodes": inst["kf_nodes"], "runs": {}}
         for config in configs:
+            if (ident, config) in done:
+                row["runs"][config] = done[ident, config]
+                continue
+            load0 = load_average()
             r = solvers[config].solve(inst["tiles"], node_limit=limit, time_limit=args.time_limit)
             if r.solved and r.length != inst["optimal"]:
                 print(f"instance {ident}, {config}: length {r.length}, but the optimum is {inst['optimal']}",
@@ -142,6 +183,8 @@ def main(argv=None) -> int:
             row["runs"][config] = {"h0": r.h0, "solved": r.solved, "length": r.length,
                                    "nodes_generated": r.nodes_generated, "iterations": r.iterations,
                                    "seconds": round(r.seconds, 3), "cpu_seconds": round(r.cpu_seconds, 3)}
+            if args.log:
+                append_log(args.log, ident, config, row["runs"][config], load0)
         rows.append(row)
         cells = []
         for config in configs:
