@@ -53,6 +53,20 @@ def korf100() -> dict[int, tuple[tuple[int, ...], int]]:
     return out
 
 
+def korf100_line(ident: int, optimal: bool = True) -> str:
+    """Instance ``ident`` of Korf's 100 as a line of an instance file: the id, the tiles, and (unless
+    ``optimal`` is false) the comment ``# optimal N`` that makes ``solve`` check the length it finds."""
+    tiles, length = korf100()[ident]
+    line = f"{ident} {' '.join(map(str, tiles))}"
+    return f"{line}  # optimal {length}" if optimal else line
+
+
+def korf100_file(path: Path, ids, optimal: bool = True) -> Path:
+    """An instance file at ``path`` holding the instances ``ids`` of Korf's 100, in that order."""
+    path.write_text("".join(korf100_line(i, optimal) + "\n" for i in ids))
+    return path
+
+
 @pytest.fixture(scope="session")
 def korf100_instances() -> dict[int, tuple[tuple[int, ...], int]]:
     return korf100()

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import korf100
 
 import pdbtool.tables.resources as resources_module
 from pdbtool.tables import fileformat
@@ -45,13 +46,35 @@ def start_build(cache_dir, *extra):
                             cwd=REPO)
 
 
-def wait_for(path: Path, proc, timeout=120.0):
-    """Wait until ``path`` exists (the build holds its lock) while ``proc`` runs."""
+def wait_for(path: Path, proc, timeout=120.0, until=Path.exists):
+    """Wait until ``until(path)`` (by default: ``path`` exists) while ``proc`` runs; each look is cheap,
+    the timeout only a bound on a hang."""
     end = time.monotonic() + timeout
-    while not path.exists():
+    while not until(path):
         assert proc.poll() is None, f"the build ended early: {proc.communicate()}"
-        assert time.monotonic() < end, "the build never took its lock"
+        assert time.monotonic() < end, f"{path.name}: not reached within {timeout} s"
         time.sleep(0.01)
+
+
+def locked(lock_path: Path) -> bool:
+    """Another process holds the flock on ``lock_path`` (a build is past taking its lock, inside its
+    cleanup's reach).  The probe never keeps the lock, nor deletes the file."""
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # releases a lock the probe won
+    return False
+
+
+def wait_locked(cache_dir: Path, proc, timeout=120.0):
+    """Wait until the slow build of ``proc`` holds its lock."""
+    wait_for(cache_dir / (SLOW_NAME + ".lock"), proc, timeout, until=locked)
 
 
 def leftovers(cache_dir: Path):
@@ -208,8 +231,7 @@ def test_solve_cli_meets_a_damaged_cached_table(tmp_path):
 @pytest.mark.parametrize("signum,word", [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated")])
 def test_interrupted_build_exits_cleanly(tmp_path, signum, word):
     proc = start_build(tmp_path)
-    wait_for(tmp_path / (SLOW_NAME + ".lock"), proc)
-    time.sleep(0.2)
+    wait_locked(tmp_path, proc)  # mid-build: the table takes seconds, the lock is held from its start
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signum, (out, err)
@@ -294,12 +316,20 @@ def test_a_dropped_signal_is_raised_again_at_the_next_layer(monkeypatch):
     assert raised.value.signum == signal.SIGTERM and Interrupted.dropped == []
 
 
+def saving_or_done(cache_dir: Path, proc, timeout=120.0):
+    """Wait until the build has begun to write its temporary, or has ended (it may write and rename it
+    between two looks): a kill then lands in the save or right after it."""
+    end = time.monotonic() + timeout
+    while proc.poll() is None and not any(cache_dir.glob(SLOW_NAME + ".tmp-*")):
+        assert time.monotonic() < end, "the build never began its save"
+        time.sleep(0.001)
+
+
 def test_killed_builds_leave_nothing_taken_for_a_table(tmp_path, small):
     reference = None
-    for delay in (0.0, 0.5, 1.5):
+    for wait in (wait_locked, saving_or_done):  # killed mid-build, then in (or right after) the save
         proc = start_build(tmp_path)
-        wait_for(tmp_path / (SLOW_NAME + ".lock"), proc)
-        time.sleep(delay)
+        wait(tmp_path, proc)
         proc.kill()
         proc.communicate(timeout=60)
         for table in tmp_path.glob("*.pdb"):  # a table there is a whole one
@@ -426,7 +456,7 @@ def test_two_builds_of_one_table_build_it_once(tmp_path):
     for name, proc in (("first", first), ("second", second)):
         wait_for(tmp_path / f"{name}.ready", proc)
     (tmp_path / "first.go").touch()
-    wait_for(cache_dir / (SLOW_NAME + ".lock"), first)  # the first builds, holding the lock ...
+    wait_locked(cache_dir, first)                       # the first builds, holding the lock ...
     (tmp_path / "second.go").touch()                    # ... when the second, imports done, asks for it
     out1, err1 = first.communicate(timeout=120)
     out2, err2 = second.communicate(timeout=120)
@@ -554,18 +584,18 @@ def test_too_little_memory_is_refused_before_the_build(tmp_path, monkeypatch):
 def test_interrupted_solve_reports_what_was_solved(tmp_path, signum, word, fmt):
     """A signal during a long search: the finished instances, the stopped one marked as interrupted, the
     summary of what was solved, one line on stderr, and the exit status 128 + signal."""
-    hard = next(line for line in (REPO / "examples" / "korf100.txt").read_text().splitlines()
-                if line.strip() and not line.startswith("#")).split("#")[0].split()[1:]
+    hard = korf100()[1][0]  # minutes with Manhattan distance alone
     one = [1, 0] + list(range(2, 16))
     two = [1, 2, 0] + list(range(3, 16))
     path = tmp_path / "mixed.txt"
     path.write_text(f"a {' '.join(map(str, one))}  # optimal 1\nb {' '.join(map(str, two))}  # optimal 2\n"
-                    f"hard {' '.join(hard)}\nlast {' '.join(map(str, one))}\n")
+                    f"hard {' '.join(map(str, hard))}\nlast {' '.join(map(str, one))}\n")
     proc = subprocess.Popen([sys.executable, "-m", "pdbtool", "solve", str(path), "--heuristic", "manhattan",
                              "--format", fmt], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env(), cwd=REPO)
+    # two results written: whenever the signal lands from here on, "hard" is the instance it stops (its
+    # search, or the step into it), so the report below does not depend on how far the search got
     first = [proc.stdout.readline() for _ in range(2)]
-    time.sleep(0.5)  # into the search of "hard" (minutes with Manhattan distance alone)
     assert proc.poll() is None
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=120)

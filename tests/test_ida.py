@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 from collections import namedtuple
-from pathlib import Path
 
 import numba
 import numpy as np
@@ -21,20 +20,8 @@ from pdbtool.heuristics.pattern_sum import PatternSum
 from pdbtool.tables.ranking import TilePattern
 from pdbtool.search.solver import Solver, replay
 
+from conftest import korf100
 from oracle import reference_ida, true_distances
-
-DATA = Path(__file__).resolve().parents[1] / "examples"
-
-
-def korf100():
-    out = {}
-    for line in (DATA / "korf100.txt").read_text().splitlines():
-        body, _, comment = line.partition("#")
-        v = body.split()
-        if v:
-            out[int(v[0])] = (tuple(int(x) for x in v[1:17]), int(comment.split()[-1]))
-    return out
-
 
 KORF = korf100()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import korf100
 
 from pdbtool.cli.main import cli
 from pdbtool.puzzle.board import Board
@@ -25,8 +26,7 @@ from pdbtool.search.solver import SolveOptions, Solver, solve_batch
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 EIGHT = EXAMPLES / "8puzzle.txt"
-KORF = {ln.split()[0]: [int(x) for x in ln.split()[1:17]]
-        for ln in (EXAMPLES / "korf100.txt").read_text().splitlines() if ln.split() and ln[0].isdigit()}
+KORF = {str(i): list(tiles) for i, (tiles, _) in korf100().items()}
 VOLATILE = ("seconds", "cpu_seconds")
 
 

@@ -4,6 +4,7 @@ directory) started once for the module; its results compared with the serial sea
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import re
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import korf100, korf100_file, korf100_line
 
 from pdbtool.cli.main import cli
 from pdbtool.puzzle.board import Board
@@ -26,7 +28,6 @@ from pdbtool.search.solver import SolveOptions, replay, solve_batch
 from test_large_boards import random_walk
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-KORF100 = EXAMPLES / "korf100.txt"
 TIMINGS = ("seconds", "cpu_seconds", "wall_seconds", "total_seconds", "nodes_per_second")
 
 try:
@@ -122,10 +123,7 @@ def cache_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def korf10(tmp_path_factory):
-    path = tmp_path_factory.mktemp("korf") / "korf10.txt"
-    lines = [ln for ln in KORF100.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
-    path.write_text("\n".join(lines[:10]) + "\n")
-    return path
+    return korf100_file(tmp_path_factory.mktemp("korf") / "korf10.txt", range(1, 11))
 
 
 def without_timings(rows):
@@ -217,13 +215,8 @@ def test_tables_are_shipped_once_and_checked(cluster, cache_dir, tmp_path):
 # --- one instance, its iterations cut into units of work ------------------------------------------------
 
 def korf(ids):
-    out = []
-    for line in KORF100.read_text().splitlines():
-        body, _, comment = line.partition("#")
-        nums = body.split()
-        if len(nums) == 17 and int(nums[0]) in ids:
-            out.append((tuple(int(x) for x in nums[1:]), int(comment.split()[-1])))
-    return out
+    """(tiles, optimal length) of each of Korf's instances ``ids``."""
+    return [korf100()[i] for i in ids]
 
 
 def serial_iterations(heuristic, state, bounds):
@@ -403,12 +396,14 @@ def test_a_task_says_it_is_alive_while_it_does_not_search():
     from pdbtool.search.ray_search import heartbeat
 
     board = _FakeBoard()
+    before = set(threading.enumerate())
     with heartbeat(board, 3, every=0.01):
+        beating = [t for t in threading.enumerate() if t not in before]
         assert wait_for(lambda: len(board.asked) >= 3, 30)
-    time.sleep(0.05)
-    count = len(board.asked)
-    time.sleep(0.1)
-    assert set(board.asked) == {3} and len(board.asked) == count  # it stopped with the block
+    for thread in beating:
+        thread.join(30)
+    assert beating and not any(t.is_alive() for t in beating)  # it stopped with the block
+    assert set(board.asked) == {3}
 
 
 @needs_ray
@@ -528,17 +523,13 @@ def alive(procs, skip=()):
     return out
 
 
-def korf_line(ident):
-    return next(ln.split("#")[0] for ln in KORF100.read_text().splitlines() if ln.split()[:1] == [str(ident)])
-
-
 @needs_ray
 @pytest.mark.slow
 def test_ctrl_c_prints_what_was_solved_and_stops_the_work():
     import psutil
 
     # instance 9 takes a moment with Manhattan distance, instance 60 hours
-    proc, out = start_solve([korf_line(9), korf_line(60)], "--heuristic", "manhattan")
+    proc, out = start_solve([korf100_line(i, optimal=False) for i in (9, 60)], "--heuristic", "manhattan")
     try:
         assert wait_for(lambda: out, 120), "instance 9 was not solved"
         family = []
@@ -585,7 +576,7 @@ def test_a_lost_driver_leaves_no_work_running():
     """The driver killed outright while the units of one instance run: the workers stop with it."""
     import psutil
 
-    proc, out = start_solve([korf_line(60)], "--heuristic", "manhattan")
+    proc, out = start_solve([korf100_line(60, optimal=False)], "--heuristic", "manhattan")
     family = []
     try:
         def units_running():
@@ -684,6 +675,21 @@ def test_under_ci_a_missing_ray_is_an_error_not_a_skip(tmp_path):
 
 # --- deadlines: every wait of the driver ends, with one line -------------------------------------------
 
+@contextlib.contextmanager
+def every_cpu_held(cluster):
+    """For the block, an actor holds both CPUs of the module's cluster (it has started when the block
+    begins), so that no task can be scheduled."""
+    class Hog:  # local: Ray ships it by value (the workers cannot import this test module)
+        def ready(self):
+            return True
+
+    hog = cluster.remote(num_cpus=2)(Hog).remote()
+    try:
+        cluster.get(hog.ready.remote(), timeout=120)
+        yield
+    finally:
+        cluster.kill(hog)
+
 @needs_ray
 @pytest.mark.slow
 def test_no_free_cpu_ends_in_one_line_after_the_deadline(cluster, cache_dir):
@@ -696,19 +702,10 @@ def test_no_free_cpu_ends_in_one_line_after_the_deadline(cluster, cache_dir):
     src.write_text(" ".join(map(str, state)) + "\n")
     items = load_instances(str(src))
     options = SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir))
-
-    class Hog:
-        def ready(self):
-            return True
-
-    hog = cluster.remote(num_cpus=2)(Hog).remote()
-    try:
-        cluster.get(hog.ready.remote(), timeout=120)
+    with every_cpu_held(cluster):
         start = time.monotonic()
         result, = solve_batch(items, options, stall_seconds=4.0, split_options=dict(serial_below=0))
         waited = time.monotonic() - start
-    finally:
-        cluster.kill(hog)
     assert not result.solved and result.error is not None
     said = re.fullmatch(r".*one\.txt:1: no worker has taken a unit for (\d+) s \(2 CPUs in the cluster\): .*",
                         result.error)
@@ -721,18 +718,10 @@ def test_no_free_cpu_ends_in_one_line_after_the_deadline(cluster, cache_dir):
 def test_a_batch_without_free_cpus_reports_each_instance(cluster, cache_dir, korf10):
     from pdbtool.search.ray_backend import solve_batch
 
-    class Hog:
-        def ready(self):
-            return True
-
-    hog = cluster.remote(num_cpus=2)(Hog).remote()
-    try:
-        cluster.get(hog.ready.remote(), timeout=120)
+    with every_cpu_held(cluster):
         results = list(solve_batch(load_instances(str(korf10))[:3],
                                    SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)),
                                    stall_seconds=3.0, split=False))
-    finally:
-        cluster.kill(hog)
     assert [r.id for r in results] == ["1", "2", "3"]
     assert all(not r.solved and "no worker has taken a unit for" in r.error for r in results)
 
@@ -778,15 +767,15 @@ def units_on(node):
     return [p for p in raylet.children(recursive=True) if " ".join(p.cmdline()).startswith("ray::search_unit_task")]
 
 removed = []
-def remover():
+def remover():  # the node goes as soon as a worker of it is seen searching a unit
     end = time.monotonic() + 300
-    while time.monotonic() < end and not units_on(leave):
-        time.sleep(0.01)
-    if units_on(leave):
-        time.sleep(0.3)  # well into the unit's search
+    while time.monotonic() < end:
         holding = len(units_on(leave))
-        cluster.remove_node(leave, allow_graceful=False)
-        removed.append(holding)
+        if holding:
+            cluster.remove_node(leave, allow_graceful=False)
+            removed.append(holding)
+            return
+        time.sleep(0.01)
 
 options = SolveOptions(heuristic="manhattan")
 serial = Solver(Board(4, 4), heuristic="manhattan").solve(state, threads=1)
@@ -883,6 +872,6 @@ def test_a_batch_with_a_checkpoint_runs_one_search_at_a_time(monkeypatch):
             return inst
 
     monkeypatch.setattr(ray_backend, "_RaySolverPool", Pool)
-    monkeypatch.setattr(ray_backend, "ray_session", lambda *a: __import__("contextlib").nullcontext(None))
+    monkeypatch.setattr(ray_backend, "ray_session", lambda *a: contextlib.nullcontext(None))
     items = ["a", "b"]
     assert list(ray_backend.solve_batch(items, SolveOptions(checkpoint="ck.json"))) == items and seen == items

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import stat
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -98,20 +97,22 @@ def test_concurrent_builders_build_once(tmp_path):
     path = tmp_path / "x.pdb"
     pattern = TilePattern(Board(3, 3), (1, 2))
     writes, results = [], {}
+    waiting = threading.Event()  # the cache says "waiting for another process" before it blocks on the lock
 
     def write(tmp):
         writes.append(tmp)
-        time.sleep(0.3)  # long enough for the other thread to reach the lock
+        assert waiting.wait(60), "the other builder never waited for the lock"
         PatternTable(pattern, "minimized", np.arange(pattern.entries, dtype=np.uint8) % 7).save(tmp)
 
     def load(p):
         return PatternTable.load(p).values
 
     def run(i):
-        results[i] = np.array(TableCache(tmp_path).get_or_build(path, load, write))
+        cache = TableCache(tmp_path, notify=lambda message: waiting.set())
+        results[i] = np.array(cache.get_or_build(path, load, write))
 
     together(run, 2)
-    assert len(writes) == 1
+    assert waiting.is_set() and len(writes) == 1
     assert np.array_equal(results[0], results[1])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.pdb"]
 

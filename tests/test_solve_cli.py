@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import korf100_file, korf100_line
 
 from pdbtool.puzzle.board import Board
 from pdbtool.cli.main import cli
@@ -17,7 +18,6 @@ from pdbtool.search.solver import replay
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 EIGHT = EXAMPLES / "8puzzle.txt"
 EIGHT_PARTITION = EXAMPLES / "8puzzle-4-4.txt"
-KORF1 = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"
 JSON_KEYS = {"id": (str,), "board": (str,), "length": (int, type(None)), "solution": (list,),
              "nodes_generated": (int,), "nodes_expanded": (int,), "h0": (int, type(None)), "seconds": (float, int),
              "solved": (bool,), "error": (str, type(None))}
@@ -123,7 +123,7 @@ def test_bad_lines_are_reported_and_the_rest_solved(tmp_path):
 
 def test_partition_errors_name_the_line(tmp_path):
     path = tmp_path / "korf1.txt"
-    path.write_text(f"1 {KORF1}\n")
+    path.write_text(korf100_line(1, optimal=False) + "\n")
     result = run(path, "--partition", "no-such-partition")
     assert result.exit_code == 1
     assert f"{path}:1: unknown partition 'no-such-partition'" in result.stderr
@@ -146,7 +146,7 @@ def test_partition_errors_name_the_line(tmp_path):
 
 def test_time_limit_reports_unsolved(tmp_path):
     path = tmp_path / "korf1.txt"
-    path.write_text(f"1 {KORF1}  # optimal 57\n")
+    path.write_text(korf100_line(1) + "\n")
     result = run(path, "--heuristic", "manhattan", "--time-limit", "0.3", "--format", "json")
     assert result.exit_code == 0, result.output
     rows, summary = json_rows(result)
@@ -176,9 +176,7 @@ def test_jobs_give_the_same_results():
 
 
 def test_fifteen_puzzle_with_a_partition(cache_dir, tmp_path):
-    lines = [ln for ln in (EXAMPLES / "korf100.txt").read_text().splitlines() if ln.split()[:1] in (["97"], ["42"])]
-    path = tmp_path / "two.txt"
-    path.write_text("\n".join(lines) + "\n")
+    path = korf100_file(tmp_path / "two.txt", [42, 97])
     result = run(path, "--partition", "15-5-5-5", "--cache-dir", cache_dir, "--format", "json")
     assert result.exit_code == 0, result.output
     rows, summary = json_rows(result)
@@ -191,8 +189,7 @@ def test_batch_progress_between_chunks():
     from pdbtool.search.solver import SolveOptions, solve_batch
 
     # Korf's instance 2: 15.3 M nodes with Manhattan, several chunks of the kernel
-    line = next(ln for ln in (EXAMPLES / "korf100.txt").read_text().splitlines() if ln.startswith("2 "))
-    items = read_instances(line, "k.txt")
+    items = read_instances(korf100_line(2), "k.txt")
     calls = []
     results = list(solve_batch(items, SolveOptions(heuristic="manhattan"),
                                progress=lambda inst, *a: calls.append((inst.id, *a))))
