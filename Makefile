@@ -51,12 +51,17 @@ run: install
 	$(BIN)/pdbtool build --partition $(PARTITION)
 	$(BIN)/pdbtool solve $(INSTANCES) --board $(BOARD) --partition $(PARTITION)
 
+# Both in parallel processes, one per core (TEST_PROCESSES=0 runs them in this process); tests/conftest.py
+# keeps the tests that share a module's fixture or Ray in one process and compiles the kernels once first.
+TEST_PROCESSES ?= auto
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_PROCESSES) --dist loadgroup
+
 test: install-test
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
 
 # the edit loop: everything but the tests marked slow, ray or install (markers: pyproject.toml)
 test-fast: install-test
-	HYPOTHESIS_PROFILE=fast $(BIN)/python -m pytest -q -m "not slow and not ray and not install"
+	HYPOTHESIS_PROFILE=fast $(PYTEST) -m "not slow and not ray and not install"
 
 lint: install-lint
 	$(BIN)/ruff check pdbtool tests bench

@@ -1,6 +1,12 @@
-"""Fixtures shared by the whole test session, made once: Korf's 100 parsed, and the look-ups of the
-dynamic sets on small boards, built on first use.  The markers (``slow``, ``ray``, ``install``) are
-registered in pyproject.toml; ``make test-fast`` leaves those tests out.
+"""Fixtures shared by the whole test session, made once: Korf's 100 parsed, one table cache for the tables
+tests only read (the named partitions, the dynamic look-ups on small boards), built on first use.  The
+markers (``slow``, ``ray``, ``install``) are registered in pyproject.toml; ``make test-fast`` leaves those
+tests out.
+
+``make test`` runs the tests in parallel processes (pytest-xdist, ``--dist loadgroup``): the shared cache
+is one directory for all of them (a table is built once, under the cache's lock, and read by the others),
+and tests that share a module-scoped fixture, or a Ray instance, run in one process
+(:func:`pytest_collection_modifyitems`), so that the fixture is made once.
 
 Hypothesis runs each test's full number of examples; ``HYPOTHESIS_PROFILE=fast`` (``make test-fast``) runs
 a tenth of them (:func:`examples`), for the edit loop.
@@ -9,6 +15,7 @@ a tenth of them (:func:`examples`), for the edit loop.
 from __future__ import annotations
 
 import os
+import time
 from functools import cache
 from pathlib import Path
 
@@ -29,15 +36,62 @@ def examples(n: int) -> int:
     loop, all of them in ``make test``."""
     return max(10, n // 10) if FAST else n
 
+def pytest_sessionstart(session):
+    """In a parallel run (``-n N``), before the test processes start: compile the common kernels once, in
+    N processes at once (tests/kernel_warmup.py), unless the package's sources are those of the last
+    warm-up (their stamp, kept in pytest's cache) or ``PDBTOOL_TEST_WARMUP=0``."""
+    config = session.config
+    processes = getattr(config.option, "numprocesses", None) or 0
+    if processes < 2 or hasattr(config, "workerinput") or os.environ.get("PDBTOOL_TEST_WARMUP") == "0":
+        return
+    from kernel_warmup import warm_up
+
+    from pdbtool._native.numba_cache import package_stamp
+
+    stamp = package_stamp()
+    cache = getattr(config, "cache", None)
+    if cache is not None and cache.get("pdbtool/warmed-kernels", None) == stamp:
+        return
+    start = time.monotonic()
+    jobs, failed = warm_up(processes)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"kernels warmed up: {jobs - failed} of {jobs} jobs in {processes} processes, "
+                            f"{time.monotonic() - start:.0f} s")
+    if cache is not None and not failed:
+        cache.set("pdbtool/warmed-kernels", stamp)
+
+
 # files whose every test needs Ray or builds and installs the package (markers for `make test-fast`)
 FILE_MARKERS = {"test_ray.py": "ray", "test_install.py": "install"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         marker = FILE_MARKERS.get(item.path.name)
         if marker:
             item.add_marker(getattr(pytest.mark, marker))
+    if config.pluginmanager.hasplugin("xdist"):
+        for item in items:
+            group = xdist_group(item)
+            if group and not item.get_closest_marker("xdist_group"):
+                item.add_marker(pytest.mark.xdist_group(group))
+
+
+def xdist_group(item) -> str | None:
+    """The process group of a test under ``--dist loadgroup``: Ray's tests together (one Ray instance of
+    this run at a time, as in a serial run), and a module's tests that use a fixture of module or class
+    scope defined there together (the fixture is made once, not once per process)."""
+    if item.get_closest_marker("ray"):
+        return "ray"
+    module = item.nodeid.split("::")[0]
+    info = getattr(item, "_fixtureinfo", None)
+    for name in info.names_closure if info else ():
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            if fixturedef.scope in ("module", "class") and fixturedef.baseid.split("::")[0] == module:
+                return module
+    return None
 
 
 @cache
@@ -72,6 +126,19 @@ def korf100_instances() -> dict[int, tuple[tuple[int, ...], int]]:
     return korf100()
 
 
+@pytest.fixture(scope="session")
+def shared_cache_dir(tmp_path_factory) -> Path:
+    """A table cache for the whole run, the parallel processes' too: for tables that tests only read
+    (never damage, move or count), so that each is built once.  The cache's lock makes a process that
+    asks for a table another is building wait for it, then read it."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's directory, above each process's own
+    path = root / "shared-tables"
+    path.mkdir(exist_ok=True)
+    return path
+
+
 class LazyDynamicTables(dict):
     """``tables[(width, height), set name]``: the look-ups of a dynamic set, built into one cache directory
     on first use, so that a test session builds only the boards and sets its tests ask for."""
@@ -90,6 +157,6 @@ class LazyDynamicTables(dict):
 
 
 @pytest.fixture(scope="session")
-def dynamic_tables(tmp_path_factory) -> LazyDynamicTables:
-    return LazyDynamicTables(tmp_path_factory.mktemp("dynamic-cache"))
+def dynamic_tables(shared_cache_dir) -> LazyDynamicTables:
+    return LazyDynamicTables(shared_cache_dir)
 

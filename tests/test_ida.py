@@ -189,11 +189,12 @@ def test_limits_leave_the_instance_unsolved():
 
 # --- the 15-puzzle with real partitions -----------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def table_cache(tmp_path_factory):
+@pytest.fixture
+def table_cache(shared_cache_dir):
+    """The run's shared cache (tests/conftest.py): these tests only read the tables."""
     from pdbtool.tables.cache import TableCache
 
-    return TableCache(tmp_path_factory.mktemp("pdb-cache"))
+    return TableCache(shared_cache_dir)
 
 
 # instances that the partitions solve with few nodes

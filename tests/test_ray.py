@@ -116,9 +116,11 @@ def cluster(tmp_path_factory):
     ray.shutdown()
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("ray-cache")
+@pytest.fixture
+def cache_dir(shared_cache_dir):
+    """The run's shared cache (tests/conftest.py): these tests only read its tables (a damaged copy is
+    made in a directory of the test's own)."""
+    return shared_cache_dir
 
 
 @pytest.fixture(scope="module")

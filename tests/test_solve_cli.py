@@ -43,9 +43,10 @@ def eight_states():
     return out
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("solve-cache")
+@pytest.fixture
+def cache_dir(shared_cache_dir):
+    """The run's shared cache (tests/conftest.py): these tests only read the tables."""
+    return shared_cache_dir
 
 
 def test_text_output_and_summary():

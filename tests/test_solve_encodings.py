@@ -27,9 +27,10 @@ CHEAP = {"15-5-5-5": (97, 42, 47, 9, 79), "15-6-6-3": (97, 42, 9)}
 LOSSLESS = {"ignored": ("nibble", "mod3", "parity", "sparse"), "minimized": ("nibble", "sparse")}
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return TableCache(tmp_path_factory.mktemp("pdb-enc-cache"))
+@pytest.fixture
+def cache(shared_cache_dir):
+    """The run's shared cache (tests/conftest.py): these tests only read the tables."""
+    return TableCache(shared_cache_dir)
 
 
 def _outcome(result):

@@ -1,0 +1,103 @@
+"""Compile the package's common kernels into Numba's on-disk cache before parallel test processes start.
+
+Each process of ``make test`` would otherwise compile a kernel the first time one of its tests needs it, and
+at the start of a run they all need the same ones at once.  :func:`warm_up` runs the jobs below in as many
+processes as the run has, each job compiling different kernels, so that the test processes load them from
+the cache.  The jobs are drawn from the registry (every heuristic, blank rule and encoding, on the 8-puzzle),
+so that a new name is warmed without an edit here.  A job that fails only costs its compile later; it does
+not fail the run (the tests of that code will).
+
+Run by tests/conftest.py; by hand: ``python tests/kernel_warmup.py [JOB ...]``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STATE = (8, 1, 3, 4, 0, 2, 7, 6, 5)  # an 8-puzzle state a few moves from the goal
+
+
+def jobs() -> list[str]:
+    """The names of the warm-up jobs (``KIND:NAME``), the most expensive first."""
+    from pdbtool import registry
+
+    out = [f"heuristic:{name}" for name in registry.HEURISTICS]
+    out += [f"encoding:{name}" for name in registry.ENCODINGS if name != registry.DEFAULT_ENCODING]
+    out += [f"blank:{name}" for name in registry.BLANK_RULES if name != registry.DEFAULT_BLANK]
+    out += [f"pruning:{name}" for name in registry.PRUNING_RULES if name != registry.DEFAULT_PRUNING]
+    out += ["threads:2"]
+    return out
+
+
+def run_job(job: str, cache_dir: str) -> None:
+    """Solve one 8-puzzle state with the job's choice (the tables it needs built in ``cache_dir``)."""
+    from pdbtool import registry
+    from pdbtool.puzzle.board import Board
+    from pdbtool.search.solver import Solver
+
+    kind, _, name = job.partition(":")
+    options: dict = dict(cache_dir=cache_dir)
+    solve: dict = {}
+    if kind == "heuristic":
+        options["heuristic"] = name
+        entry = registry.heuristic(name)
+        if entry.partition:
+            options["partition"] = "8-4-4"
+    elif kind == "encoding":
+        options.update(partition="8-4-4", encoding=name,
+                       blank="ignored" if name in ("mod3", "parity") else registry.DEFAULT_BLANK)
+    elif kind == "blank":
+        options.update(partition="8-4-4", blank=name)
+    elif kind == "pruning":
+        options.update(partition="8-4-4", pruning=name)
+    elif kind == "threads":
+        options.update(partition="8-4-4")
+        solve["threads"] = int(name)
+    else:
+        raise ValueError(f"unknown warm-up job {job!r}")
+    Solver(Board(3, 3), **options).solve(STATE, **solve)
+
+
+def warm_up(processes: int, timeout: float = 600.0) -> tuple[int, int]:
+    """Run every job, in ``processes`` processes at once; (jobs done, jobs that failed)."""
+    names = jobs()
+    shares = [names[i::processes] for i in range(processes)]
+    with tempfile.TemporaryDirectory(prefix="pdbtool-warmup-") as cache_dir:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+        procs = [subprocess.Popen([sys.executable, __file__, "--cache-dir", cache_dir, *share], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                 for share in shares if share]
+        end = time.monotonic() + timeout
+        failed = 0
+        for proc in procs:
+            try:
+                out, _ = proc.communicate(timeout=max(1.0, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, _ = proc.communicate()
+            failed += out.count("warm-up job failed")
+            if proc.returncode:
+                failed += 1
+    return len(names), failed
+
+
+def main(argv: list[str]) -> int:
+    cache_dir = None
+    if argv[:1] == ["--cache-dir"]:
+        cache_dir, argv = argv[1], argv[2:]
+    for job in argv or jobs():
+        try:
+            run_job(job, cache_dir or tempfile.mkdtemp(prefix="pdbtool-warmup-"))
+        except Exception as exc:  # reported, not raised: the tests of that code say what is wrong
+            print(f"warm-up job failed: {job}: {type(exc).__name__}: {exc}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
