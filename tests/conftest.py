@@ -36,6 +36,7 @@ def examples(n: int) -> int:
     loop, all of them in ``make test``."""
     return max(10, n // 10) if FAST else n
 
+
 def pytest_sessionstart(session):
     """In a parallel run (``-n N``), before the test processes start: compile the common kernels once, in
     N processes at once (tests/kernel_warmup.py), unless the package's sources are those of the last
@@ -72,11 +73,24 @@ def pytest_collection_modifyitems(config, items):
         marker = FILE_MARKERS.get(item.path.name)
         if marker:
             item.add_marker(getattr(pytest.mark, marker))
-    if config.pluginmanager.hasplugin("xdist"):
+    if hasattr(config, "workerinput"):  # a process of a parallel run (each collects the same list)
         for item in items:
             group = xdist_group(item)
             if group and not item.get_closest_marker("xdist_group"):
                 item.add_marker(pytest.mark.xdist_group(group))
+        groups = [group_mark(item) for item in items]
+        sizes = {name: groups.count(name) for name in set(groups) if name is not None}
+        # the groups first, the largest first: a group runs whole in one process, so one started last
+        # would leave the other processes idle at the end
+        rank = {id(item): -sizes[name] if name is not None else 0 for item, name in zip(items, groups)}
+        items.sort(key=lambda item: rank[id(item)])
+
+
+def group_mark(item) -> str | None:
+    mark = item.get_closest_marker("xdist_group")
+    if mark is None:
+        return None
+    return mark.args[0] if mark.args else mark.kwargs.get("name", "default")
 
 
 def xdist_group(item) -> str | None:
