@@ -52,6 +52,8 @@ def run_job(job: str, cache_dir: str) -> None:
     elif kind == "encoding":
         options.update(partition="8-4-4", encoding=name,
                        blank="ignored" if name in ("mod3", "parity") else registry.DEFAULT_BLANK)
+        if name == "min-nibble":
+            options["group"] = 2  # a lossy encoding's group of ranks
     elif kind == "blank":
         options.update(partition="8-4-4", blank=name)
     elif kind == "pruning":
