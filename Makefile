@@ -51,9 +51,10 @@ run: install
 	$(BIN)/pdbtool build --partition $(PARTITION)
 	$(BIN)/pdbtool solve $(INSTANCES) --board $(BOARD) --partition $(PARTITION)
 
-# Both in parallel processes, one per core (TEST_PROCESSES=0 runs them in this process); tests/conftest.py
-# keeps the tests that share a module's fixture or Ray in one process and compiles the kernels once first.
-TEST_PROCESSES ?= auto
+# Both in parallel processes, one per logical CPU (TEST_PROCESSES=N sets how many; 0 runs them in this process);
+# tests/conftest.py keeps the tests that share a module's fixture, or Ray, in one process and compiles the
+# common kernels once first.
+TEST_PROCESSES ?= logical
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_PROCESSES) --dist loadgroup
 
 test: install-test
