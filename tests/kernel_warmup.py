@@ -90,12 +90,13 @@ def warm_up(processes: int, timeout: float = 600.0) -> tuple[int, int]:
 
 
 def main(argv: list[str]) -> int:
-    cache_dir = None
-    if argv[:1] == ["--cache-dir"]:
-        cache_dir, argv = argv[1], argv[2:]
+    if argv[:1] != ["--cache-dir"]:
+        with tempfile.TemporaryDirectory(prefix="pdbtool-warmup-") as cache_dir:
+            return main(["--cache-dir", cache_dir, *argv])
+    cache_dir, argv = argv[1], argv[2:]
     for job in argv or jobs():
         try:
-            run_job(job, cache_dir or tempfile.mkdtemp(prefix="pdbtool-warmup-"))
+            run_job(job, cache_dir)
         except Exception as exc:  # reported, not raised: the tests of that code say what is wrong
             print(f"warm-up job failed: {job}: {type(exc).__name__}: {exc}", flush=True)
     return 0
