@@ -61,34 +61,30 @@ _pdep_bmi2 = _bmi2_intrinsic("llvm.x86.bmi.pdep.64")
 _pext_bmi2 = _bmi2_intrinsic("llvm.x86.bmi.pext.64")
 
 
-@njit(inline="always")
-def _pdep_loop(src, mask):
-    result = numba.uint64(0)
-    bit = numba.uint64(1)
-    m = numba.uint64(mask)
-    s = numba.uint64(src)
-    while m:
-        low = m & (~m + numba.uint64(1))
-        if s & bit:
-            result |= low
-        m ^= low
-        bit <<= numba.uint64(1)
-    return result
+def _bit_loop(deposit: bool):
+    """``pdep`` (``deposit``) or ``pext`` as a loop over the set bits of the mask, for CPUs without BMI2: the
+    i-th lowest set bit of the mask pairs with bit i of the packed side, ``deposit`` says which way bits go.
+    ``deposit`` is a constant of the compiled function, so each loop has no branch on it."""
+
+    @njit(inline="always")
+    def loop(src, mask):
+        result = numba.uint64(0)
+        bit = numba.uint64(1)
+        m = numba.uint64(mask)
+        s = numba.uint64(src)
+        while m:
+            low = m & (~m + numba.uint64(1))
+            if s & (bit if deposit else low):
+                result |= low if deposit else bit
+            m ^= low
+            bit <<= numba.uint64(1)
+        return result
+
+    return loop
 
 
-@njit(inline="always")
-def _pext_loop(src, mask):
-    result = numba.uint64(0)
-    bit = numba.uint64(1)
-    m = numba.uint64(mask)
-    s = numba.uint64(src)
-    while m:
-        low = m & (~m + numba.uint64(1))
-        if s & low:
-            result |= bit
-        m ^= low
-        bit <<= numba.uint64(1)
-    return result
+_pdep_loop = _bit_loop(True)
+_pext_loop = _bit_loop(False)
 
 
 if HAS_BMI2:
