@@ -12,22 +12,16 @@ from pdbtool._native.intrinsics import _pdep_loop, _pext_loop, deposit_bits, ext
 WORDS = st.integers(0, (1 << 64) - 1)
 
 
+def set_bits(mask: int) -> list[int]:
+    return [pos for pos in range(64) if mask >> pos & 1]
+
+
 def pdep_reference(src: int, mask: int) -> int:
-    out, i = 0, 0
-    for pos in range(64):
-        if mask >> pos & 1:
-            out |= (src >> i & 1) << pos
-            i += 1
-    return out
+    return sum((src >> i & 1) << pos for i, pos in enumerate(set_bits(mask)))
 
 
 def pext_reference(src: int, mask: int) -> int:
-    out, i = 0, 0
-    for pos in range(64):
-        if mask >> pos & 1:
-            out |= (src >> pos & 1) << i
-            i += 1
-    return out
+    return sum((src >> pos & 1) << i for i, pos in enumerate(set_bits(mask)))
 
 
 @njit
@@ -60,7 +54,7 @@ def test_deposit_and_extract_at_the_word_edges(src, mask):
 @settings(max_examples=200, deadline=None)
 @given(WORDS.filter(bool), st.data())
 def test_select_bit_is_the_jth_set_bit(mask, data):
-    ones = [pos for pos in range(64) if mask >> pos & 1]
+    ones = set_bits(mask)
     j = data.draw(st.integers(0, len(ones) - 1))
     assert int(_select(j, np.uint64(mask))) == 1 << ones[j]
 

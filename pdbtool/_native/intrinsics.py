@@ -87,27 +87,20 @@ _pdep_loop = _bit_loop(True)
 _pext_loop = _bit_loop(False)
 
 
-if HAS_BMI2:
+# one instruction each on CPUs with BMI2, else the loops
+_pdep, _pext = (_pdep_bmi2, _pext_bmi2) if HAS_BMI2 else (_pdep_loop, _pext_loop)
 
-    @njit(inline="always")
-    def deposit_bits(src, mask):
-        """BMI2 ``pdep``: the low bits of ``src`` placed, in order, at the set bits of ``mask``."""
-        return _pdep_bmi2(numba.uint64(src), numba.uint64(mask))
 
-    @njit(inline="always")
-    def extract_bits(src, mask):
-        """BMI2 ``pext``: the bits of ``src`` at the set bits of ``mask``, packed to the low end."""
-        return _pext_bmi2(numba.uint64(src), numba.uint64(mask))
+@njit(inline="always")
+def deposit_bits(src, mask):
+    """``pdep``: the low bits of ``src`` placed, in order, at the set bits of ``mask``."""
+    return _pdep(numba.uint64(src), numba.uint64(mask))
 
-else:  # pragma: no cover - depends on the CPU
 
-    @njit(inline="always")
-    def deposit_bits(src, mask):
-        return _pdep_loop(numba.uint64(src), numba.uint64(mask))
-
-    @njit(inline="always")
-    def extract_bits(src, mask):
-        return _pext_loop(numba.uint64(src), numba.uint64(mask))
+@njit(inline="always")
+def extract_bits(src, mask):
+    """``pext``: the bits of ``src`` at the set bits of ``mask``, packed to the low end."""
+    return _pext(numba.uint64(src), numba.uint64(mask))
 
 
 @njit(inline="always")
