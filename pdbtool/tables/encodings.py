@@ -369,7 +369,7 @@ def encode_nibble(table, n, k, md_rows, out):
                     h = np.int64(table[r0 + j + t])
                     if h == UNREACHABLE:
                         unr[ch] += 1
-                    elif _saturates(h, ms[j + t]):
+                    elif (h - ms[j + t]) >> 1 > NIBBLE_CAP:
                         sat[ch] += 1
                     pair |= _excess(h, ms[j + t]) << (4 * t)
             out[(r0 + j) >> 1] = pair
@@ -547,13 +547,14 @@ def decode_layer(code, payload, out, depth, n, k, nb, md_rows, block):
             for i in range(k):
                 m += md_rows[i, cells[i]]
             for i in range(k):
+                c = cells[i]
                 for mv in range(4):
-                    q = free_neighbour(nb, cells[i], mv, occ)
+                    q = free_neighbour(nb, c, mv, occ)
                     if q >= 0:
                         r2 = rank_moved(cells, i, q, n)
                         if out[r2] != UNREACHABLE:
                             continue
-                        v = value_at(code, addr, r2, m + md_rows[i, q] - md_rows[i, cells[i]], depth, 0)
+                        v = value_at(code, addr, r2, m + md_rows[i, q] - md_rows[i, c], depth, 0)
                         if v == depth + 1:
                             out[r2] = depth + 1      # benign race: every writer writes depth + 1
                             found[b] += 1
@@ -579,8 +580,9 @@ def tile_move_deltas(table, n, k, nb, block):
                 continue
             occ = unrank_cells(r, n, k, cells)
             for i in range(k):
+                c = cells[i]
                 for mv in range(4):
-                    q = free_neighbour(nb, cells[i], mv, occ)
+                    q = free_neighbour(nb, c, mv, occ)
                     if q >= 0:
                         h2 = np.int64(table[rank_moved(cells, i, q, n)])
                         if h2 != UNREACHABLE:
