@@ -60,28 +60,19 @@ def read_instances(path: Path, n: int):
 
 
 def configs(board: Board):
+    """The heuristics compared on ``board``: each partition with the reflection, the dynamic sets, and the
+    maximum of each partition with pairs+triples, in that order (the names key the published figures)."""
     if board.n == 16:
-        return {
-            "pdb 15-5-5-5+reflect": dict(heuristic="pdb", partition="15-5-5-5"),
-            "pdb 15-6-6-3+reflect": dict(heuristic="pdb", partition="15-6-6-3"),
-            "ddb-pairs": dict(heuristic="ddb", dynamic="pairs"),
-            "ddb-pairs+triples": dict(heuristic="ddb", dynamic="pairs+triples"),
-            "ddb-pairs+triples-fkh": dict(heuristic="ddb", dynamic="pairs+triples-fkh"),
-            "ddb-pairs-region": dict(heuristic="ddb", dynamic="pairs-region"),
-            "ddb-pairs+triples-region": dict(heuristic="ddb", dynamic="pairs+triples-region"),
-            "max(15-5-5-5+reflect, ddb-pairs+triples)": dict(heuristic="max", dynamic="pairs+triples",
-                                                             partition="15-5-5-5"),
-            "max(15-6-6-3+reflect, ddb-pairs+triples)": dict(heuristic="max", dynamic="pairs+triples",
-                                                             partition="15-6-6-3"),
-        }
-    return {
-        "pdb 24-6-6-6-6+reflect": dict(heuristic="pdb", partition="24-6-6-6-6"),
-        "ddb-pairs+triples": dict(heuristic="ddb", dynamic="pairs+triples"),
-        "ddb-pairs+triples-fkh": dict(heuristic="ddb", dynamic="pairs+triples-fkh"),
-        "ddb-pairs+triples-region": dict(heuristic="ddb", dynamic="pairs+triples-region"),
-        "max(24-6-6-6-6+reflect, ddb-pairs+triples)": dict(heuristic="max", dynamic="pairs+triples",
-                                                           partition="24-6-6-6-6"),
-    }
+        partitions = ("15-5-5-5", "15-6-6-3")
+        dynamic = ("pairs", "pairs+triples", "pairs+triples-fkh", "pairs-region", "pairs+triples-region")
+    else:
+        partitions = ("24-6-6-6-6",)
+        dynamic = ("pairs+triples", "pairs+triples-fkh", "pairs+triples-region")
+    table = {f"pdb {p}+reflect": dict(heuristic="pdb", partition=p) for p in partitions}
+    table.update({f"ddb-{d}": dict(heuristic="ddb", dynamic=d) for d in dynamic})
+    table.update({f"max({p}+reflect, ddb-pairs+triples)": dict(heuristic="max", dynamic="pairs+triples", partition=p)
+                  for p in partitions})
+    return table
 
 
 def default_instances(board: Board) -> Path:

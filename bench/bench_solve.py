@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import subprocess
 import sys
 import time
@@ -26,7 +24,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from _results import write  # noqa: E402
 from pdbtool.puzzle.board import Board  # noqa: E402
 from pdbtool.puzzle.instances import load_instances  # noqa: E402
 from pdbtool.search.solver import Solver  # noqa: E402
@@ -206,8 +206,6 @@ def main(argv=None):
               f"(target {c['target']:,})")
     report_json = {
         "benchmark": "solve",
-        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
         "note": "single-threaded search; seconds are CPU seconds of the searching thread (wall seconds beside "
                 "them): the machine is shared, so compare ratios within one run",
         "md_subset": [i.id for i in cheap],
@@ -217,10 +215,7 @@ def main(argv=None):
         "table_markdown": table,
         "bench_seconds": round(time.perf_counter() - t0, 1),
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report_json, indent=1) + "\n")
-    print(f"\nwritten {out}")
+    print(f"\nwritten {write(args.out, report_json)}")
 
 
 if __name__ == "__main__":

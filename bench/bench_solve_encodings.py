@@ -18,16 +18,15 @@ instances only (``--ignored-663 N``).
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from _results import write  # noqa: E402
 from pdbtool.puzzle.board import Board  # noqa: E402
 from pdbtool.tables.cache import TableCache  # noqa: E402
 from pdbtool.puzzle.instances import load_instances  # noqa: E402
@@ -138,15 +137,11 @@ def main(argv=None):
         if skipped:
             notes.append(f"{part_name} {blank}: not cached, skipped: {', '.join(skipped)}")
     report = {
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "machine": platform.machine(), "cpus": os.cpu_count(),
-        "load_average": os.getloadavg(), "cache_dir": args.cache_dir, "seconds": round(time.perf_counter() - start, 1),
+        "cache_dir": args.cache_dir, "seconds": round(time.perf_counter() - start, 1),
         "search": "single-threaded, diagonal reflection; cpu = thread time of the search",
         "results": results, "notes": notes,
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1) + "\n")
-    print(f"wrote {out}")
+    print(f"wrote {write(args.out, report)}")
 
 
 if __name__ == "__main__":

@@ -61,57 +61,46 @@ _pdep_bmi2 = _bmi2_intrinsic("llvm.x86.bmi.pdep.64")
 _pext_bmi2 = _bmi2_intrinsic("llvm.x86.bmi.pext.64")
 
 
+def _bit_loop(deposit: bool):
+    """``pdep`` (``deposit``) or ``pext`` as a loop over the set bits of the mask, for CPUs without BMI2: the
+    i-th lowest set bit of the mask pairs with bit i of the packed side, ``deposit`` says which way bits go.
+    ``deposit`` is a constant of the compiled function, so each loop has no branch on it."""
+
+    @njit(inline="always")
+    def loop(src, mask):
+        result = numba.uint64(0)
+        bit = numba.uint64(1)
+        m = numba.uint64(mask)
+        s = numba.uint64(src)
+        while m:
+            low = m & (~m + numba.uint64(1))
+            if s & (bit if deposit else low):
+                result |= low if deposit else bit
+            m ^= low
+            bit <<= numba.uint64(1)
+        return result
+
+    return loop
+
+
+_pdep_loop = _bit_loop(True)
+_pext_loop = _bit_loop(False)
+
+
+# one instruction each on CPUs with BMI2, else the loops
+_pdep, _pext = (_pdep_bmi2, _pext_bmi2) if HAS_BMI2 else (_pdep_loop, _pext_loop)
+
+
 @njit(inline="always")
-def _pdep_loop(src, mask):
-    result = numba.uint64(0)
-    bit = numba.uint64(1)
-    m = numba.uint64(mask)
-    s = numba.uint64(src)
-    while m:
-        low = m & (~m + numba.uint64(1))
-        if s & bit:
-            result |= low
-        m ^= low
-        bit <<= numba.uint64(1)
-    return result
+def deposit_bits(src, mask):
+    """``pdep``: the low bits of ``src`` placed, in order, at the set bits of ``mask``."""
+    return _pdep(numba.uint64(src), numba.uint64(mask))
 
 
 @njit(inline="always")
-def _pext_loop(src, mask):
-    result = numba.uint64(0)
-    bit = numba.uint64(1)
-    m = numba.uint64(mask)
-    s = numba.uint64(src)
-    while m:
-        low = m & (~m + numba.uint64(1))
-        if s & low:
-            result |= bit
-        m ^= low
-        bit <<= numba.uint64(1)
-    return result
-
-
-if HAS_BMI2:
-
-    @njit(inline="always")
-    def deposit_bits(src, mask):
-        """BMI2 ``pdep``: the low bits of ``src`` placed, in order, at the set bits of ``mask``."""
-        return _pdep_bmi2(numba.uint64(src), numba.uint64(mask))
-
-    @njit(inline="always")
-    def extract_bits(src, mask):
-        """BMI2 ``pext``: the bits of ``src`` at the set bits of ``mask``, packed to the low end."""
-        return _pext_bmi2(numba.uint64(src), numba.uint64(mask))
-
-else:  # pragma: no cover - depends on the CPU
-
-    @njit(inline="always")
-    def deposit_bits(src, mask):
-        return _pdep_loop(numba.uint64(src), numba.uint64(mask))
-
-    @njit(inline="always")
-    def extract_bits(src, mask):
-        return _pext_loop(numba.uint64(src), numba.uint64(mask))
+def extract_bits(src, mask):
+    """``pext``: the bits of ``src`` at the set bits of ``mask``, packed to the low end."""
+    return _pext(numba.uint64(src), numba.uint64(mask))
 
 
 @njit(inline="always")

@@ -29,7 +29,7 @@ def open_heuristic(name: str, board: Board | None = None, partition: str | None 
 
         part = resolve_partition(partition, board)
         cache = TableCache(cache_dir)
-        plan = partition_plan(part, blank)  # type: ignore[arg-type]
+        plan = partition_plan(part, blank)
         missing = [f for f in cached_files(cache, plan) if f.shared is None and not f.present]
         if missing:
             p = missing[0].pattern

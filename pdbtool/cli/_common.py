@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import signal
 import sys
@@ -140,6 +141,28 @@ group_option = click.option("--group", type=int, default=None, metavar="C",
                             help="min-nibble: ranks per group (a power of two).")
 threads_option = click.option("--threads", type=click.IntRange(1, 1024), default=None,
                               help="Threads for the build (default: all cores).")
+
+
+def table_options(partition_help: str, pattern_help: str):
+    """The options that name stored tables (build, convert, inspect): ``--partition`` or ``--pattern``, with
+    the board, goal, blank rule, encoding and group they are stored under."""
+    options = (click.option("--partition", default=None, metavar="NAME|FILE", help=partition_help),
+               click.option("--pattern", default=None, metavar="LIST", help=pattern_help),
+               board_option, goal_option, blank_option, encoding_option, group_option)
+    return lambda func: functools.reduce(lambda f, option: option(f), reversed(options), func)
+
+
+def echo_outcomes(outcomes, as_json: bool, blank: str, verb: str, line) -> None:
+    """One line per table as it is done: its record as JSON (``--json``), the table whose values it shares
+    (not ``verb``, e.g. "built"), or ``line(record, pattern)``."""
+    for outcome in outcomes:
+        record, p = outcome.record, outcome.pattern
+        if as_json:
+            click.echo(json.dumps(record))
+        elif outcome.shared is not None:
+            click.echo(f"{{{p}}} on {p.board.dims} ({blank}): not {verb}, {outcome.shared.describe()}")
+        else:
+            click.echo(line(record, p))
 
 
 def progress_bar(description: str):

@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..tables.dynamic_sets import DYNAMIC_SETS
-from ._common import (blank_option, board_option, cache_dir_option, encoding_option, goal_option,
-                      group_option, layer_progress, say, threads_option, user_errors)
+from ._common import cache_dir_option, echo_outcomes, layer_progress, say, table_options, threads_option, user_errors
 
 
 @click.command("build")
-@click.option("--partition", default=None, metavar="NAME|FILE", help="A built-in partition name or a partition file.")
-@click.option("--pattern", default=None, metavar="LIST", help="One pattern, e.g. 1,2,3 (needs --board or a default).")
-@board_option
-@goal_option
-@blank_option
+@table_options("A built-in partition name or a partition file.",
+               "One pattern, e.g. 1,2,3 (needs --board or a default).")
 @threads_option
 @cache_dir_option
 @click.option("--force", is_flag=True, help="Rebuild even when a valid table is cached.")
-@encoding_option
-@group_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
 @click.option("--dynamic", type=click.Choice(DYNAMIC_SETS), default=None,
               help="Build the tables of every pair (and triple) of tiles for the ddb heuristic instead "
@@ -54,20 +46,16 @@ def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, for
     def progress(p):
         return layer_progress(f"{p.board.dims} {{{p}}} {blank}")
 
-    for outcome in build_tables(TableCache(cache_dir, notify=say), plan, encoding, params, threads, force,
-                                progress):
-        r, p = outcome.record, outcome.pattern
-        if as_json:
-            click.echo(json.dumps(r))
-        elif outcome.shared is not None:
-            click.echo(f"{{{p}}} on {p.board.dims} ({blank}): not built, {outcome.shared.describe()}")
-        else:
-            how = "built" if r["built"] else "converted" if r["converted"] else "cached"
-            enc = "" if encoding == "byte" else f", {encoding}" + (f" group {group}" if group else "") + \
-                f" {r['bits_per_entry']:.3g} bits/entry"
-            sat = f", {r['saturated']:,} saturated" if r.get("saturated") else ""
-            click.echo(f"{{{p}}} on {p.board.dims} ({blank}{enc}): {r['entries']:,} entries, {how} in "
-                       f"{r['seconds']:.2f} s, max {r['max']}, mean {r['mean']:.3f}{sat}  {r['file']}")
+    def line(r, p):
+        how = "built" if r["built"] else "converted" if r["converted"] else "cached"
+        enc = "" if encoding == "byte" else f", {encoding}" + (f" group {group}" if group else "") + \
+            f" {r['bits_per_entry']:.3g} bits/entry"
+        sat = f", {r['saturated']:,} saturated" if r.get("saturated") else ""
+        return (f"{{{p}}} on {p.board.dims} ({blank}{enc}): {r['entries']:,} entries, {how} in "
+                f"{r['seconds']:.2f} s, max {r['max']}, mean {r['mean']:.3f}{sat}  {r['file']}")
+
+    echo_outcomes(build_tables(TableCache(cache_dir, notify=say), plan, encoding, params, threads, force, progress),
+                  as_json, blank, "built", line)
 
 
 from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4 hands the arguments to that domain)

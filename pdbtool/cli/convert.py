@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from ._common import (blank_option, board_option, cache_dir_option, encoding_option, goal_option, group_option,
-                      say, threads_option, user_errors)
+from ._common import cache_dir_option, echo_outcomes, say, table_options, threads_option, user_errors
 from ..errors import PdbtoolError
 
 
 @click.command("convert")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
-@click.option("--partition", default=None, metavar="NAME|FILE", help="Convert the cached byte tables of a partition.")
-@click.option("--pattern", default=None, metavar="LIST", help="Convert the cached byte table of one pattern.")
-@board_option
-@goal_option
-@blank_option
-@encoding_option
-@group_option
+@table_options("Convert the cached byte tables of a partition.", "Convert the cached byte table of one pattern.")
 @threads_option
 @cache_dir_option
 @click.option("--output", "-o", default=None, type=click.Path(dir_okay=False),
@@ -55,17 +46,14 @@ def command(file, partition, pattern, board_dims, goal, blank, encoding, group, 
         what = f"--partition {partition}" if partition else f"--pattern {pattern} --board {part.board.dims}"
         outcomes = convert_tables(cache, partition_plan(part, blank), encoding, params, threads,
                                   build_command=f"pdbtool build {what}")
-    for outcome in outcomes:
-        record, p = outcome.record, outcome.pattern
-        if as_json:
-            click.echo(json.dumps(record))
-        elif outcome.shared is not None:
-            click.echo(f"{{{p}}} on {p.board.dims} ({blank}): not converted, {outcome.shared.describe()}")
-        else:
-            extra_text = "".join(f", {key.replace('_', ' ')} {record[key]:,}" if isinstance(record[key], int)
-                                 else f", {key.replace('_', ' ')} {record[key]:g}"
-                                 for key in ("saturated", "mean_loss") if key in record)
-            click.echo(f"{{{p}}} on {p.board.dims} ({record['blank']}) -> {encoding}"
-                       + (f" group {params['group']}" if params else "")
-                       + f": {record['payload_bytes']:,} bytes, {record['bits_per_entry']:g} bits per entry, "
-                       f"{record['seconds']:.2f} s{extra_text}  {record['file']}")
+
+    def line(record, p):
+        extra_text = "".join(f", {key.replace('_', ' ')} {record[key]:,}" if isinstance(record[key], int)
+                             else f", {key.replace('_', ' ')} {record[key]:g}"
+                             for key in ("saturated", "mean_loss") if key in record)
+        return (f"{{{p}}} on {p.board.dims} ({record['blank']}) -> {encoding}"
+                + (f" group {params['group']}" if params else "")
+                + f": {record['payload_bytes']:,} bytes, {record['bits_per_entry']:g} bits per entry, "
+                f"{record['seconds']:.2f} s{extra_text}  {record['file']}")
+
+    echo_outcomes(outcomes, as_json, blank, "converted", line)

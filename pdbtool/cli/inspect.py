@@ -6,20 +6,13 @@ import json
 
 import click
 
-from ._common import (blank_option, board_option, cache_dir_option, encoding_option, goal_option, group_option,
-                      user_errors)
+from ._common import cache_dir_option, table_options, user_errors
 from ..errors import PdbtoolError
 
 
 @click.command("inspect")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--partition", default=None, metavar="NAME|FILE", help="Inspect the cached tables of a partition.")
-@click.option("--pattern", default=None, metavar="LIST", help="Inspect the cached table of one pattern.")
-@board_option
-@goal_option
-@blank_option
-@encoding_option
-@group_option
+@table_options("Inspect the cached tables of a partition.", "Inspect the cached table of one pattern.")
 @cache_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
 @user_errors

@@ -109,11 +109,11 @@ def parse_line(text: str, line: int, source: str, ordinal: int, board: Board | N
                 inst.error = str(exc)
     if ident is not None:
         inst.id = ident
-    if inst.error is not None:
+    if inst.error is not None or board is None:  # no board only when the line's error says why
         return inst
     inst.board = board
     try:
-        inst.tiles = check_tiles(board, numbers)  # type: ignore[arg-type]
+        inst.tiles = check_tiles(board, numbers)
     except BoardError as exc:
         inst.error = str(exc)
     return inst
@@ -154,7 +154,7 @@ def _is_int(token: str) -> bool:
 
 def read_instances(text: str, source: str, board: Board | None = None, goal: str | None = None) -> list[Instance]:
     """Every instance of a file's text (errors included, one per bad line)."""
-    out = []  # type: ignore[var-annotated]
+    out: list[Instance] = []
     for number, raw in enumerate(text.splitlines(), 1):
         inst = parse_line(raw, number, source, len(out) + 1, board, goal)
         if inst is not None:
@@ -284,7 +284,7 @@ class ResultWriter:
             raise InstanceError(f"unknown format {fmt!r}: choose text, json or csv")
         self.out = out
         self.fmt = fmt
-        self._csv = None
+        self._csv: csv.DictWriter | None = None
         if fmt == "csv":
             self._csv = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
             self._csv.writeheader()
@@ -292,10 +292,10 @@ class ResultWriter:
     def write(self, result) -> None:
         if self.fmt == "json":
             self.out.write(json.dumps(record(result)) + "\n")
-        elif self.fmt == "csv":
+        elif self._csv is not None:
             row = record(result)
             row["solution"] = " ".join(str(t) for t in result.solution)
-            self._csv.writerow({k: ("" if row[k] is None else row[k]) for k in CSV_COLUMNS})  # type: ignore[union-attr]
+            self._csv.writerow({k: ("" if row[k] is None else row[k]) for k in CSV_COLUMNS})
         else:
             self.out.write(text_line(result) + "\n")
         self.out.flush()
@@ -305,8 +305,8 @@ class ResultWriter:
         row = interrupted_record(inst)
         if self.fmt == "json":
             self.out.write(json.dumps(row) + "\n")
-        elif self.fmt == "csv":
-            self._csv.writerow({"id": row["id"], "board": row["board"], "solved": False, "error": "interrupted"})  # type: ignore[union-attr]
+        elif self._csv is not None:
+            self._csv.writerow({"id": row["id"], "board": row["board"], "solved": False, "error": "interrupted"})
         else:
             self.out.write(f"{str(inst.id).ljust(6)} interrupted\n")
         self.out.flush()

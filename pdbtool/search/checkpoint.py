@@ -340,7 +340,7 @@ def _arrays_checksum(arrays) -> str:
     for a in arrays:
         a = np.ascontiguousarray(a)
         digest.update(str((a.dtype.str, a.shape)).encode())
-        digest.update(a.view(np.uint8).reshape(-1) if a.size else b"")  # type: ignore[arg-type]
+        digest.update(a.view(np.uint8).reshape(-1).data if a.size else b"")
     return digest.hexdigest()
 
 

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, replace
 from pathlib import Path
 from collections.abc import Callable, Iterable, Iterator
+from typing import cast
 
 from ..errors import PdbtoolError
 from ..tables.cache import TableCache
@@ -64,9 +65,9 @@ def ray_session(address: str | None = None, num_cpus: int | None = None,
     local = address in (None, LOCAL)
     start = time.perf_counter()
     try:  # workers' output stays in the cluster's logs: stdout carries the results (JSON Lines, CSV)
-        if local:
+        if address is None or address == LOCAL:
             ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
-        elif address.startswith("ray://"):  # type: ignore[union-attr]
+        elif address.startswith("ray://"):
             ray.init(address=address, logging_level=logging.WARNING)
         else:
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
@@ -144,7 +145,7 @@ class RaySolver(Solver):
         self.stall_seconds = stall_seconds
         self.workers = 0          # the cluster's CPUs during the last solve
         self.outcome = None       # the ParallelOutcome of the last solve
-        self.executor = None      # the RayUnits of the last solve
+        self.executor: RayUnits | None = None  # the RayUnits of the last solve
         self.stage: StageReport | None = None  # the tables' staging in this session
         self._staged_in = None    # the session (Ray job) the tables were staged in
 
@@ -174,13 +175,13 @@ class RaySolver(Solver):
         def submit(unit, units_board, slot, seconds_left, nodes_left):
             return task.remote(options, board, start, unit, units_board, slot, seconds_left, nodes_left)
 
-        self.executor = RayUnits(ray, submit, self.stall_seconds)  # type: ignore[assignment]
+        self.executor = executor = RayUnits(ray, submit, self.stall_seconds)
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         try:  # any count above one takes Solver.solve's parallel path, which _parallel_outcome runs here
             return super().solve(state, time_limit, node_limit, progress, chunk, threads=max(2, self.workers),
                                  **more)
         finally:
-            self.executor.close()  # type: ignore[attr-defined]
+            executor.close()
 
     def _executor_options(self) -> dict:
         options = dict(search_units=self.executor, serial_below=self.serial_below, report_every=WAIT_SECONDS)
@@ -252,6 +253,9 @@ class _RaySolverPool(SolverPool):
     def make(self, board) -> Solver:
         return RaySolver(board, self.options, notify=self.notify, **self.kwargs)
 
+    def get(self, board) -> RaySolver:
+        return cast(RaySolver, super().get(board))  # every solver of this pool comes from make above
+
 
 def solve_batch(instances: Iterable, options: SolveOptions | None = None, address: str | None = None,
                 notify: Callable[[str], None] | None = None, node_cache_dir=_SAME, num_cpus: int | None = None,
@@ -285,12 +289,14 @@ def solve_batch(instances: Iterable, options: SolveOptions | None = None, addres
                         progress(inst, bound, generated, expanded, workers=pool.get(inst.board).workers)
                 result = pool.solve(inst, report)
                 if on_stage is not None and inst.error is None and result.error is None:
-                    on_stage(pool.get(inst.board).stage)  # type: ignore[attr-defined]
+                    stage = pool.get(inst.board).stage
+                    if stage is not None:  # staged by the solve that gave the result
+                        on_stage(stage)
                 yield result
             return
-        report = prepare_nodes(ray, instances, options, node_dir, notify)  # type: ignore[assignment]
+        staged = prepare_nodes(ray, instances, options, node_dir, notify)
         if on_stage is not None:
-            on_stage(report)  # type: ignore[arg-type]
+            on_stage(staged)
         worker_options = replace(options, cache_dir=None if node_dir is None else str(node_dir),
                                  threads=None, search_threads=1, checkpoint=None)
         task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(solve_instance_task)

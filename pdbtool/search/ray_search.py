@@ -30,6 +30,7 @@ import threading
 import time
 from contextlib import contextmanager
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from ..errors import PdbtoolError
 from .driver import Tally
@@ -148,7 +149,7 @@ class Watch:
     def __init__(self, ray, board, stall_seconds: float = STALL_SECONDS):
         self.ray, self.board, self.stall_seconds = ray, board, stall_seconds
         self.news = time.monotonic()
-        self.asked = None  # (reference of the board's answer, when asked)
+        self.asked: tuple[Any, float] | None = None  # (reference of the board's answer, when asked)
 
     def heard(self) -> None:
         self.news = time.monotonic()
@@ -167,7 +168,7 @@ class Watch:
             elif now - when > ASK_SECONDS:
                 self.asked = None
         if self.asked is None and now - self.news >= min(self.stall_seconds / 4, 30.0):
-            self.asked = (self.board.quiet.remote(), now)  # type: ignore[assignment]
+            self.asked = (self.board.quiet.remote(), now)
         if now - self.news > self.stall_seconds:
             try:
                 cpus = f"{int(self.ray.cluster_resources().get('CPU', 0))} CPUs in the cluster"

@@ -131,14 +131,14 @@ class Solver:
                 # a pattern that a board symmetry maps onto another is looked up in that one's table
                 from ..tables.operations import partition_plan, search_tables
 
-                plan = partition_plan(part, blank)  # type: ignore[arg-type]
+                plan = partition_plan(part, blank)
                 shared = list(plan.shared)
                 self._keep = search_tables(cache, plan, encoding, enc_params, threads)
                 tables = [t.values for t in self._keep]
             elif self._catalogue:
                 from ..tables.operations import partition_plan
 
-                plan = partition_plan(part, blank)  # type: ignore[arg-type]
+                plan = partition_plan(part, blank)
             reflect = bool(reflect) and board.reflection_valid()
         elif board is None:
             raise SolverError("a board is needed")

@@ -229,6 +229,8 @@ class TableCache:
             if fd is None:
                 self.notify(f"waiting for another process building {path.name}")
                 fd = _try_lock(lock_path, wait=True)
+            if fd is None:  # a waiting lock gives up only when the lock file cannot be created
+                raise FileNotFoundError(errno.ENOENT, "the cache folder went away while it was in use", str(self.dir))
         except OSError as exc:
             if exc.errno not in _READ_ONLY:
                 raise
@@ -240,7 +242,7 @@ class TableCache:
             yield
         finally:
             self._held.discard(path)
-            _unlock(fd, lock_path)  # type: ignore[arg-type]
+            _unlock(fd, lock_path)
 
     def remove_stale_temporaries(self, path: Path) -> int:
         """Delete the temporaries of ``path`` (call with its lock held: they are stale), then sweep."""

@@ -190,6 +190,26 @@ def value_at(code, addr, rank, manhattan, parent, shift):
     return sparse_at(addr, rank, manhattan)
 
 
+@njit(cache=True, inline="always")
+def free_neighbour(nb, c, mv, occ):
+    """The cell next to ``c`` in direction ``mv`` if it is on the board and free of pattern tiles (``occ``:
+    the occupied cells), else -1: where a pattern tile on ``c`` can move in the abstract space."""
+    q = nb[c, mv]
+    if q < 0 or (occ >> numba.uint64(q)) & numba.uint64(1):
+        return -1
+    return q
+
+
+@njit(cache=True, inline="always")
+def rank_moved(cells, i, q, n):
+    """The rank of the placement ``cells`` with tile ``i`` moved to cell ``q`` (``cells`` is left as it was)."""
+    c = cells[i]
+    cells[i] = q
+    r = rank_cells(cells, n)
+    cells[i] = c
+    return r
+
+
 @njit(cache=True)
 def exact_at(code, addr, cells, n, k, nb, md_rows, goal_rank):
     """EXACT for mod3 (code MOD3) and parity (code PARITY): the value of the placement ``cells``.
@@ -213,25 +233,22 @@ def exact_at(code, addr, cells, n, k, nb, md_rows, goal_rank):
             want = (2 * parity_bit_at(addr, r) + (m & 1) + 3) & 3
         moved = False
         for i in range(k):
-            c = cells[i]
             for mv in range(4):
-                q = nb[c, mv]
-                if q < 0 or (occ >> numba.uint64(q)) & numba.uint64(1):
-                    continue
-                cells[i] = q
-                r2 = rank_cells(cells, n)
-                m2 = m + md_rows[i, q] - md_rows[i, c]
-                if code == MOD3:
-                    got = mod3_residue_at(addr, r2)
-                else:
-                    got = (2 * parity_bit_at(addr, r2) + (m2 & 1)) & 3
-                if got == want:
-                    occ ^= (numba.uint64(1) << numba.uint64(c)) | (numba.uint64(1) << numba.uint64(q))
-                    r = r2
-                    m = m2
-                    moved = True
-                    break
-                cells[i] = c
+                q = free_neighbour(nb, cells[i], mv, occ)
+                if q >= 0:
+                    r2 = rank_moved(cells, i, q, n)
+                    m2 = m + md_rows[i, q] - md_rows[i, cells[i]]
+                    if code == MOD3:
+                        got = mod3_residue_at(addr, r2)
+                    else:
+                        got = (2 * parity_bit_at(addr, r2) + (m2 & 1)) & 3
+                    if got == want:
+                        occ ^= (numba.uint64(1) << numba.uint64(cells[i])) | (numba.uint64(1) << numba.uint64(q))
+                        cells[i] = q
+                        r = r2
+                        m = m2
+                        moved = True
+                        break
             if moved:
                 break
         if not moved or steps >= UNREACHABLE:
@@ -317,6 +334,23 @@ def _excess(h, m):
     return NIBBLE_CAP if e > NIBBLE_CAP else e
 
 
+@njit(cache=True, inline="always")
+def _saturates(h, m):
+    """A reachable entry whose excess over Manhattan does not fit a nibble."""
+    return h != UNREACHABLE and (h - m) >> 1 > NIBBLE_CAP
+
+
+@njit(cache=True, inline="always")
+def _chunk(ch, entries, n, k, md_rows):
+    """Chunk ``ch`` of the ranks: its first rank ``r0``, its size and ``ms[j]``, the Manhattan distance of
+    placement ``r0 + j``."""
+    r0 = ch * CHUNK
+    cnt = min(CHUNK, entries - r0)
+    ms = np.empty(CHUNK, dtype=np.int64)
+    manhattan_run(r0, cnt, n, k, md_rows, np.empty(k, dtype=np.int64), ms)
+    return r0, cnt, ms
+
+
 # --- encoders: byte table -> payload (parallel over chunks of ranks) --------------------------------------
 
 @njit(parallel=True, cache=True)
@@ -327,11 +361,7 @@ def encode_nibble(table, n, k, md_rows, out):
     sat = np.zeros(nchunks, dtype=np.int64)
     unr = np.zeros(nchunks, dtype=np.int64)
     for ch in prange(nchunks):
-        cells = np.empty(k, dtype=np.int64)
-        ms = np.empty(CHUNK, dtype=np.int64)
-        r0 = ch * CHUNK
-        cnt = min(CHUNK, entries - r0)
-        manhattan_run(r0, cnt, n, k, md_rows, cells, ms)
+        r0, cnt, ms = _chunk(ch, entries, n, k, md_rows)
         for j in range(0, cnt, 2):
             pair = 0
             for t in range(2):
@@ -357,16 +387,12 @@ def encode_min_nibble(table, n, k, md_rows, shift, out):
     sat = np.zeros(nchunks, dtype=np.int64)
     loss = np.zeros(nchunks, dtype=np.int64)
     for ch in prange(nchunks):
-        cells = np.empty(k, dtype=np.int64)
-        ms = np.empty(CHUNK, dtype=np.int64)
+        r0, cnt, ms = _chunk(ch, entries, n, k, md_rows)
         es = np.empty(CHUNK, dtype=np.int64)
-        r0 = ch * CHUNK
-        cnt = min(CHUNK, entries - r0)
-        manhattan_run(r0, cnt, n, k, md_rows, cells, ms)
         for j in range(cnt):
             h = np.int64(table[r0 + j])
             es[j] = _excess(h, ms[j])
-            if h != UNREACHABLE and (h - ms[j]) >> 1 > NIBBLE_CAP:
+            if _saturates(h, ms[j]):
                 sat[ch] += 1
         g0 = r0 >> shift
         ngroups = (cnt + group - 1) >> shift
@@ -428,11 +454,7 @@ def _sparse_bitmap(table, n, k, md_rows, words):
     nchunks = (entries + CHUNK - 1) // CHUNK
     counts = np.zeros(nchunks, dtype=np.int64)
     for ch in prange(nchunks):
-        cells = np.empty(k, dtype=np.int64)
-        ms = np.empty(CHUNK, dtype=np.int64)
-        r0 = ch * CHUNK
-        cnt = min(CHUNK, entries - r0)
-        manhattan_run(r0, cnt, n, k, md_rows, cells, ms)
+        r0, cnt, ms = _chunk(ch, entries, n, k, md_rows)
         for j0 in range(0, cnt, 64):
             word = numba.uint64(0)
             for t in range(min(64, cnt - j0)):
@@ -450,10 +472,7 @@ def _sparse_fill(table, n, k, md_rows, words, chunk_start, nwords, dir_off, val_
     nchunks = chunk_start.shape[0]
     sat = np.zeros(nchunks, dtype=np.int64)
     for ch in prange(nchunks):
-        cells = np.empty(k, dtype=np.int64)
-        ms = np.empty(CHUNK, dtype=np.int64)
-        r0 = ch * CHUNK
-        cnt = min(CHUNK, entries - r0)
+        r0, cnt, ms = _chunk(ch, entries, n, k, md_rows)
         # directory: nonzero entries before each block of SPARSE_BLOCK_WORDS words
         running = chunk_start[ch]
         w0 = r0 >> 6
@@ -461,7 +480,6 @@ def _sparse_fill(table, n, k, md_rows, words, chunk_start, nwords, dir_off, val_
             if w % SPARSE_BLOCK_WORDS == 0:
                 words[dir_off + w // SPARSE_BLOCK_WORDS] = running
             running += popcount(words[SPARSE_PREAMBLE + w])
-        manhattan_run(r0, cnt, n, k, md_rows, cells, ms)
         idx = chunk_start[ch]
         acc = numba.uint64(0)
         acc_word = idx >> 4
@@ -470,7 +488,7 @@ def _sparse_fill(table, n, k, md_rows, words, chunk_start, nwords, dir_off, val_
             e = _excess(h, ms[j])
             if e == 0:
                 continue
-            if h != UNREACHABLE and (h - ms[j]) >> 1 > NIBBLE_CAP:
+            if _saturates(h, ms[j]):
                 sat[ch] += 1
             if idx >> 4 != acc_word:
                 _atomic_or(words, val_off + acc_word, acc)   # a boundary word may be shared with a neighbour
@@ -491,11 +509,7 @@ def decode_excess_table(code, payload, n, k, md_rows, shift, entries, out):
     addr = payload.ctypes.data
     nchunks = (entries + CHUNK - 1) // CHUNK
     for ch in prange(nchunks):
-        cells = np.empty(k, dtype=np.int64)
-        ms = np.empty(CHUNK, dtype=np.int64)
-        r0 = ch * CHUNK
-        cnt = min(CHUNK, entries - r0)
-        manhattan_run(r0, cnt, n, k, md_rows, cells, ms)
+        r0, cnt, ms = _chunk(ch, entries, n, k, md_rows)
         for j in range(cnt):
             out[r0 + j] = value_at(code, addr, r0 + j, ms[j], 0, shift)
 
@@ -535,21 +549,17 @@ def decode_layer(code, payload, out, depth, n, k, nb, md_rows, block):
             for i in range(k):
                 c = cells[i]
                 for mv in range(4):
-                    q = nb[c, mv]
-                    if q < 0 or (occ >> numba.uint64(q)) & numba.uint64(1):
-                        continue
-                    cells[i] = q
-                    r2 = rank_cells(cells, n)
-                    cells[i] = c
-                    if out[r2] != UNREACHABLE:
-                        continue
-                    m2 = m + md_rows[i, q] - md_rows[i, c]
-                    v = value_at(code, addr, r2, m2, depth, 0)
-                    if v == depth + 1:
-                        out[r2] = depth + 1      # benign race: every writer writes depth + 1
-                        found[b] += 1
-                    else:
-                        bad[b] += 1
+                    q = free_neighbour(nb, c, mv, occ)
+                    if q >= 0:
+                        r2 = rank_moved(cells, i, q, n)
+                        if out[r2] != UNREACHABLE:
+                            continue
+                        v = value_at(code, addr, r2, m + md_rows[i, q] - md_rows[i, c], depth, 0)
+                        if v == depth + 1:
+                            out[r2] = depth + 1      # benign race: every writer writes depth + 1
+                            found[b] += 1
+                        else:
+                            bad[b] += 1
             r += 1
     return found.sum(), bad.sum()
 
@@ -572,15 +582,11 @@ def tile_move_deltas(table, n, k, nb, block):
             for i in range(k):
                 c = cells[i]
                 for mv in range(4):
-                    q = nb[c, mv]
-                    if q < 0 or (occ >> numba.uint64(q)) & numba.uint64(1):
-                        continue
-                    cells[i] = q
-                    h2 = np.int64(table[rank_cells(cells, n)])
-                    cells[i] = c
-                    if h2 == UNREACHABLE:
-                        continue
-                    hist[b, min(7, abs(h2 - h))] += 1
+                    q = free_neighbour(nb, c, mv, occ)
+                    if q >= 0:
+                        h2 = np.int64(table[rank_moved(cells, i, q, n)])
+                        if h2 != UNREACHABLE:
+                            hist[b, min(7, abs(h2 - h))] += 1
     out = np.zeros(8, dtype=np.int64)
     for b in range(nblocks):
         for j in range(8):

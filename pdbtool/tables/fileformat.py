@@ -27,6 +27,7 @@ import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -112,7 +113,7 @@ def save(path: str | os.PathLike, header: dict[str, Any], payload: np.ndarray) -
         with open(fd, "wb") as f:
             f.write(prefix)
             hasher.update(prefix)
-            view = memoryview(payload.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
+            view = payload.reshape(-1).view(np.uint8).data
             step = 1 << 24
             for start in range(0, len(view), step):
                 chunk = view[start:start + step]
@@ -253,7 +254,8 @@ def _cells(value: Any) -> bool:
 
 
 # key -> (test, what it must be); optional keys are checked only when present
-_COMMON = {
+_FieldCheck = tuple[Callable[[Any], bool], str]
+_COMMON: dict[str, _FieldCheck] = {
     "format": (_short_text, "text"),
     "pdbtool_version": (_short_text, "text"),
     "kind": (_short_text, "text"),
@@ -282,7 +284,7 @@ _COMMON = {
     "columns": (lambda v: isinstance(v, list) and len(v) <= 16 and all(_short_text(c, 40) for c in v),
                 "a list of column names"),
 }
-_CONVERSION = {
+_CONVERSION: dict[str, _FieldCheck] = {
     "saturated": (_whole, "a count"),
     "unreachable": (_whole, "a count"),
     "nonzero": (_whole, "a count"),
@@ -303,7 +305,7 @@ def validate_header(path: Path | str | None, header: dict[str, Any]) -> None:
                                      f"not {what})")
     conversion = header.get("conversion")
     if isinstance(conversion, dict):
-        for key, (test, what) in _CONVERSION.items():  # type: ignore[assignment]
+        for key, (test, what) in _CONVERSION.items():
             if key in conversion and not test(conversion[key]):
                 raise TableFileError(f"{path}: damaged header (conversion {key} is "
                                      f"{clip(conversion[key])}, not {what})")

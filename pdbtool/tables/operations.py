@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 
 from ..errors import PdbtoolError
 from .cache import TableCache, table_loader
-from .partitions import Partition
+from .partitions import Catalogue, Partition
 from .ranking import TilePattern
 from .sharing import SharedTable, TablePlan, plan_tables
 from .table import PatternTable
@@ -35,7 +35,8 @@ class Outcome:
     record: dict
 
 
-def partition_plan(partition: Partition, blank: str) -> TablePlan:
+def partition_plan(partition: Partition | Catalogue, blank: str) -> TablePlan:
+    """The tables of a partition's patterns (of a catalogue's: each distinct pattern of its partitions once)."""
     return plan_tables(partition.patterns, blank)
 
 
