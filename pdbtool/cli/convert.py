@@ -69,3 +69,8 @@ def command(file, partition, pattern, board_dims, goal, blank, encoding, group, 
                        + (f" group {params['group']}" if params else "")
                        + f": {record['payload_bytes']:,} bytes, {record['bits_per_entry']:g} bits per entry, "
                        f"{record['seconds']:.2f} s{extra_text}  {record['file']}")
+
+
+from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4, or a hanoi4 table FILE, goes to that domain)
+
+command = with_domains(command)
