@@ -264,6 +264,8 @@ def hanoi_verify(files, disks, goal, encoding, samples, full, rebuild, seed, thr
 @click.command("convert")
 @_domain_option("hanoi4")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.option("--output", "-o", default=None, type=click.Path(dir_okay=False),
+              help="With FILE: where to write (default: the cache, under the table's name).")
 @disks_table
 @goal_choice
 @click.option("--from", "source", type=click.Choice(["byte", "nibble", "mod3"]), default="byte", show_default=True,
@@ -271,11 +273,9 @@ def hanoi_verify(files, disks, goal, encoding, samples, full, rebuild, seed, thr
 @encoding_opt
 @threads_opt
 @cache_dir_option
-@click.option("--output", "-o", default=None, type=click.Path(dir_okay=False),
-              help="With FILE: where to write (default: the cache, under the table's name).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
+@click.option("--json", "as_json", is_flag=True, help="Print the conversion as a JSON object.")
 @user_errors
-def hanoi_convert(file, disks, goal, source, encoding, threads, cache_dir, output, as_json):
+def hanoi_convert(file, output, disks, goal, source, encoding, threads, cache_dir, as_json):
     """Re-encode a hanoi4 table (FILE, or the cached table of --disks and --goal) without a new
     breadth-first search; any encoding to any other.
 

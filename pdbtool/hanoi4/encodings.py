@@ -125,46 +125,28 @@ def _decode_nibble(payload, k, layout, out):
 
 
 @njit(parallel=True, cache=True)
-def _mod3_decode_layer(payload, out, depth, k, layout):
-    """Give depth + 1 to every undecoded neighbour of an entry at ``depth`` (a breadth-first search over
-    the table's puzzle), checking that its residue is that of depth + 1.  Returns (entries decoded,
-    residues that disagree)."""
+def _mod3_decode_layer(payload, out, frontier, depth, k, layout):
+    """Give depth + 1 to every undecoded neighbour of the entries of ``frontier`` (those at ``depth``: a
+    breadth-first search over the table's puzzle), checking that its residue is that of depth + 1.
+    Returns the number of residues that disagree."""
     addr = payload.ctypes.data
-    entries = out.shape[0]
-    nblocks = (entries + _BLOCK - 1) // _BLOCK
-    found = np.zeros(nblocks, dtype=np.int64)
+    n = frontier.shape[0]
+    nblocks = (n + _BLOCK - 1) // _BLOCK
     bad = np.zeros(nblocks, dtype=np.int64)
-    words = out[: entries - entries % 8].view(np.uint64)
-    ones = numba.uint64(0x0101010101010101)
-    pattern = numba.uint64(depth) * ones
     want = (depth + 1) % 3
     for b in prange(nblocks):
         kids = np.empty(K.MAX_MOVES, dtype=np.uint64)
-        i = b * _BLOCK
-        i1 = min(entries, (b + 1) * _BLOCK)
-        while i < i1:
-            # skip eight entries at a time when none is at this depth (the has-zero-byte test)
-            if i % 8 == 0 and i + 8 <= i1 and i + 8 <= words.shape[0] * 8:
-                x = words[i >> 3] ^ pattern
-                if ((x - ones) & ~x & numba.uint64(0x8080808080808080)) == 0:
-                    i += 8
-                    continue
-            if out[i] != depth:
-                i += 1
-                continue
-            s = K.half_state(i, k) if layout == K.HALF else numba.uint64(i)
-            c = K.children_into(s, k, kids)
-            for t in range(c):
+        for i in range(b * _BLOCK, min(n, (b + 1) * _BLOCK)):
+            s = K.half_state(frontier[i], k) if layout == K.HALF else numba.uint64(frontier[i])
+            for t in range(K.children_into(s, k, kids)):
                 j = K.table_index(kids[t], k, layout)
                 if out[j] != K.UNSEEN:
                     continue
                 if K.mod3_residue_at(addr, j) == want:
                     out[j] = depth + 1  # benign race: every writer writes depth + 1
-                    found[b] += 1
                 else:
                     bad[b] += 1
-            i += 1
-    return found.sum(), bad.sum()
+    return bad.sum()
 
 
 @njit(cache=True)
@@ -233,16 +215,16 @@ def decode(payload: np.ndarray, k: int, layout: int, encoding: str, seeds: np.nd
         if _seed_layer(payload, out, np.ascontiguousarray(seeds, dtype=np.uint64), k, layout):
             raise EncodingError("mod3 payload: a goal entry's residue is not 0")
         depth = 0
-        while True:
-            found, bad = _mod3_decode_layer(payload, out, depth, k, layout)
+        frontier = np.flatnonzero(out == 0)
+        while frontier.size:
+            bad = _mod3_decode_layer(payload, out, frontier, depth, k, layout)
             if bad:
                 raise EncodingError(f"mod3 payload: {bad} residues at depth {depth + 1} are not that depth's "
                                     f"(a damaged or misencoded table)")
-            if found == 0:
-                break
             depth += 1
             if depth >= K.UNSEEN - 1:
                 raise EncodingError("mod3 payload decodes to values beyond 253")
+            frontier = np.flatnonzero(out == depth)
     left = int(np.count_nonzero(out == K.UNSEEN))
     if left:
         raise EncodingError(f"mod3 payload: {left} entries are never reached from the goal")

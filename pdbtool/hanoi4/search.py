@@ -43,12 +43,12 @@ from .instance import Instance, InstanceError, apply_moves, pack, relabel
 
 @dataclass
 class SearchStats:
-    expanded: int = 0
-    expanded_below_bound: int = 0
-    generated: int = 0
-    h_sum: int = 0
-    peak_layer_states: int = 0
-    peak_bytes: int = 0
+    expanded: int = 0  # states of the layers, each expanded once
+    expanded_below_bound: int = 0  # those with f < U: the states every A* expands when U is optimal
+    generated: int = 0  # children, duplicates included
+    h_sum: int = 0  # h of the states expanded (for their mean)
+    peak_layer_states: int = 0  # the largest layer kept
+    peak_bytes: int = 0  # the search arrays at their largest
     layers: list[int] = field(default_factory=list)
     bounds: list[int] = field(default_factory=list)
 
