@@ -174,14 +174,15 @@ def markdown_encodings(rows: dict) -> str:
     out = ["| disks | heuristic | encoding | largest table: bits an entry | tables MiB | max RSS MiB | expanded "
            "| search CPU s (least) | CPU vs byte | same nodes as byte | load |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for key, row in rows.items():
+    for row in rows.values():
         loads = [r["load_before"][0] for r in row["runs"] if r.get("load_before")]
         first = row["runs"][0]
         where = f"{first['disks']} ({'middle' if first['middle'] else 'goal'})"
         for encoding, e in row["summary"].items():
             out.append(f"| {where} | {first['heuristic']} | {encoding} | {e['largest_table_bits_per_entry']:g} | "
                        f"{e['tables_bytes'] / 2**20:.1f} | {e['max_rss_bytes'] / 2**20:.0f} | {e['expanded']:,} | "
-                       f"{e['cpu_seconds']:.2f} | {e['cpu_vs_byte']:.2f} | {'yes' if e['same_nodes_as_byte'] else 'NO'} | "
+                       f"{e['cpu_seconds']:.2f} | {e['cpu_vs_byte']:.2f} | "
+                       f"{'yes' if e['same_nodes_as_byte'] else 'NO'} | "
                        f"{min(loads) if loads else '-'} to {max(loads) if loads else '-'} |")
     return "\n".join(out)
 

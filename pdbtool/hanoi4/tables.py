@@ -405,7 +405,7 @@ def verify_file(path: str | os.PathLike, samples: int = 10_000, full: bool = Fal
             return fail(f"consistency: {result['bad']} of {result['checked']} entries fail (first at index "
                         f"{result['first_bad']})")
         checks.append(("consistency", f"{result['checked']:,} entries"))
-    if rebuild:
+    if rebuild and values is not None:  # decoded above whenever rebuild is asked
         fresh = build_values(table.disks, table.goal, threads)
         if not np.array_equal(fresh.values, values):
             diff = int(np.count_nonzero(fresh.values != values))
