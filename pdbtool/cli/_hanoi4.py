@@ -13,10 +13,18 @@ import sys
 
 import click
 
+from .. import registry
 from ..errors import PdbtoolError
-from ._common import UserError, cache_dir_option, layer_progress, say, user_errors
+from ._checks import check_options, raise_on_failures
+from ._common import EXIT_USAGE, UserError, cache_dir_option, layer_progress, say, user_errors
 
 DOMAINS = ("tile", "hanoi4")
+
+
+class UsageLine(UserError):
+    """A one-line message and exit status 2: an option value this domain does not take."""
+
+    exit_code = EXIT_USAGE
 
 
 def _domain_param(default: str) -> click.Option:
@@ -33,7 +41,9 @@ def _domain_option(default: str):
     return decorate
 
 
-def _wants_hanoi(args: list[str]) -> bool:
+def _wants_hanoi(args: list[str], files_tell: bool = False) -> bool:
+    """Whether the arguments ask for the hanoi4 domain (``--domain hanoi4``; with ``files_tell``, also a
+    hanoi4 table file among them)."""
     for i, a in enumerate(args):
         if a == "--":
             return False
@@ -41,7 +51,22 @@ def _wants_hanoi(args: list[str]) -> bool:
             return args[i + 1] == "hanoi4"
         if a.startswith("--domain="):
             return a.split("=", 1)[1] == "hanoi4"
+    if files_tell:
+        import os
+
+        return any(not a.startswith("-") and os.path.isfile(a) and _is_hanoi_file(a) for a in args)
     return False
+
+
+def _is_hanoi_file(path: str) -> bool:
+    """Whether a file's header says hanoi4 (read without the domain's Numba kernels)."""
+    from ..tables import fileformat
+
+    try:
+        header, _ = fileformat.read_header(path)
+    except fileformat.TableFileError:
+        return False
+    return header.get("kind") == "hanoi4"
 
 
 class DomainCommand(click.Command):
@@ -56,7 +81,7 @@ class DomainCommand(click.Command):
         self.hanoi = hanoi
 
     def make_context(self, info_name, args, parent=None, **extra):
-        if _wants_hanoi(list(args)):
+        if _wants_hanoi(list(args), files_tell=self.name == "convert"):
             return self.hanoi.make_context(info_name, args, parent=parent, **extra)
         return super().make_context(info_name, args, parent=parent, **extra)
 
@@ -89,6 +114,24 @@ disks_table = click.option("--disks", type=click.IntRange(1, 15), required=False
                            help="Disks of the table (1 to 15; 4**k placements).")
 threads_opt = click.option("--threads", type=click.IntRange(1, 1024), default=None,
                            help="Threads (default: all cores).")
+encoding_opt = click.option("--encoding", type=click.Choice(list(registry.ENCODINGS)), default="byte",
+                            show_default=True,
+                            help="How tables are stored: byte; nibble (4 bits a placement, every heuristic); "
+                                 "mod3 (1.6 bits, static splits only).  parity, min-nibble and sparse do not "
+                                 "apply to hanoi4 tables.")
+
+
+def _check_encoding(encoding: str, spec: str | None = None) -> None:
+    """A refused encoding (or one the heuristic cannot read) is a usage error: one line, exit status 2."""
+    from ..hanoi4.encodings import check_encoding
+    from ..hanoi4.heuristics import check_encoding as check_spec_encoding
+
+    try:
+        check_encoding(encoding)
+        if spec is not None:
+            check_spec_encoding(spec, encoding)
+    except PdbtoolError as exc:
+        raise UsageLine(str(exc)) from None
 
 
 @click.command("build")
@@ -96,23 +139,27 @@ threads_opt = click.option("--threads", type=click.IntRange(1, 1024), default=No
 @click.option("--disks", type=click.IntRange(1, 15), required=True, multiple=True,
               help="Disks of a table (1 to 15; repeat for several).")
 @goal_choice
+@encoding_opt
 @threads_opt
 @cache_dir_option
 @click.option("--force", is_flag=True, help="Rebuild even when a valid table is cached.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
 @user_errors
-def hanoi_build(disks, goal, threads, cache_dir, force, as_json):
-    """Build four-peg Towers of Hanoi disk tables into the cache (parallel two-bit BFS).
+def hanoi_build(disks, goal, encoding, threads, cache_dir, force, as_json):
+    """Build four-peg Towers of Hanoi disk tables into the cache (parallel two-bit BFS).  A compact
+    encoding is converted from the cached byte table when there is one, else built directly.
 
     \b
     Examples:
       pdbtool build --domain hanoi4 --disks 14 --disks 2
       pdbtool build --domain hanoi4 --disks 14 --goal middle
+      pdbtool build --domain hanoi4 --disks 15 --encoding mod3
     """
     import time
 
     from ..hanoi4.tables import get_table
 
+    _check_encoding(encoding)
     cache = _cache(cache_dir)
     for k in disks:
         built = {}
@@ -120,16 +167,18 @@ def hanoi_build(disks, goal, threads, cache_dir, force, as_json):
         with layer_progress(f"hanoi4 {k} disks to {goal}") as progress:
             table = get_table(k, _goal_name(goal), cache, threads, force,
                               progress=lambda d, c: progress(d, c),
-                              on_build=lambda r, built=built: built.update(seconds=r.seconds, cpu=r.cpu_seconds))
-        rec = {"disks": k, "goal": table.goal, "entries": table.entries, "built": bool(built),
+                              on_build=lambda r, built=built: built.update(seconds=r.seconds, cpu=r.cpu_seconds),
+                              encoding=encoding)
+        rec = {"disks": k, "goal": table.goal, "encoding": table.encoding, "entries": table.entries,
+               "payload_bytes": int(table.values.nbytes), "built": bool(built),
                "seconds": round(built.get("seconds", time.perf_counter() - t0), 3),
                "max": int(table.header.get("max_value", 0)), "mean": table.mean(), "file": str(table.path)}
         if as_json:
             click.echo(json.dumps(rec))
         else:
-            click.echo(f"hanoi4 {k} disks to {table.goal}: {rec['entries']:,} entries, "
-                       f"{'built' if rec['built'] else 'cached'} in {rec['seconds']:.2f} s, max {rec['max']}, "
-                       f"mean {rec['mean']:.3f}  {rec['file']}")
+            click.echo(f"hanoi4 {k} disks to {table.goal} ({table.encoding}): {rec['entries']:,} entries in "
+                       f"{rec['payload_bytes']:,} bytes, {'built' if rec['built'] else 'cached'} in "
+                       f"{rec['seconds']:.2f} s, max {rec['max']}, mean {rec['mean']:.3f}  {rec['file']}")
 
 
 @click.command("inspect")
@@ -137,25 +186,31 @@ def hanoi_build(disks, goal, threads, cache_dir, force, as_json):
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @disks_table
 @goal_choice
+@encoding_opt
 @cache_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
 @user_errors
-def hanoi_inspect(files, disks, goal, cache_dir, as_json):
-    """Show a hanoi4 table's identity, size, checksum status and distance histogram (FILES, or the cached
-    table of --disks and --goal)."""
-    from ..hanoi4.tables import table_name
-
+def hanoi_inspect(files, disks, goal, encoding, cache_dir, as_json):
+    """Show a hanoi4 table's identity, encoding, size, checksum status and distance histogram (FILES, or
+    the cached table of --disks, --goal and --encoding)."""
     paths = list(files)
     if disks is not None:
-        path = _cache(cache_dir).dir / table_name(disks, _goal_name(goal))
-        if not path.exists():
-            raise UserError(f"the hanoi4 table of {disks} disks to {goal} is not in the cache: run "
-                            f"'pdbtool build --domain hanoi4 --disks {disks} --goal {goal}'")
-        paths.append(str(path))
+        paths.append(_cached_path(cache_dir, disks, goal, encoding))
     if not paths:
         raise UserError("nothing to inspect: give table files or --disks K")
     for i, p in enumerate(paths):
         inspect_file(p, as_json, first=i == 0)
+
+
+def _cached_path(cache_dir, disks: int, goal: str, encoding: str) -> str:
+    from ..hanoi4.tables import table_name
+
+    _check_encoding(encoding)
+    path = _cache(cache_dir).dir / table_name(disks, _goal_name(goal), encoding)
+    if not path.exists():
+        raise UserError(f"the hanoi4 table of {disks} disks to {goal} ({encoding}) is not in the cache: run "
+                        f"'pdbtool build --domain hanoi4 --disks {disks} --goal {goal} --encoding {encoding}'")
+    return str(path)
 
 
 def inspect_file(path, as_json: bool, first: bool = True) -> None:
@@ -176,26 +231,25 @@ def inspect_file(path, as_json: bool, first: bool = True) -> None:
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @disks_table
 @goal_choice
-@click.option("--samples", type=click.IntRange(0), default=10_000, show_default=True,
-              help="Random entries for the consistency check.")
-@click.option("--full", is_flag=True, help="Check the consistency of every entry (in parallel).")
-@click.option("--rebuild", is_flag=True, help="Also build each table afresh and compare byte for byte.")
-@click.option("--seed", type=int, default=None, help="Seed of the sampled entries (default: random).")
+@encoding_opt
+@check_options
 @threads_opt
 @cache_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
 @user_errors
-def hanoi_verify(files, disks, goal, samples, full, rebuild, seed, threads, cache_dir, as_json):
-    """Verify hanoi4 tables (FILES, the cached table of --disks and --goal, or every hanoi4 table in the
-    cache): format, checksum, identity, values in range, the goal at 0 only, BFS consistency of sampled
-    (or all) entries, and with --rebuild a byte-for-byte comparison with a fresh build."""
-    from ..hanoi4.tables import is_hanoi_table, table_name, verify_file
+def hanoi_verify(files, disks, goal, encoding, samples, full, rebuild, seed, threads, cache_dir, as_json):
+    """Verify hanoi4 tables (FILES, the cached table of --disks, --goal and --encoding, or every hanoi4
+    table in the cache): format, checksum, identity, the payload's structure and decoding, values in range,
+    the goal at 0 only, BFS consistency of sampled (or all) entries, and with --rebuild a comparison with a
+    fresh build.  A mod3 table is decoded (a breadth-first search checking every residue) with --full or
+    --rebuild; otherwise its sampled entries are read by EXACT."""
+    from ..hanoi4.tables import is_hanoi_table, verify_file
 
     _set_threads(threads)
     cache = _cache(cache_dir)
     paths = list(files)
     if disks is not None:
-        paths.append(str(cache.dir / table_name(disks, _goal_name(goal))))
+        paths.append(_cached_path(cache_dir, disks, goal, encoding))
     if not paths:
         paths = [str(p) for p in cache.entries() if is_hanoi_table(p)]
         if not paths:
@@ -204,15 +258,47 @@ def hanoi_verify(files, disks, goal, samples, full, rebuild, seed, threads, cach
     reports = [verify_file(p, samples, full, rebuild, threads, seed) for p in paths]
     for r in reports:
         click.echo(json.dumps(r.as_dict()) if as_json else r.summary())
-    failed = [r for r in reports if not r.ok]
-    if failed:  # as the tile verify: a file that is there and fails disagrees with itself
-        from pathlib import Path
+    raise_on_failures(reports)
 
-        from ._common import Disagreement
 
-        error = Disagreement if any(Path(r.file).is_file() for r in failed) else UserError
-        raise error(f"{len(failed)} of {len(reports)} tables failed verification; the first: "
-                    f"{failed[0].summary()[len('FAIL '):]}")
+@click.command("convert")
+@_domain_option("hanoi4")
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.option("--output", "-o", default=None, type=click.Path(dir_okay=False),
+              help="With FILE: where to write (default: the cache, under the table's name).")
+@disks_table
+@goal_choice
+@click.option("--from", "source", type=click.Choice(["byte", "nibble", "mod3"]), default="byte", show_default=True,
+              help="With --disks: the encoding of the cached table to convert.")
+@encoding_opt
+@threads_opt
+@cache_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Print the conversion as a JSON object.")
+@user_errors
+def hanoi_convert(file, output, disks, goal, source, encoding, threads, cache_dir, as_json):
+    """Re-encode a hanoi4 table (FILE, or the cached table of --disks and --goal) without a new
+    breadth-first search; any encoding to any other.
+
+    \b
+    Examples:
+      pdbtool convert --domain hanoi4 --disks 14 --encoding nibble
+      pdbtool convert hanoi4-d14-peg3-half-byte.pdb --encoding mod3 -o d14.pdb
+    """
+    from ..hanoi4.tables import convert_file
+
+    _check_encoding(encoding)
+    if (file is None) == (disks is None):
+        raise click.UsageError("give a table FILE or --disks K (one of them)")
+    if output is not None and file is None:
+        raise click.UsageError("--output goes with a table FILE")
+    path = file if file is not None else _cached_path(cache_dir, disks, goal, source)
+    _set_threads(threads)
+    table, info = convert_file(path, encoding, output, _cache(cache_dir), threads)
+    if as_json:
+        click.echo(json.dumps(info))
+    else:
+        click.echo(f"{table.describe()} ({info['from']} -> {encoding}): {info['payload_bytes']:,} bytes, "
+                   f"{info['bits_per_placement']:g} bits a placement, {info['seconds']:.2f} s  {info['file']}")
 
 
 @click.command("solve")
@@ -230,11 +316,13 @@ def hanoi_verify(files, disks, goal, samples, full, rebuild, seed, threads, cach
                    "else growing from h(start)).")
 @click.option("--moves", "show_moves", is_flag=True, help="Print the solution's moves (disk from to).")
 @click.option("--no-path", is_flag=True, help="Keep three layers only (less memory; the length, no moves).")
+@encoding_opt
 @threads_opt
 @cache_dir_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @user_errors
-def hanoi_solve(instances, disks, heuristic, no_middle, bound, show_moves, no_path, threads, cache_dir, fmt):
+def hanoi_solve(instances, disks, heuristic, no_middle, bound, show_moves, no_path, encoding, threads, cache_dir,
+                fmt):
     """Solve four-peg Towers of Hanoi problems optimally (breadth-first heuristic search).
 
     INSTANCES is a file with a line per instance, 'PEGS -> GOAL' (the peg of each disk, the smallest
@@ -258,19 +346,21 @@ def hanoi_solve(instances, disks, heuristic, no_middle, bound, show_moves, no_pa
             parse_spec(heuristic)
         except HeuristicError as exc:
             raise UserError(str(exc)) from None
+    _check_encoding(encoding, heuristic)
     _set_threads(threads)
     insts = [standard(disks)] if disks is not None else load_instances(instances)
     cache = _cache(cache_dir)
 
     def table_for(k, goal):
         with layer_progress(f"building the hanoi4 table of {k} disks to {goal}") as progress:
-            return get_table(k, goal, cache, threads, progress=lambda d, c: progress(d, c))
+            return get_table(k, goal, cache, threads, progress=lambda d, c: progress(d, c), encoding=encoding)
 
     failures = 0
     for inst in insts:
         try:
             sol = solve(inst, heuristic, middle=False if no_middle else None, bound=bound,
-                        keep_path=not no_path, table_for=table_for, progress=_progress_line(inst))
+                        keep_path=not no_path, table_for=table_for, progress=_progress_line(inst),
+                        encoding=encoding)
         except PdbtoolError as exc:  # one bad instance of a file does not stop the others
             failures += 1
             click.echo(f"pdbtool: {inst.name}: {exc}", err=True)
@@ -313,4 +403,5 @@ def _progress_line(inst, every: float = 30.0):
     return progress
 
 
-HANOI_COMMANDS = {"build": hanoi_build, "inspect": hanoi_inspect, "verify": hanoi_verify, "solve": hanoi_solve}
+HANOI_COMMANDS = {"build": hanoi_build, "inspect": hanoi_inspect, "verify": hanoi_verify, "convert": hanoi_convert,
+                  "solve": hanoi_solve}

@@ -57,3 +57,8 @@ def command(file, partition, pattern, board_dims, goal, blank, encoding, group, 
                 f"{record['seconds']:.2f} s{extra_text}  {record['file']}")
 
     echo_outcomes(outcomes, as_json, blank, "converted", line)
+
+
+from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4, or a hanoi4 table FILE, goes to that domain)
+
+command = with_domains(command)

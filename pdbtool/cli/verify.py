@@ -6,19 +6,16 @@ import json
 
 import click
 
-from ._common import (Disagreement, UserError, blank_option, board_option, cache_dir_option, goal_option,
-                      progress_bar, threads_option, user_errors)
+from ._checks import check_options, raise_on_failures
+from ._common import (blank_option, board_option, cache_dir_option, goal_option, progress_bar, threads_option,
+                      user_errors)
 
 
 @click.command("verify")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--partition", default=None, metavar="NAME|FILE", help="Verify the cached tables of a partition.")
 @click.option("--cache", "whole_cache", is_flag=True, help="Verify every table in the cache.")
-@click.option("--samples", type=click.IntRange(0), default=10_000, show_default=True,
-              help="Random placements for the consistency check.")
-@click.option("--full", is_flag=True, help="Check the consistency of every placement (in parallel).")
-@click.option("--rebuild", is_flag=True, help="Also build each table afresh and compare byte for byte.")
-@click.option("--seed", type=int, default=None, help="Seed of the sampled placements (default: random).")
+@check_options
 @board_option
 @goal_option
 @blank_option
@@ -90,13 +87,7 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
                     bar.close()
         reports.append(report)
         click.echo(json.dumps(report.as_dict()) if as_json else report.summary())
-    failed = [r for r in reports if not r.ok]
-    if failed:  # a file that is there and fails disagrees with itself; one that cannot be read is an error
-        from pathlib import Path
-
-        error = Disagreement if any(Path(r.file).is_file() for r in failed) else UserError
-        raise error(f"{len(failed)} of {len(reports)} tables failed verification; "
-                    f"the first: {failed[0].summary()[len('FAIL '):]}")
+    raise_on_failures(reports)
 
 
 from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4 hands the arguments to that domain)

@@ -14,6 +14,10 @@ A specification is a comma-separated list of components, combined by taking the 
 Tables of a goal peg serve any goal peg (the search renames the pegs so that the goal peg is 3); the
 search to the middle state uses tables of the goal "every disk on peg 1 or 2"; an instance whose goal is a
 placement uses, for each group, the table of that group's goal placement (static groups only).
+
+Tables may be stored compactly (:mod:`.encodings`): byte and nibble tables serve every heuristic; mod3
+tables serve static splits only, in a search that carries each group's exact value from parent to child
+(:attr:`Plan.carried`).
 """
 
 from __future__ import annotations
@@ -79,13 +83,22 @@ class Plan:
     group_mask: np.ndarray
     group_table: np.ndarray
     tables: list[DiskTable] = field(default_factory=list)
-    tab_addr: np.ndarray = None  # type: ignore[assignment]
-    tab_k: np.ndarray = None  # type: ignore[assignment]
-    tab_layout: np.ndarray = None  # type: ignore[assignment]
+    tabs: np.ndarray = None  # type: ignore[assignment]  # a row per table: kernels.T_ADDR ... T_GOAL
 
     def args(self):
         return (np.array([self.bound], dtype=np.int64), np.uint64(self.goal_state), self.disks, self.split_start,
-                self.group_mask, self.group_table, self.tab_addr, self.tab_k, self.tab_layout)
+                self.group_mask, self.group_table, self.tabs)
+
+    @property
+    def carried(self) -> bool:
+        """Whether a search must carry the groups' exact values from parent to child (a mod3 table)."""
+        return any(t.encoding == "mod3" for t in self.tables)
+
+    def group_values(self, state: int) -> np.ndarray:
+        """The exact value of every group of a state (a mod3 table's by EXACT): what a carried search
+        starts from."""
+        return np.array([int(K.table_value(self.tabs, int(t), K.extract_bits(np.uint64(state), np.uint64(m))))
+                         for m, t in zip(self.group_mask, self.group_table)], dtype=np.uint8)
 
     def __call__(self, pegs) -> int:
         """h of a placement (the smallest disk first)."""
@@ -125,14 +138,26 @@ def _check(c: Component, n: int) -> None:
             raise HeuristicError(f"{c}: {math.comb(n, c.sizes[0]):,} splits, at most {MAX_SPLITS:,}")
 
 
+def check_encoding(spec: str, encoding: str) -> None:
+    """Refuse a heuristic that cannot read tables of ``encoding`` (dynamic splits and mod3)."""
+    if encoding == "mod3":
+        for c in parse_spec(spec):
+            if c.kind == "dynamic":
+                raise HeuristicError(f"{c} cannot read mod3 tables: a search carries the exact value of each "
+                                     f"group from parent to child, and a dynamic split has C(n, A) groups; "
+                                     f"use --encoding byte or nibble")
+
+
 def compile_plan(spec: str, disks: int, goal: str = "peg3", goal_pegs: tuple[int, ...] | None = None,
-                 table_for=None) -> Plan:
+                 table_for=None, encoding: str = "byte") -> Plan:
     """The plan of ``spec`` for a search of ``disks`` disks to ``goal`` (peg3, middle, or state with
-    ``goal_pegs``).  ``table_for(k, goal)`` gives a table (default: from the user's cache)."""
-    table_for = table_for or (lambda k, g: get_table(k, g))
+    ``goal_pegs``).  ``table_for(k, goal)`` gives a table (default: from the user's cache, in
+    ``encoding``)."""
+    table_for = table_for or (lambda k, g: get_table(k, g, encoding=encoding))
     comps = parse_spec(spec)
     for c in comps:
         _check(c, disks)
+    check_encoding(spec, encoding)
     if goal == "state" and goal_pegs is None:
         raise HeuristicError("a placement goal needs its pegs")
     tables: list[DiskTable] = []
@@ -184,9 +209,9 @@ def compile_plan(spec: str, disks: int, goal: str = "peg3", goal_pegs: tuple[int
         code, state = K.GOAL_PEG3, sum(3 << (2 * d) for d in range(disks))
     plan = Plan(spec, disks, code, state, bound, np.array(split_start, dtype=np.int64),
                 np.array(masks, dtype=np.uint64), np.array(tabs, dtype=np.int64), tables)
-    plan.tab_addr = np.array([t.values.ctypes.data for t in tables] or [0], dtype=np.int64)
-    plan.tab_k = np.array([t.disks for t in tables] or [0], dtype=np.int64)
-    plan.tab_layout = np.array([1 if t.layout == "half" else 0 for t in tables] or [0], dtype=np.int64)
+    plan.tabs = np.array([t.row() for t in tables] or [[0] * 6], dtype=np.int64)
+    if plan.carried and any(c.kind == "dynamic" for c in comps):
+        raise HeuristicError(f"{spec}: dynamic splits cannot read mod3 tables (use byte or nibble tables)")
     return plan
 
 

@@ -21,6 +21,7 @@ from numba import njit, prange
 
 from .._native.intrinsics import (atomic_add_u64, atomic_or_u64, atomic_xor_u64, extract_bits, load_u8, popcount,
                                   trailing_zeros)
+from ..tables.encodings import mod3_child_at, mod3_residue_at
 
 FULL = 0
 HALF = 1
@@ -31,6 +32,12 @@ MAX_MOVES = 6  # four pegs: at most one move for each pair of pegs
 GOAL_PEG3 = 0  # every disk on peg 3
 GOAL_MIDDLE = 1  # every disk on peg 1 or 2
 GOAL_STATE = 2  # one placement
+# encodings of a table's payload (see :mod:`.encodings`)
+BYTE = 0
+NIBBLE = 1
+MOD3 = 2
+# the columns of a plan's table array: one row of int64 per table
+T_ADDR, T_K, T_LAYOUT, T_CODE, T_GOAL_KIND, T_GOAL = range(6)
 
 
 @njit(cache=True, inline="always")
@@ -207,26 +214,28 @@ def fill_parallel(table, value):
 # --- checks of a built table ----------------------------------------------------------------------------
 
 @njit(parallel=True, cache=True)
-def check_consistency(table, k, layout, goal_kind, goal, samples):
-    """For each index of ``samples``: 0 exactly at goal states; otherwise some neighbour is one less and
-    none differs by more than one.  Returns the number of entries failing (and the first one, or -1)."""
+def check_consistency(tabs, layout, goal_kind, goal, samples):
+    """For each index of ``samples`` in the table of ``tabs`` (one row, any encoding): 0 exactly at goal
+    states; otherwise some neighbour is one less and none differs by more than one.  Returns the number
+    of entries failing (and the first one, or -1)."""
     bad = 0
+    k = tabs[0, T_K]
     n = samples.shape[0]
     first = np.full(n, -1, dtype=np.int64)
     for i in prange(n):
         kids = np.empty(MAX_MOVES, dtype=np.uint64)
         idx = samples[i]
         s = half_state(idx, k) if layout == HALF else numba.uint64(idx)
-        v = np.int64(table[idx])
-        ok = v != UNSEEN
+        v = table_value(tabs, 0, s)
+        ok = v != UNSEEN and v >= 0
         at_goal = s == goal if goal_kind == GOAL_STATE else is_goal_set(s, k, goal_kind)
         if at_goal != (v == 0):
             ok = False
         c = children_into(s, k, kids)
         below = False
         for t in range(c):
-            u = np.int64(table[table_index(kids[t], k, layout)])
-            if u == UNSEEN or u > v + 1 or u < v - 1:
+            u = table_value(tabs, 0, kids[t])
+            if u == UNSEEN or u < 0 or u > v + 1 or u < v - 1:
                 ok = False
             if u == v - 1:
                 below = True
@@ -286,30 +295,98 @@ def outside_middle(s, n):
 
 
 @njit(cache=True, inline="always")
-def split_value(s, g0, g1, group_mask, group_table, tab_addr, tab_k, tab_layout):
-    total = 0
-    for g in range(g0, g1):
-        t = group_table[g]
-        sub = extract_bits(s, group_mask[g])
-        total += load_u8(tab_addr[t] + table_index(sub, tab_k[t], tab_layout[t]))
-    return total
+def nibble_group(s, k, layout):
+    """The group of placement ``s`` in a nibble payload (the placement of disks 1 .. k-1, canonical in a
+    HALF table) and the peg of disk 0 in that group (mirrored with the group)."""
+    s = numba.uint64(s)
+    p = np.int64(s & numba.uint64(3))
+    r = s >> numba.uint64(2)
+    if layout != HALF:
+        return np.int64(r), p
+    m = (r ^ (r >> numba.uint64(1))) & low_mask(k - 1)
+    if m != 0 and (r >> numba.uint64(_highest_bit(m))) & numba.uint64(3) == numba.uint64(2) and (p == 1 or p == 2):
+        p ^= 3
+    return half_index(r, k - 1), p
+
+
+@njit(cache=True, inline="always")
+def nibble_value_at(addr, s, k, layout):
+    """The value of placement ``s`` from a nibble payload: the least value of its group, plus its flag."""
+    g, p = nibble_group(s, k, layout)
+    return load_u8(addr + 2 * g) + ((load_u8(addr + 2 * g + 1) >> p) & 1)
+
+
+@njit(cache=True, inline="always")
+def at_goal(s, k, goal_kind, goal):
+    if goal_kind == GOAL_STATE:
+        return numba.uint64(s) == numba.uint64(goal)
+    return is_goal_set(s, k, goal_kind)
 
 
 @njit(cache=True)
-def heuristic(s, limit, plan_ints, goal, n, split_start, group_mask, group_table, tab_addr, tab_k, tab_layout):
-    """h(s), or a value above ``limit`` as soon as one is found (the caller prunes such a state)."""
-    h = 0
-    kind = plan_ints[0]
+def mod3_exact_at(addr, s, k, layout, goal_kind, goal):
+    """EXACT for a mod3 payload: the value of placement ``s``, found by walking to the goal through
+    neighbours whose residue is one less (a move changes a value by -1, 0 or +1, three residues apart, so
+    that neighbour is one closer to the goal); -1 when the payload leads nowhere (a damaged table)."""
+    kids = np.empty(MAX_MOVES, dtype=np.uint64)
+    s = numba.uint64(s)
+    steps = 0
+    while not at_goal(s, k, goal_kind, goal):
+        want = (mod3_residue_at(addr, table_index(s, k, layout)) + 2) % 3
+        c = children_into(s, k, kids)
+        moved = False
+        for t in range(c):
+            if mod3_residue_at(addr, table_index(kids[t], k, layout)) == want:
+                s = kids[t]
+                moved = True
+                break
+        if not moved or steps >= UNSEEN - 1:
+            return -1
+        steps += 1
+    if mod3_residue_at(addr, table_index(s, k, layout)) != 0:
+        return -1
+    return steps
+
+
+@njit(cache=True, inline="always")
+def table_value(tabs, t, sub):
+    """The value of the placement ``sub`` in table ``t`` (a row of ``tabs``), whatever its encoding; a
+    mod3 table's by EXACT (searches carry mod3 values from parent to child instead)."""
+    code = tabs[t, T_CODE]
+    if code == BYTE:
+        return load_u8(tabs[t, T_ADDR] + table_index(sub, tabs[t, T_K], tabs[t, T_LAYOUT]))
+    if code == NIBBLE:
+        return nibble_value_at(tabs[t, T_ADDR], sub, tabs[t, T_K], tabs[t, T_LAYOUT])
+    return mod3_exact_at(tabs[t, T_ADDR], sub, tabs[t, T_K], tabs[t, T_LAYOUT], tabs[t, T_GOAL_KIND],
+                         tabs[t, T_GOAL])
+
+
+@njit(cache=True, inline="always")
+def split_value(s, g0, g1, group_mask, group_table, tabs):
+    total = 0
+    for g in range(g0, g1):
+        total += table_value(tabs, group_table[g], extract_bits(s, group_mask[g]))
+    return total
+
+
+@njit(cache=True, inline="always")
+def bound_value(s, kind, goal, n):
     if kind == 1:
-        h = infinite_peg(s, goal, n)
-    elif kind == 2:
-        h = outside_middle(s, n)
+        return infinite_peg(s, goal, n)
+    if kind == 2:
+        return outside_middle(s, n)
+    return 0
+
+
+@njit(cache=True)
+def heuristic(s, limit, plan_ints, goal, n, split_start, group_mask, group_table, tabs):
+    """h(s), or a value above ``limit`` as soon as one is found (the caller prunes such a state)."""
+    h = bound_value(s, plan_ints[0], goal, n)
     if h > limit:
         return h
     nsplits = split_start.shape[0] - 1
     for i in range(nsplits):
-        v = split_value(s, split_start[i], split_start[i + 1], group_mask, group_table, tab_addr, tab_k,
-                        tab_layout)
+        v = split_value(s, split_start[i], split_start[i + 1], group_mask, group_table, tabs)
         if v > h:
             h = v
             if h > limit:
@@ -362,12 +439,65 @@ def unique_subtract(a, b, c):
 
 
 @njit(parallel=True, cache=True)
-def evaluate(states, limit, plan_ints, goal, n, split_start, group_mask, group_table, tab_addr, tab_k,
-             tab_layout, hs):
+def evaluate(states, limit, plan_ints, goal, n, split_start, group_mask, group_table, tabs, hs):
     """h of every state into ``hs`` (a value above ``limit`` where the state is pruned)."""
     for i in prange(states.shape[0]):
-        hs[i] = heuristic(states[i], limit, plan_ints, goal, n, split_start, group_mask, group_table, tab_addr,
-                          tab_k, tab_layout)
+        hs[i] = heuristic(states[i], limit, plan_ints, goal, n, split_start, group_mask, group_table, tabs)
+
+
+@njit(cache=True, inline="always")
+def _find_sorted(a, x):
+    """Index of ``x`` in sorted ``a``, or -1."""
+    lo, hi = 0, a.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < a.shape[0] and a[lo] == x else -1
+
+
+@njit(parallel=True, cache=True)
+def evaluate_carried(states, layer, layer_vals, plan_ints, goal, n, split_start, group_mask, group_table, tabs,
+                     hs, vals):
+    """h of every state of ``states`` (children of the sorted ``layer``) from the exact table values its
+    parent in ``layer`` carries (``layer_vals[i, g]``: group g's value): each group's value is the
+    parent's, moved by the residue of the child's entry (CHILD-H; a mod3 table; other tables are read), and is stored in
+    ``vals`` for the state's own children.  Returns the number of states with no parent in ``layer``
+    (0 unless the caller broke the contract)."""
+    orphans = np.zeros(states.shape[0], dtype=np.int64)
+    ngroups = group_mask.shape[0]
+    for i in prange(states.shape[0]):
+        kids = np.empty(MAX_MOVES, dtype=np.uint64)
+        s = states[i]
+        c = children_into(s, n, kids)
+        parent = -1
+        for t in range(c):
+            parent = _find_sorted(layer, kids[t])
+            if parent >= 0:
+                break
+        if parent < 0:
+            orphans[i] = 1
+            hs[i] = 1 << 30
+            continue
+        for g in range(ngroups):
+            t = group_table[g]
+            sub = extract_bits(s, group_mask[g])
+            if tabs[t, T_CODE] == MOD3:
+                idx = table_index(sub, tabs[t, T_K], tabs[t, T_LAYOUT])
+                vals[i, g] = mod3_child_at(tabs[t, T_ADDR], idx, np.int64(layer_vals[parent, g]))
+            else:
+                vals[i, g] = table_value(tabs, t, sub)
+        h = bound_value(s, plan_ints[0], goal, n)
+        for j in range(split_start.shape[0] - 1):
+            v = 0
+            for g in range(split_start[j], split_start[j + 1]):
+                v += np.int64(vals[i, g])
+            if v > h:
+                h = v
+        hs[i] = h
+    return orphans.sum()
 
 
 @njit(cache=True)
@@ -381,11 +511,3 @@ def find_goal(states, n, goal_kind, goal):
         elif is_goal_set(s, n, goal_kind):
             return i
     return -1
-
-
-@njit(parallel=True, cache=True)
-def sample_split_max(states, split_start, group_mask, group_table, tab_addr, tab_k, tab_layout, out):
-    """The max-over-splits value of each state (for the mean of a heuristic over random states)."""
-    for i in prange(states.shape[0]):
-        out[i] = heuristic(states[i], 1 << 30, np.zeros(1, dtype=np.int64), numba.uint64(0), 0, split_start,
-                           group_mask, group_table, tab_addr, tab_k, tab_layout)

@@ -17,6 +17,10 @@ consistent heuristic every state is reached at its true depth, so the first goal
   disks to that set of states finds its nearest member at depth d; the solution is the path there, the
   largest disk's move, and the mirror image (pegs source <-> target) of the path, reversed: 2d + 1 moves.
 
+A plan with a mod3 table (static splits only) is *carried*: every state of a layer holds the exact value
+of each group, a child's found from its parent's and its own residue (CHILD-H), so a mod3 table costs
+one look-up a group as a byte table does; the start's values are found by EXACT.
+
 Nodes are counted as the tile searches do: ``expanded`` states (every state of a layer is expanded) and
 ``generated`` children.  The states expanded with f < U (those every A* must expand when U is optimal)
 are counted apart from those with f = U.
@@ -39,12 +43,12 @@ from .instance import Instance, InstanceError, apply_moves, pack, relabel
 
 @dataclass
 class SearchStats:
-    expanded: int = 0
-    expanded_below_bound: int = 0
-    generated: int = 0
-    h_sum: int = 0
-    peak_layer_states: int = 0
-    peak_bytes: int = 0
+    expanded: int = 0  # states of the layers, each expanded once
+    expanded_below_bound: int = 0  # those with f < U: the states every A* expands when U is optimal
+    generated: int = 0  # children, duplicates included
+    h_sum: int = 0  # h of the states expanded (for their mean)
+    peak_layer_states: int = 0  # the largest layer kept
+    peak_bytes: int = 0  # the search arrays at their largest
     layers: list[int] = field(default_factory=list)
     bounds: list[int] = field(default_factory=list)
 
@@ -129,6 +133,7 @@ def bfhs(start: int, n: int, plan: Plan, bound: int, goal_code: int, goal: int, 
     if h0 > bound:
         return None, None, None
     layer = np.array([start], dtype=np.uint64)
+    vals = plan.group_values(start).reshape(1, -1) if plan.carried else None
     prev = np.empty(0, dtype=np.uint64)
     kept = [layer] if keep_layers else None
     stats.h_sum += h0
@@ -146,14 +151,23 @@ def bfhs(start: int, n: int, plan: Plan, bound: int, goal_code: int, goal: int, 
         del out
         limit = bound - depth - 1
         hs = np.empty(fresh.shape[0], dtype=np.int64)
-        K.evaluate(fresh, limit, *args, hs)
+        fresh_vals = None
+        if vals is None:
+            K.evaluate(fresh, limit, *args, hs)
+        else:
+            fresh_vals = np.empty((fresh.shape[0], vals.shape[1]), dtype=np.uint8)
+            if K.evaluate_carried(fresh, layer, vals, *args, hs, fresh_vals):  # pragma: no cover - by construction
+                raise PdbtoolError("internal error: a child has no parent in the layer")
         keep = hs <= limit
         nxt = fresh[keep]
         hk = hs[keep]
         stats.h_sum += int(hk.sum())
         stats.expanded_below_bound += int(np.count_nonzero(hk < limit))
         live = prev.nbytes + layer.nbytes + fresh.nbytes + hs.nbytes + nxt.nbytes + \
-            (sum(x.nbytes for x in kept) if kept else 0)
+            (sum(x.nbytes for x in kept) if kept else 0) + \
+            (vals.nbytes + 2 * fresh_vals.nbytes if fresh_vals is not None and vals is not None else 0)
+        if fresh_vals is not None:
+            vals = fresh_vals[keep]
         stats.peak_bytes = max(stats.peak_bytes, live + layer.shape[0] * K.MAX_MOVES * 8)
         stats.peak_layer_states = max(stats.peak_layer_states, int(nxt.shape[0]))
         del fresh, hs, hk
@@ -201,14 +215,15 @@ def _moves_of(states: list[int], n: int) -> list[tuple[int, int, int]]:
 
 def solve(inst: Instance, heuristic: str = "static:auto", middle: bool | None = None, bound: int | None = None,
           keep_path: bool = True, table_for=None,
-          progress: Callable[[int, int, SearchStats], None] | None = None) -> Solution:
+          progress: Callable[[int, int, SearchStats], None] | None = None, encoding: str = "byte") -> Solution:
     """An optimal solution of ``inst`` with ``heuristic`` (see :mod:`.heuristics`).
 
     ``middle`` searches the standard problem only to the middle state (default: whenever it applies and
     the heuristic's groups hold n - 1 disks; groups of n disks search to the goal).
     ``bound`` overrides the upper bound (default: the Frame-Stewart length for the standard problem, else
     none: the bound grows from h(start)).  ``keep_path`` keeps every layer to rebuild the moves (eight
-    bytes a state expanded); without it only three layers are held and only the length is known."""
+    bytes a state expanded); without it only three layers are held and only the length is known.
+    ``encoding``: how the tables are stored (default ``table_for``: the cache's tables in that encoding)."""
     t0, c0 = time.perf_counter(), time.process_time()
     n = inst.disks
     if middle is None or n == 1:  # one disk: nothing to search to the middle
@@ -227,14 +242,15 @@ def solve(inst: Instance, heuristic: str = "static:auto", middle: bool | None = 
     n_search = n - 1 if middle else n
     spec = auto_spec(n_search) if heuristic == "static:auto" else heuristic
     if middle:
-        plan = compile_plan(spec, n_search, "middle", table_for=table_for)
+        plan = compile_plan(spec, n_search, "middle", table_for=table_for, encoding=encoding)
         start_s = start & ((1 << (2 * n_search)) - 1)
         goal_code, goal = K.GOAL_MIDDLE, 0
     elif inst.goal_peg is not None:
-        plan = compile_plan(spec, n, "peg3", table_for=table_for)
+        plan = compile_plan(spec, n, "peg3", table_for=table_for, encoding=encoding)
         start_s, goal_code, goal = start, K.GOAL_STATE, pack((3,) * n)
     else:
-        plan = compile_plan(spec, n, "state", goal_pegs=inst.goal_pegs, table_for=table_for)
+        plan = compile_plan(spec, n, "state", goal_pegs=inst.goal_pegs, table_for=table_for,
+                            encoding=encoding)
         start_s, goal_code, goal = start, K.GOAL_STATE, inst.goal
     h_start = int(K.heuristic(np.uint64(start_s), 1 << 30, *plan.args()))
     if bound is None and inst.is_standard:

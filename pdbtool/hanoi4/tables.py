@@ -9,9 +9,10 @@ state with one bit extraction, indexes the table directly.  Goals:
 * ``state:DIGITS``: one placement (an instance file's goal state), pegs of the smallest disk first.
 
 The first two are symmetric under swapping pegs 1 and 2 and are stored as ``half`` tables (one entry for
-each mirror pair, see :mod:`.kernels`); a placement goal is stored in full.  The header's ``kind`` is
-``hanoi4`` (with ``disks``, ``target``, ``layout``), so that the tile commands and this domain's tell
-their tables apart.
+each mirror pair, see :mod:`.kernels`); a placement goal is stored in full.  A table is stored in one of
+the encodings of :mod:`.encodings` (byte, nibble, mod3).  The header's ``kind`` is ``hanoi4`` (with
+``disks``, ``target``, ``layout``, ``encoding``), so that the tile commands and this domain's tell their
+tables apart.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..errors import PdbtoolError
 from ..tables import fileformat
 from ..tables.cache import TableCache, available_memory
 from ..tables.table import byte_counts
+from . import encodings as E
 from . import kernels as K
 
 MAX_TABLE_DISKS = 15
@@ -92,11 +94,9 @@ def build_values(k: int, goal: str, threads: int | None = None,
 
     check_goal(k, goal)
     layout = layout_of(goal)
-    workers = threads or numba.get_num_threads()
-    previous = numba.get_num_threads()
-    numba.set_num_threads(min(workers, numba.config.NUMBA_NUM_THREADS))
+    workers = min(threads or numba.get_num_threads(), numba.config.NUMBA_NUM_THREADS)
     t0, c0 = time.perf_counter(), time.process_time()
-    try:
+    with E.numba_threads(workers):
         table = np.empty(entries_of(k, layout), dtype=np.uint8)
         K.fill_parallel(table, np.uint8(K.UNSEEN))
         bits = np.zeros(max(1, (4 ** k * 2 + 63) // 64), dtype=np.uint64)
@@ -115,20 +115,31 @@ def build_values(k: int, goal: str, threads: int | None = None,
                 progress(depth, count)
             depth += 1
         del bits
-    finally:
-        numba.set_num_threads(previous)
     return BuildResult(table, time.perf_counter() - t0, layers, time.process_time() - c0)
 
 
 @dataclass
 class DiskTable:
-    """The distances of every placement of ``disks`` disks to ``goal`` (``values[index]``)."""
+    """The distances of every placement of ``disks`` disks to ``goal``, stored in ``encoding``
+    (``values``: the payload; for byte, ``values[index]`` is the distance)."""
 
     disks: int
     goal: str
     values: np.ndarray
     path: Path | None = None
     header: dict[str, Any] = field(default_factory=dict)
+    encoding: str = "byte"
+
+    @classmethod
+    def from_values(cls, k: int, goal: str, values: np.ndarray, encoding: str = "byte",
+                    threads: int | None = None) -> DiskTable:
+        """The table of a byte array of distances, encoded; the header notes the distances' histogram over
+        all placements (which a mod3 table cannot give without decoding)."""
+        lay = 1 if layout_of(goal) == "half" else 0
+        payload = E.encode(values, k, lay, encoding, threads)
+        hist = _placements(values, k, layout_of(goal))
+        return cls(k, goal, payload, None, {"max_value": max(hist) if hist else 0,
+                                            "placements": [[v, c] for v, c in sorted(hist.items())]}, encoding)
 
     @property
     def layout(self) -> str:
@@ -140,11 +151,17 @@ class DiskTable:
 
     def identity(self) -> dict[str, Any]:
         # "target", not "goal": the shared reader checks a "goal" as a tile board's list of cells
-        return {"kind": KIND, "disks": self.disks, "target": self.goal, "layout": self.layout, "encoding": "byte",
-                "entries": self.entries}
+        return {"kind": KIND, "disks": self.disks, "target": self.goal, "layout": self.layout,
+                "encoding": self.encoding, "entries": self.entries}
 
     def describe(self) -> str:
-        return f"hanoi4 {self.disks} disks to {self.goal} ({self.layout}, byte)"
+        return f"hanoi4 {self.disks} disks to {self.goal} ({self.layout}, {self.encoding})"
+
+    def row(self) -> list[int]:
+        """The table's row of a plan's table array (see ``kernels.T_*``)."""
+        code, state = goal_kind(self.goal)
+        return [self.values.ctypes.data, self.disks, 1 if self.layout == "half" else 0, E.CODES[self.encoding],
+                code, state]
 
     def index(self, pegs) -> int:
         """The table index of a placement (the smallest disk first)."""
@@ -152,20 +169,24 @@ class DiskTable:
         return int(K.half_index(np.uint64(s), self.disks)) if self.layout == "half" else s
 
     def lookup(self, pegs) -> int:
-        return int(self.values[self.index(pegs)])
+        """The distance of a placement (the smallest disk first), whatever the encoding."""
+        s = sum(int(p) << (2 * d) for d, p in enumerate(pegs))
+        return int(K.table_value(np.array([self.row()], dtype=np.int64), 0, np.uint64(s)))
+
+    def byte_values(self, threads: int | None = None) -> np.ndarray:
+        """The distances as a byte array (decoded unless the table is a byte table)."""
+        lay = 1 if self.layout == "half" else 0
+        return E.decode(self.values, self.disks, lay, self.encoding, seeds_of(self.disks, self.goal), threads)
 
     def histogram(self) -> dict[int, int]:
-        counts = byte_counts(self.values)
+        counts = byte_counts(self.byte_values())
         return {int(v): int(c) for v, c in enumerate(counts) if c and v != K.UNSEEN}
 
     def state_histogram(self) -> dict[int, int]:
-        """How many of the 4**k placements are at each distance (a half table's entries weigh two, except
-        the placements with no disk on peg 1 or 2, which are their own mirror)."""
-        values = np.asarray(self.values)
-        counts = byte_counts(values)
-        if self.layout == "half":
-            counts = 2 * counts - byte_counts(values[: 2 ** self.disks])
-        return {int(v): int(c) for v, c in enumerate(counts) if c and v != K.UNSEEN}
+        """How many of the 4**k placements are at each distance (for a mod3 table, as its header notes)."""
+        if self.encoding == "mod3" and "placements" in self.header:
+            return {int(v): int(c) for v, c in self.header["placements"]}
+        return _placements(self.byte_values(), self.disks, self.layout)
 
     def mean(self) -> float:
         """The mean distance over all 4**k placements."""
@@ -173,8 +194,11 @@ class DiskTable:
         return sum(v * c for v, c in hist.items()) / 4 ** self.disks
 
     def save(self, path: str | os.PathLike, extra: dict | None = None) -> int:
-        hist = self.histogram()
-        header = fileformat.make_header(**self.identity(), max_value=max(hist) if hist else 0, **(extra or {}))
+        fields = {key: self.header[key] for key in ("max_value", "placements") if key in self.header}
+        if "max_value" not in fields:
+            hist = self.histogram()
+            fields["max_value"] = max(hist) if hist else 0
+        header = fileformat.make_header(**self.identity(), **fields, **(extra or {}))
         return fileformat.save(path, header, np.asarray(self.values, dtype=np.uint8))
 
     @classmethod
@@ -183,23 +207,34 @@ class DiskTable:
         h = f.header
         if h.get("kind") != KIND:
             raise fileformat.TableFileError(f"{path}: not a hanoi4 table")
-        k, goal = h.get("disks"), h.get("target")
+        k, goal, encoding = h.get("disks"), h.get("target"), h.get("encoding")
         if not isinstance(k, int) or not isinstance(goal, str):
             raise fileformat.TableFileError(f"{path}: damaged header (disks or target)")
         try:
             check_goal(k, goal)
         except PdbtoolError as exc:
             raise fileformat.TableFileError(f"{path}: damaged header ({exc})") from None
-        if h.get("layout") != layout_of(goal) or h.get("encoding") != "byte":
+        if h.get("layout") != layout_of(goal) or encoding not in E.HANOI_ENCODINGS:
             raise fileformat.TableFileError(f"{path}: damaged header (layout or encoding)")
+        size = E.payload_size(encoding, k, 1 if layout_of(goal) == "half" else 0)
         if h["entries"] != entries_of(k, layout_of(goal)) or f.payload.dtype != np.uint8 \
-                or f.payload.shape[0] != h["entries"]:
+                or f.payload.shape[0] != size:
             raise fileformat.TableFileError(f"{path}: damaged header (the payload is not {k} disks' table)")
-        return cls(k, goal, f.payload, Path(path), h)
+        return cls(k, goal, f.payload, Path(path), h, encoding)
 
 
-def table_name(k: int, goal: str) -> str:
-    return f"hanoi4-d{k}-{goal.replace(':', '-')}-{layout_of(goal)}-byte.pdb"
+def _placements(values: np.ndarray, k: int, layout: str) -> dict[int, int]:
+    """How many of the 4**k placements are at each distance, from a byte table (a half table's entries
+    weigh two, except the placements with no disk on peg 1 or 2, which are their own mirror)."""
+    values = np.asarray(values)
+    counts = byte_counts(values)
+    if layout == "half":
+        counts = 2 * counts - byte_counts(values[: 2 ** k])
+    return {int(v): int(c) for v, c in enumerate(counts) if c and v != K.UNSEEN}
+
+
+def table_name(k: int, goal: str, encoding: str = "byte") -> str:
+    return f"hanoi4-d{k}-{goal.replace(':', '-')}-{layout_of(goal)}-{encoding}.pdb"
 
 
 def is_hanoi_table(path: str | os.PathLike) -> bool:
@@ -213,42 +248,81 @@ def is_hanoi_table(path: str | os.PathLike) -> bool:
 
 def get_table(k: int, goal: str = "peg3", cache: TableCache | None = None, threads: int | None = None,
               force: bool = False, progress: Callable[[int, int], None] | None = None,
-              on_build: Callable[[BuildResult], None] | None = None) -> DiskTable:
-    """The table of k disks to ``goal`` from the cache, built and stored there first if absent or damaged."""
+              on_build: Callable[[BuildResult], None] | None = None, encoding: str = "byte") -> DiskTable:
+    """The table of k disks to ``goal`` in ``encoding`` from the cache, stored there first if absent or
+    damaged: encoded from the cached byte table when there is one, else built (the byte table is then not
+    kept)."""
     check_goal(k, goal)
+    E.check_encoding(encoding)
     cache = cache or TableCache()
-    path = cache.dir / table_name(k, goal)
+    path = cache.dir / table_name(k, goal, encoding)
 
     def load(p: Path) -> DiskTable:
         table = DiskTable.load(p)
-        if table.disks != k or table.goal != goal:
-            raise fileformat.TableFileError(f"{p}: holds {table.describe()}, not {k} disks to {goal}")
+        if table.disks != k or table.goal != goal or table.encoding != encoding:
+            raise fileformat.TableFileError(f"{p}: holds {table.describe()}, not {k} disks to {goal} ({encoding})")
         return table
 
     def write(tmp: Path) -> None:
+        byte_path = cache.dir / table_name(k, goal)
+        if encoding != "byte" and not force and byte_path.exists():
+            try:
+                source = DiskTable.load(byte_path)
+            except PdbtoolError:
+                source = None
+            if source is not None and (source.disks, source.goal, source.encoding) == (k, goal, "byte"):
+                DiskTable.from_values(k, goal, source.values, encoding, threads).save(
+                    tmp, {"converted_from": byte_path.name})
+                return
         need = estimate_peak_bytes(k, goal)
         have = available_memory()
         if have is not None and need > have:
             raise PdbtoolError(f"building the hanoi4 table of {k} disks needs about {need / 2**30:.2f} GiB, "
                                f"only {have / 2**30:.2f} GiB is available")
         result = build_values(k, goal, threads, progress)
-        DiskTable(k, goal, result.values).save(tmp, {"build_seconds": round(result.seconds, 3),
-                                                      "build_cpu_seconds": round(result.cpu_seconds, 3),
-                                                      "layers": result.layers})
+        DiskTable.from_values(k, goal, result.values, encoding, threads).save(
+            tmp, {"build_seconds": round(result.seconds, 3), "build_cpu_seconds": round(result.cpu_seconds, 3),
+                  "layers": result.layers})
         if on_build:
             on_build(result)
 
     return cache.get_or_build(path, load, write, force=force)
 
 
+def convert_file(path: str | os.PathLike, encoding: str, output: str | os.PathLike | None = None,
+                 cache: TableCache | None = None, threads: int | None = None) -> tuple[DiskTable, dict]:
+    """Re-encode a hanoi4 table file (any encoding to any other, no breadth-first search): written to
+    ``output``, or into the cache under its name.  Returns the new table and what the conversion did."""
+    E.check_encoding(encoding)
+    source = DiskTable.load(path)
+    t0 = time.perf_counter()
+    values = source.byte_values(threads)
+    fresh = DiskTable.from_values(source.disks, source.goal, values, encoding, threads)
+    del values
+    if output is None:
+        cache = cache or TableCache()
+        target = cache.dir / table_name(source.disks, source.goal, encoding)
+        table = cache.get_or_build(target, DiskTable.load,
+                                   lambda tmp: fresh.save(tmp, {"converted_from": Path(path).name}), force=True)
+    else:
+        fresh.save(output, {"converted_from": Path(path).name})
+        table = DiskTable.load(output)
+    info = {"file": str(table.path), "from": source.encoding, "encoding": encoding, "disks": source.disks,
+            "goal": source.goal, "payload_bytes": int(table.values.nbytes),
+            "bits_per_placement": round(8 * table.values.nbytes / 4 ** source.disks, 4),
+            "seconds": round(time.perf_counter() - t0, 3)}
+    return table, info
+
+
 # --- checks ----------------------------------------------------------------------------------------------
 
 def check_values(table: DiskTable, samples: int = 10_000, full: bool = False, seed: int | None = None) -> dict:
     """Structural checks of a table's values: entries in range, the goal at 0 and nowhere else, and the
-    BFS property at sampled (or all) entries (some neighbour one less, none more than one apart)."""
-    values = np.asarray(table.values)
+    BFS property at sampled (or all) entries (some neighbour one less, none more than one apart), read
+    through the table's encoding (a mod3 table's values by EXACT)."""
     layout = 1 if table.layout == "half" else 0
     code, state = goal_kind(table.goal)
+    tabs = np.array([table.row()], dtype=np.int64)
     if full:  # in slices: an index array of every entry would take eight bytes an entry
         step = 1 << 22
         chunks = (np.arange(a, min(a + step, table.entries), dtype=np.int64) for a in range(0, table.entries, step))
@@ -258,13 +332,13 @@ def check_values(table: DiskTable, samples: int = 10_000, full: bool = False, se
     checked = bad = 0
     first_bad = None
     for idx in chunks:
-        b, first = K.check_consistency(values, table.disks, layout, code, np.uint64(state), idx)
+        b, first = K.check_consistency(tabs, layout, code, np.uint64(state), idx)
         checked += int(idx.shape[0])
         bad += int(b)
         firsts = first[first >= 0]
         if first_bad is None and firsts.size:
             first_bad = int(firsts[0])
-    return {"checked": checked, "bad": bad, "first_bad": first_bad, "unreached": int(byte_counts(values)[K.UNSEEN])}
+    return {"checked": checked, "bad": bad, "first_bad": first_bad}
 
 
 @dataclass
@@ -293,8 +367,10 @@ class HanoiReport:
 
 def verify_file(path: str | os.PathLike, samples: int = 10_000, full: bool = False, rebuild: bool = False,
                 threads: int | None = None, seed: int | None = None) -> HanoiReport:
-    """Format, checksum and identity (loading), then the values: range, goal, BFS consistency, and with
-    ``rebuild`` a byte-for-byte comparison with a fresh build."""
+    """Format, checksum and identity (loading); the payload's structure and, decoded, its values' range
+    (a mod3 table is decoded with ``full`` or ``rebuild`` only: a breadth-first search that checks every
+    residue); the goal and BFS consistency at sampled or all entries; with ``rebuild`` a comparison with a
+    fresh build."""
     path = Path(path)
     checks: list[tuple[str, str]] = []
     try:
@@ -302,23 +378,38 @@ def verify_file(path: str | os.PathLike, samples: int = 10_000, full: bool = Fal
     except PdbtoolError as exc:
         return HanoiReport(path, False, checks, str(exc).removeprefix(f"{path}: "))
     checks.append(("format+checksum+identity", "ok"))
-    values = np.asarray(table.values)
-    top = int(values.max()) if values.size else 0
-    if top != int(table.header.get("max_value", -1)) or top == K.UNSEEN:
-        return HanoiReport(path, False, checks, f"values: max {top} is not the header's "
-                                                f"{table.header.get('max_value')} (or a placement is unreached)",
-                           table.describe())
-    result = check_values(table, samples, full, seed)
-    if result["bad"]:
-        return HanoiReport(path, False, checks, f"consistency: {result['bad']} of {result['checked']} entries "
-                                                f"fail (first at index {result['first_bad']})", table.describe())
-    checks.append(("consistency", f"{result['checked']:,} entries"))
-    if rebuild:
+
+    def fail(why: str) -> HanoiReport:
+        return HanoiReport(path, False, checks, why, table.describe())
+
+    values = None
+    if table.encoding != "mod3" or full or rebuild:
+        try:
+            values = table.byte_values(threads)
+        except PdbtoolError as exc:
+            return fail(f"decode: {exc}")
+        if table.encoding != "byte":
+            checks.append(("decode", "ok"))
+        top = int(values.max()) if values.size else 0
+        if top != int(table.header.get("max_value", -1)) or top == K.UNSEEN:
+            return fail(f"values: max {top} is not the header's {table.header.get('max_value')} "
+                        f"(or a placement is unreached)")
+        noted = table.header.get("placements")
+        if noted is not None and _placements(values, table.disks, table.layout) != {v: c for v, c in noted}:
+            return fail("values: the distances' histogram is not the header's")
+    if table.encoding == "mod3" and values is not None:
+        checks.append(("consistency", f"{table.entries:,} entries (the decoding's breadth-first search)"))
+    else:
+        result = check_values(table, samples, full, seed)
+        if result["bad"]:
+            return fail(f"consistency: {result['bad']} of {result['checked']} entries fail (first at index "
+                        f"{result['first_bad']})")
+        checks.append(("consistency", f"{result['checked']:,} entries"))
+    if rebuild and values is not None:  # decoded above whenever rebuild is asked
         fresh = build_values(table.disks, table.goal, threads)
         if not np.array_equal(fresh.values, values):
             diff = int(np.count_nonzero(fresh.values != values))
-            return HanoiReport(path, False, checks, f"rebuild: {diff} entries differ from a fresh build",
-                               table.describe())
+            return fail(f"rebuild: {diff} entries differ from a fresh build")
         checks.append(("rebuild", "identical"))
     return HanoiReport(path, True, checks, None, table.describe())
 
@@ -331,10 +422,13 @@ def describe_file(path: str | os.PathLike) -> dict:
     hist = table.state_histogram()
     h = table.header
     return {"file": str(path), "kind": KIND, "table": table.describe(), "disks": table.disks, "goal": table.goal,
-            "layout": table.layout, "encoding": "byte", "entries": table.entries, "placements": 4 ** table.disks,
+            "layout": table.layout, "encoding": table.encoding, "entries": table.entries,
+            "placements": 4 ** table.disks, "payload_bytes": int(table.values.nbytes),
+            "bits_per_placement": round(8 * table.values.nbytes / 4 ** table.disks, 4),
             "file_bytes": table.header.get("_file_bytes"), "checksum_ok": checksum, "max": h.get("max_value"),
-            "mean_over_placements": table.mean(), "histogram": hist,
-            "build_seconds": h.get("build_seconds"), "pdbtool_version": h.get("pdbtool_version")}
+            "mean_over_placements": sum(v * c for v, c in hist.items()) / 4 ** table.disks, "histogram": hist,
+            "build_seconds": h.get("build_seconds"), "converted_from": h.get("converted_from"),
+            "pdbtool_version": h.get("pdbtool_version")}
 
 
 def format_description(info: dict) -> str:
@@ -342,9 +436,13 @@ def format_description(info: dict) -> str:
     lines = [f"{info['file']}: {info['table']}",
              f"  entries {info['entries']:,} ({info['placements']:,} placements, mirror pairs stored once)"
              if info["layout"] == "half" else f"  entries {info['entries']:,}",
-             f"  file {info['file_bytes']:,} bytes, checksum {'ok' if info['checksum_ok'] else 'MISMATCH'}",
+             f"  payload {info['payload_bytes']:,} bytes ({info['bits_per_placement']:g} bits a placement), "
+             f"file {info['file_bytes']:,} bytes, checksum {'ok' if info['checksum_ok'] else 'MISMATCH'}",
              f"  max {info['max']}, mean over all placements {info['mean_over_placements']:.4f}"]
     if info.get("build_seconds") is not None:
         lines.append(f"  built in {info['build_seconds']} s")
-    lines.append("  placements by distance: " + ", ".join(f"{v}:{c}" for v, c in sorted(hist.items())))
+    if info.get("converted_from"):
+        lines.append(f"  converted from {info['converted_from']}")
+    lines.append("  placements by distance: " + ", ".join(f"{v}:{c}" for v, c in sorted(hist.items()))
+                 + (" (as the header notes)" if info["encoding"] == "mod3" else ""))
     return "\n".join(lines)
