@@ -819,6 +819,24 @@ def ray_section(plots: Plots, batch, *repeats) -> str:
     return "".join(out)
 
 
+@section("The Towers of Hanoi: compact tables", ["hanoi_encodings"], "python bench/bench_hanoi.py --encodings")
+def hanoi_encodings_section(plots: Plots, data) -> str:
+    out = ["The same searches with each table encoding (`bench/bench_hanoi.py --encodings`; [hanoi.md](hanoi.md)): "
+           "the node counts are the byte table's, the tables smaller:\n\n"]
+    rows = []
+    for name, row in (data.get("rows") or {}).items():
+        for r in row.get("runs", []):
+            rows.append([name, r.get("encoding"), r.get("length"), fmt(r.get("generated")),
+                         fmt(r.get("largest_table_bits_per_entry"), 2),
+                         fmt((r.get("largest_table_bytes") or 0) / 2**20, 1),
+                         fmt((r.get("max_rss_bytes") or 0) / 2**20, 0), fmt(r.get("cpu_seconds"), 2),
+                         ", ".join(f"{x:.1f}" for x in (r.get("load_before") or [])[:1])])
+    out.append(table(["row", "encoding", "length", "nodes generated", "bits per entry", "largest table MiB",
+                       "peak MiB", "CPU s", "load"], rows))
+    out.append("\n" + provenance(data) + "\n")
+    return "".join(out)
+
+
 @section("The four-peg Towers of Hanoi beside Felner's talk", ["hanoi"], "python bench/run.py --only hanoi")
 def hanoi_section(plots: Plots, data) -> str:
     import importlib.util
@@ -837,7 +855,7 @@ def hanoi_section(plots: Plots, data) -> str:
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
             frontier_target_section, frontier_section, dynamic_cost_section, dynamic_definitions_section,
             pruning_section, predict_section, kernels_section, startup_section, load_checks_section,
-            checkpoint_section, hanoi_section, ray_section, scaling_section]
+            checkpoint_section, hanoi_section, hanoi_encodings_section, ray_section, scaling_section]
 
 
 def render(results: Path, out: Path, draw: bool = True) -> str:
