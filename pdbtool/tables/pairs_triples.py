@@ -55,7 +55,7 @@ from numba import njit
 from . import fileformat
 from .._native.intrinsics import trailing_zeros
 from ..errors import PdbtoolError
-from ..puzzle.board import Board
+from ..puzzle.board import MAX_CELLS, Board
 from .dynamic_sets import DYNAMIC_SETS
 from .ranking import TilePattern, column_masks, flood_region, manhattan_of_ranks, rank_cells, unrank_cells
 
@@ -66,6 +66,12 @@ PAIR_BY_REGION = 255
 
 class DynamicError(PdbtoolError):
     pass
+
+
+@njit(cache=True, inline="always")
+def all_cells(n):
+    """The mask of cells 0..n-1 as a uint64, for n from 1 to 64 (a shift by 64 bits is undefined)."""
+    return numba.uint64(0xFFFFFFFFFFFFFFFF) >> numba.uint64(64 - n)
 
 
 TRIPLE_RULES = ("cover", "sum")
@@ -198,7 +204,7 @@ def _region_rows(dist, n, k, entries, md_rows, not_first, not_last, width, out):
     of different distances (all of them, so that a look-up needs no other value); returns their count."""
     cells = np.empty(k, dtype=np.int64)
     masks = np.empty(n, dtype=np.int64)
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = all_cells(n)
     rows = 0
     for r in range(entries):
         used = unrank_cells(r, n, k, cells)
@@ -425,7 +431,7 @@ def _region_row_errors(rows, groups, goal_ranks, n, k, per, not_first, not_last,
     rows sorted by (group, rank), each mask one whole region of the placement's free cells, each excess
     even, non-negative and at most ``max_excess``, and 0 for the goal blank's region at a group's goal."""
     cells = np.empty(k, dtype=np.int64)
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = all_cells(n)
     for i in range(rows.shape[0]):
         g = rows[i, 0]
         r = rows[i, 1]
@@ -468,7 +474,7 @@ def board_of(path: Path, header: dict) -> tuple[Board, int]:
     except (ValueError, TypeError, PdbtoolError) as exc:
         raise fileformat.TableFileError(f"{path}: damaged header ({fileformat.clip(str(exc))})") from None
     k = header.get("group_size")
-    if k not in (2, 3) or isinstance(k, bool) or board.n > 32 or board.n - 1 < k:
+    if k not in (2, 3) or isinstance(k, bool) or board.n > MAX_CELLS or board.n - 1 < k:
         raise fileformat.TableFileError(f"{path}: damaged header (group size {fileformat.clip(k)} on "
                                         f"{board.dims})")
     return board, k
@@ -641,7 +647,7 @@ def _triple_rows(excess, groups, n, units, pstart, pent, regions, sum_rule, by_r
     tiles = np.empty(3, dtype=np.int64)
     masks = np.empty(n, dtype=np.int64)
     worth = np.empty(n, dtype=np.int64)
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = all_cells(n)
     m = 0
     p = 0
     for g in range(groups.shape[0]):
@@ -793,8 +799,6 @@ def load_dynamic(board: Board, name: str = "pairs+triples", cache=None, cache_di
                  notify: Callable[[str], None] | None = None) -> DynamicTables:
     """The look-ups of a dynamic set (one of :data:`DYNAMIC_SETS`), building its tables if needed."""
     definition = parse_set(name)
-    if board.n > 32:
-        raise DynamicError(f"dynamic tables support at most 32 cells, not {board.n}")
     if cache is None:
         from .cache import TableCache
 

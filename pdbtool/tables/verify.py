@@ -93,7 +93,7 @@ def check_placement(table, r, n, k, nb, md_rows, minimized, goal_rank, not_first
             return ZERO_OFF_GOAL, -1
     if not neighbours:  # a lossy table: its values only bound the distances from below
         return OK, -1
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = numba.uint64(0xFFFFFFFFFFFFFFFF) >> numba.uint64(64 - n)  # n may be 64: a shift by 64 is undefined
     free = full & ~occupied
     one_region = (not minimized) or _one_region(free, not_first_col, not_last_col, width)
     best = np.int64(1 << 30)
