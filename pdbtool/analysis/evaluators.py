@@ -5,23 +5,27 @@ plain arrays, of a class of its own, for which :func:`state_value` is implemente
 ``numba.extending.overload`` (as the search hooks are in :mod:`pdbtool.heuristics.hooks`).  The sampling
 kernels are compiled once per evaluator class.  The evaluators take their arrays from the heuristic
 objects themselves (Manhattan's table, the line tables of linear conflicts, the pattern tables, slots,
-symmetry maps and reflection of a pattern sum), so that they compute the same function; the tests check
-them against each heuristic's ``value``.  Other heuristics (the dynamic ones, encoded tables) are
-evaluated in Python through their ``value``: correct, and slow.
+symmetry maps and reflection of a pattern sum, the packed look-ups of ``ddb``), so that they compute the same
+function; the tests check them against each heuristic's ``value``.  Other heuristics (``max``, encoded tables)
+are evaluated in Python through their ``value``: correct, and slow.
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
 
+import numba
 import numpy as np
 from numba.extending import overload
 
 from .._native.intrinsics import load_u8
+from ..heuristics.dynamic import DynamicHeuristic
 from ..heuristics.hooks import is_state
 from ..heuristics.linear_conflict import LinearConflict
 from ..heuristics.manhattan import Manhattan
 from ..heuristics.pattern_sum import PatternSum
+from ..heuristics.vertex_cover.graph import graph_from_scratch
+from ..heuristics.vertex_cover.layout import POS, _views
 from ..tables.ranking import rank_cells
 
 ManhattanEval = namedtuple("ManhattanEval", ["md"])
@@ -30,6 +34,9 @@ LinearConflictEval = namedtuple("LinearConflictEval", ["md", "row_of", "col_of",
                                                        "row_lc", "col_lc", "height", "width"])
 # tile_of[i, s]: the tile at slot s of pattern i; rtile: the reflection's tile map; cellmap: as in PatternSum
 PatternSumEval = namedtuple("PatternSumEval", ["tile_of", "kk", "cellmap", "rtile", "addrs", "npat", "reflect"])
+# ddb: Manhattan's table, the packed state look-ups, a conflict graph's work array and a memo per thread
+# (indexed by Numba's thread id: the sampler's threads evaluate states at once)
+DynamicEval = namedtuple("DynamicEval", ["md", "near", "records", "rows", "works", "memos"])
 
 
 def state_value(ev, tiles, where, cells):
@@ -86,6 +93,17 @@ def _state_value(ev, tiles, where, cells):
                     best = total
             return best
         return impl
+    if is_state(ev, DynamicEval):
+        def impl(ev, tiles, where, cells):
+            n = tiles.shape[0]
+            me = numba.get_thread_id()
+            g, hl, cons = _views(ev.works[me], n)
+            h = 0
+            for c in range(n):
+                g[POS, tiles[c]] = c
+                h += ev.md[tiles[c], c]
+            return h + 2 * graph_from_scratch(n, ev.near, ev.records, ev.rows, g, hl, cons, ev.memos[me])
+        return impl
 
 
 def evaluator(heuristic):
@@ -104,6 +122,9 @@ def evaluator(heuristic):
                 tile_of[i, heuristic.slot[t]] = t
         return PatternSumEval(tile_of, heuristic.kk, heuristic.cellmap, heuristic.rtile, heuristic.addrs,
                               heuristic.npat, bool(heuristic.reflect))
+    if kind is DynamicHeuristic and heuristic.static is None:
+        (near, records, rows), works, memos = heuristic.thread_graphs(numba.config.NUMBA_NUM_THREADS)
+        return DynamicEval(heuristic.md, near, records, rows, works, memos)
     return None
 
 
@@ -123,4 +144,5 @@ def value_bound(heuristic) -> int:
     return 255 * n
 
 
-__all__ = ["ManhattanEval", "LinearConflictEval", "PatternSumEval", "state_value", "evaluator", "value_bound"]
+__all__ = ["ManhattanEval", "LinearConflictEval", "PatternSumEval", "DynamicEval", "state_value", "evaluator",
+           "value_bound"]

@@ -165,6 +165,14 @@ class DynamicHeuristic:
                 self._packed_lookups = pack_all(self.tables)
         return self._packed_lookups
 
+    def thread_graphs(self, threads: int) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
+        """``(lookups, works, memos)`` for evaluating states from scratch in ``threads`` threads at once (the
+        compiled sampler): the packed state look-ups, and a graph's work array and a memo per thread."""
+        graph = ConflictGraph(self.tables, self._memo(), self._packed())
+        works = np.zeros((threads,) + graph.work.shape, dtype=np.int64)
+        memos = np.zeros((threads,) + graph.memo.shape, dtype=np.int64)
+        return graph.lookups, works, memos
+
     def ddb_value(self, state: Sequence[int] | np.ndarray) -> int:
         tiles = np.asarray(state, dtype=np.int64)
         return int(self.md[tiles, np.arange(self.board.n)].sum()) + 2 * self.cover(tiles)

@@ -795,10 +795,26 @@ def make_lookups(board: Board, name: str, pairs: np.ndarray, triples: np.ndarray
     return DynamicTables(board, name, units, start, ent)
 
 
+# the largest set of excess tables (bytes, one per placement) a board may have: 6x6's triples take 280 MB and
+# 7x7's 1.9 GB; 8x8's would take 9.9 GB, and their look-ups (n**4 keys, several words each) more
+MAX_SET_BYTES = 1 << 31
+
+
+def check_size(board: Board, name: str) -> None:
+    """Refuse a set whose tables would not fit (:data:`MAX_SET_BYTES`), before anything is built."""
+    for k in parse_set(name).sizes:
+        size = comb(board.n - 1, k) * perm(board.n, k)
+        if size > MAX_SET_BYTES:
+            raise DynamicError(f"the dynamic {set_name(k)} of {board.dims} would take {size / 1e9:.1f} GB "
+                               f"({comb(board.n - 1, k):,} tables of {perm(board.n, k):,} placements); at most "
+                               f"{MAX_SET_BYTES / 1e9:.1f} GB are supported: use a smaller board or --dynamic pairs")
+
+
 def load_dynamic(board: Board, name: str = "pairs+triples", cache=None, cache_dir=None, jobs: int | None = None,
                  notify: Callable[[str], None] | None = None) -> DynamicTables:
     """The look-ups of a dynamic set (one of :data:`DYNAMIC_SETS`), building its tables if needed."""
     definition = parse_set(name)
+    check_size(board, name)
     if cache is None:
         from .cache import TableCache
 
@@ -828,6 +844,7 @@ def build_dynamic(board: Board, name: str, cache, jobs: int | None = None, force
     """Build (or find cached) every file of a dynamic set; ``progress(groups)`` counts groups as they are
     done across the whole set (a group once per file).  Returns a record per file (what ``build --dynamic``
     prints)."""
+    check_size(board, name)
     records = []
     offset = 0
     for k, regions in _files(name):

@@ -106,19 +106,27 @@ def _move_hits(t, base, n, look, g):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _new_edges(t, c, m, n, look, g, hl):
-    """t's new edges when it moves into c from m, read from the narrow move look-ups: ``(new_adj, nh)``,
-    the pair neighbours (their weights in ``g[NROW]``) and the count of hyperedges in ``hl[NHM/NHW]``."""
+def _new_edges(t, c, m, n, look, g, hl, wide):
+    """t's new edges when it moves into c from m: ``(new_adj, nh)``, the pair neighbours (their weights in
+    ``g[NROW]``) and the count of hyperedges in ``hl[NHM/NHW]``.  ``wide``: the layout of the move look-ups
+    (:mod:`.lookups`), a constant of each caller, so that each compiles the reads of its layout alone."""
     bt = np.int64(1) << t
     nh = 0
     base = ((t * n + c) * 4 + m) * n  # t into c from m: its row of the key filter
+    # an entry: the cells of v where the triple (t, u, v) adds its units, then v and the units: in the
+    # entry's high half (narrow), or in the next word (wide)
+    stride = 2 if wide else 1
+    info_shift = 0 if wide else 32
     hits = _move_hits(t, base, n, look, g)
     # the hits' records first, held in g[NROW], in a loop of independent loads whose cache misses overlap
     rem = hits
     while rem:
         u = trailing_zeros(rem)
         rem &= rem - 1
-        rec = _key_record(look, look, base + u, g[POS, u])
+        if wide:
+            rec = _wide_key_record(look, look, base + u, g[POS, u], 4 * n * n * n)
+        else:
+            rec = _key_record(look, look, base + u, g[POS, u])
         g[NROW, u] = rec
         prefetch(look, rec & 0xFFFFFFFF)
     new_adj = np.int64(0)
@@ -130,57 +138,19 @@ def _new_edges(t, c, m, n, look, g, hl):
         g[NROW, u] = w
         if w:
             new_adj |= np.int64(1) << u
-        # an entry: the cells of v (low 32 bits) where the triple (t, u, v) adds its units.  In blocks (see
-        # ENTRY_BLOCK): the loop over a key's entries ended on a mispredicted branch at most keys
+        # in blocks (see ENTRY_BLOCK): the loop over a key's entries ended on a mispredicted branch at most keys
         j = rec & 0xFFFFFFFF
-        end = j + ((rec >> 32) & 0xFFFF)
+        end = j + stride * ((rec >> 32) & 0xFFFF)
         while j < end:
             for q in range(ENTRY_BLOCK):
-                e = look[np.uint64(j + q)]
-                v = (e >> 32) & 63
+                at = j + stride * q
+                e = look[np.uint64(at)]
+                info = look[np.uint64(at + stride - 1)] >> info_shift
+                v = info & 63
                 hl[NHM, np.uint64(nh)] = bt | (np.int64(1) << u) | (np.int64(1) << v)
-                hl[NHW, np.uint64(nh)] = e >> 38
-                nh += ((e >> g[POS, v]) & 1) & (j + q < end)
-            j += ENTRY_BLOCK
-    return new_adj, nh
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _new_edges_wide(t, c, m, n, look, g, hl):
-    """:func:`_new_edges` from the wide move look-ups (boards of more than 32 cells): the indices of the
-    records follow the filter, and an entry is two words, the cells of v and then (v, units)."""
-    bt = np.int64(1) << t
-    nh = 0
-    index_at = 4 * n * n * n  # the filter's length
-    base = ((t * n + c) * 4 + m) * n
-    hits = _move_hits(t, base, n, look, g)
-    rem = hits
-    while rem:
-        u = trailing_zeros(rem)
-        rem &= rem - 1
-        rec = _wide_key_record(look, look, base + u, g[POS, u], index_at)
-        g[NROW, u] = rec
-        prefetch(look, rec & 0xFFFFFFFF)
-    new_adj = np.int64(0)
-    while hits:
-        u = trailing_zeros(hits)
-        hits &= hits - 1
-        rec = g[NROW, u]
-        w = (rec >> 48) & 255
-        g[NROW, u] = w
-        if w:
-            new_adj |= np.int64(1) << u
-        j = rec & 0xFFFFFFFF
-        end = j + 2 * ((rec >> 32) & 0xFFFF)
-        while j < end:
-            for q in range(0, 2 * ENTRY_BLOCK, 2):
-                e = look[np.uint64(j + q)]
-                vu = look[np.uint64(j + q + 1)]
-                v = vu & 63
-                hl[NHM, np.uint64(nh)] = bt | (np.int64(1) << u) | (np.int64(1) << v)
-                hl[NHW, np.uint64(nh)] = vu >> 6
-                nh += ((e >> g[POS, v]) & 1) & (j + q < end)
-            j += 2 * ENTRY_BLOCK
+                hl[NHW, np.uint64(nh)] = info >> 6
+                nh += ((e >> g[POS, v]) & 1) & (at < end)
+            j += stride * ENTRY_BLOCK
     return new_adj, nh
 
 
@@ -205,7 +175,7 @@ def try_move(t, c, m, need, n, look, work, memo):
     * vertex-disjoint constraints of A | B after the move need their own units each, so the new covers
       there are at least the sum of their weights (before any cover is solved)."""
     g, hl, cons = _views(work, n)
-    new_adj, nh = _new_edges(t, c, m, n, look, g, hl)
+    new_adj, nh = _new_edges(t, c, m, n, look, g, hl, False)
     return _cover_change(t, need, new_adj, nh, g, hl, cons, memo)
 
 
@@ -213,7 +183,7 @@ def try_move(t, c, m, need, n, look, work, memo):
 def try_move_wide(t, c, m, need, n, look, work, memo):
     """:func:`try_move` with the wide move look-ups of a board of more than 32 cells."""
     g, hl, cons = _views(work, n)
-    new_adj, nh = _new_edges_wide(t, c, m, n, look, g, hl)
+    new_adj, nh = _new_edges(t, c, m, n, look, g, hl, True)
     return _cover_change(t, need, new_adj, nh, g, hl, cons, memo)
 
 
