@@ -95,7 +95,8 @@ def node_rates(board, rows, instances: int, node_limit: int, seed: int) -> dict:
             result = solver.solve(tiles, node_limit=node_limit, threads=1)
             cpu += time.process_time() - start
             nodes += result.nodes_generated
-        out[name] = {"nodes": nodes, "cpu_seconds": round(cpu, 3), "nodes_per_cpu_second": round(nodes / cpu)}
+        out[name] = {"nodes": nodes, "cpu_seconds": round(cpu, 6),
+                     "nodes_per_cpu_second": round(nodes / cpu) if cpu > 0 else None}
     return out
 
 
@@ -168,7 +169,7 @@ def main(argv=None) -> int:
         rel = ", ".join(f"{b}: {v:,}" for b, v in row["relative_nodes"].items())
         print(f"{row['heuristic']:>24}: mean h {row['mean']:.2f} (talk {talk['mean_h']}) from {row['states']:,} "
               f"states; relative nodes {rel} (talk {talk['relative_nodes']:,}); "
-              f"{row['node_rate']['nodes_per_cpu_second']:,} nodes/CPU s (talk {talk['nodes_per_second']:,})")
+              f"{row['node_rate']['nodes_per_cpu_second'] or 0:,} nodes/CPU s (talk {talk['nodes_per_second']:,})")
     print(f"Manhattan's exact mean: {out['manhattan_exact_mean']['fraction']}")
     return 0
 

@@ -228,3 +228,74 @@ def test_covers_of_tiles_up_to_63_equal_brute_force(graph):
     vertices, edges = graph
     wide_edges = [(tuple(vertices[v] for v in vs), w) for vs, w in edges]
     assert min_cover(wide_edges, 64) == brute_force_cover(edges, len(vertices))
+
+
+# --- the real tables of wide boards (pairs: their tables build in seconds) ------------------------------------
+
+@pytest.fixture(scope="module")
+def wide_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("wide-ddb")
+
+
+@pytest.mark.parametrize("dims", [(6, 6), (2, 17)])
+def test_pair_tables_of_wide_boards_equal_a_plain_search(wide_cache, dims):
+    """For a sample of pairs (always one with tile n - 1, the last cell's), every placement's excess is the
+    least over the blank's cells of the exact distance of the two tiles and the blank (a plain search of the
+    abstraction) less their Manhattan distances; and the look-ups hold it under both keys."""
+    from oracle import tile_blank_distances
+
+    from pdbtool.tables.cache import TableCache
+    from pdbtool.tables.pairs_triples import get_set, groups_of, load_dynamic
+    from pdbtool.tables.ranking import TilePattern
+
+    board = Board(*dims)
+    n, md = board.n, board.manhattan_table()
+    excess = np.asarray(get_set(TableCache(wide_cache), board, 2, jobs=1))
+    look = load_dynamic(board, "pairs", cache_dir=wide_cache)
+    groups = groups_of(board, 2)
+    rng = random.Random(n)
+    picked = rng.sample(range(len(groups)), 5) + [len(groups) - 1]
+    for gi in picked:
+        tiles = groups[gi]
+        pattern = TilePattern(board, tiles)
+        least: dict = {}
+        for (cells, _), d in tile_blank_distances(board, tiles, (board.goal_tiles.index(0),)).items():
+            least[cells] = min(d, least.get(cells, d))
+        assert len(least) == n * (n - 1)
+        for cells, d in least.items():
+            exact = d - sum(int(md[t, c]) for t, c in zip(tiles, cells))
+            assert int(excess[gi, pattern.rank(cells)]) == exact, (tiles, cells)
+            (a, b), (ca, cb) = tiles, cells
+            assert 2 * int(look.pair_units[((a * n + ca) * n + b) * n + cb]) == exact
+            assert 2 * int(look.pair_units[((b * n + cb) * n + a) * n + ca]) == exact
+
+
+def test_the_search_on_a_wide_board_matches_a_reference_ida(wide_cache):
+    """ddb (pairs) on 2x17 searches with the wide move look-ups: on random walks from the goal, the same
+    length and node counts as a plain Python IDA* with the heuristic's value from scratch."""
+    from oracle import reference_ida
+
+    from pdbtool.heuristics.dynamic import DynamicHeuristic, WideDynamicState
+    from pdbtool.search.solver import Solver, replay
+    from pdbtool.tables.pairs_triples import load_dynamic
+
+    board = Board(2, 17)
+    heuristic = DynamicHeuristic(load_dynamic(board, "pairs", cache_dir=wide_cache))
+    assert isinstance(heuristic.setup(np.array(board.goal_tiles, dtype=np.int64), 8)[1], WideDynamicState)
+    solver = Solver(board, heuristic="ddb", dynamic="pairs", cache_dir=wide_cache)
+    rng = random.Random(17)
+    nb = board.neighbours()
+    conflicts = 0
+    for _ in range(6):
+        tiles = list(board.goal_tiles)
+        blank = tiles.index(0)
+        for _ in range(30):
+            q = rng.choice([int(c) for c in nb[blank] if c >= 0])
+            tiles[blank], tiles[q] = tiles[q], 0
+            blank = q
+        result = solver.solve(tiles)
+        assert replay(board, tuple(tiles), result.solution) == board.goal_tiles
+        length, generated, expanded = reference_ida(board, heuristic.ddb_value, tuple(tiles))
+        assert (result.length, result.nodes_generated, result.nodes_expanded) == (length, generated, expanded)
+        conflicts += heuristic.cover(np.array(tiles)) > 0
+    assert conflicts >= 2  # the walks met pair conflicts
