@@ -21,7 +21,7 @@ from numba.extending import overload
 from .._native.intrinsics import load_u8
 from ..heuristics.dynamic import DynamicHeuristic
 from ..heuristics.hooks import is_state
-from ..heuristics.linear_conflict import LinearConflict
+from ..heuristics.linear_conflict import LinearConflict, LineScanConflict
 from ..heuristics.manhattan import Manhattan
 from ..heuristics.pattern_sum import PatternSum
 from ..heuristics.vertex_cover.graph import graph_from_scratch
@@ -32,6 +32,8 @@ ManhattanEval = namedtuple("ManhattanEval", ["md"])
 # row_of/col_of: the line of each cell; row_contrib/col_contrib/row_lc/col_lc: as in LinearConflict
 LinearConflictEval = namedtuple("LinearConflictEval", ["md", "row_of", "col_of", "row_contrib", "col_contrib",
                                                        "row_lc", "col_lc", "height", "width"])
+# row_val/col_val: as in LineScanConflict (the goal position in the line of a tile in a cell, -1 if another line's)
+LineScanEval = namedtuple("LineScanEval", ["md", "row_val", "col_val", "height", "width"])
 # tile_of[i, s]: the tile at slot s of pattern i; rtile: the reflection's tile map; cellmap: as in PatternSum
 PatternSumEval = namedtuple("PatternSumEval", ["tile_of", "kk", "cellmap", "rtile", "addrs", "npat", "reflect"])
 # ddb: Manhattan's table, the packed state look-ups, a conflict graph's work array and a memo per thread
@@ -69,6 +71,33 @@ def _state_value(ev, tiles, where, cells):
                 h += ev.row_lc[where[r]]
             for c in range(ev.width):
                 h += ev.col_lc[cells[c]]
+            return h
+        return impl
+    if is_state(ev, LineScanEval):
+        def impl(ev, tiles, where, cells):
+            h = 0
+            for c in range(tiles.shape[0]):
+                h += ev.md[tiles[c], c]
+            w = ev.width
+            for line in range(ev.height + w):
+                # a row (its cells r * w + i) or a column (its cells i * w + x); ``cells``: the run's tails
+                row = line < ev.height
+                length = w if row else ev.height
+                count = 0
+                run = 0
+                for i in range(length):
+                    c = line * w + i if row else i * w + (line - ev.height)
+                    v = ev.row_val[tiles[c], c] if row else ev.col_val[tiles[c], c]
+                    if v < 0:
+                        continue
+                    count += 1
+                    j = 0
+                    while j < run and cells[j] < v:
+                        j += 1
+                    cells[j] = v
+                    if j == run:
+                        run += 1
+                h += 2 * (count - run)
             return h
         return impl
     if is_state(ev, PatternSumEval):
@@ -115,6 +144,9 @@ def evaluator(heuristic):
         b = heuristic.board
         return LinearConflictEval(heuristic.md, heuristic.row_of, heuristic.col_of, heuristic.row_contrib,
                                   heuristic.col_contrib, heuristic.row_lc, heuristic.col_lc, b.height, b.width)
+    if kind is LineScanConflict:
+        b = heuristic.board
+        return LineScanEval(heuristic.md, heuristic.row_val, heuristic.col_val, b.height, b.width)
     if kind is PatternSum:
         tile_of = np.zeros((heuristic.npat, heuristic.kmax), dtype=np.int64)
         for i, p in enumerate(heuristic.patterns):
@@ -135,8 +167,8 @@ def value_bound(heuristic) -> int:
     kind = type(heuristic)
     if kind is Manhattan:
         return md_max
-    if kind is LinearConflict:
-        return md_max + 2 * n
+    if kind is LinearConflict or kind is LineScanConflict:
+        return md_max + 4 * n  # at most 2 (n - 1) conflicts among the rows, as many among the columns
     if isinstance(heuristic, PatternSum) and hasattr(heuristic, "tables"):
         return 255 * len(heuristic.tables)
     # the heuristics pdbtool has are admissible: no state is farther than the longest optimal path, which a
@@ -144,5 +176,5 @@ def value_bound(heuristic) -> int:
     return 255 * n
 
 
-__all__ = ["ManhattanEval", "LinearConflictEval", "PatternSumEval", "DynamicEval", "state_value", "evaluator",
-           "value_bound"]
+__all__ = ["ManhattanEval", "LinearConflictEval", "LineScanEval", "PatternSumEval", "DynamicEval", "state_value",
+           "evaluator", "value_bound"]

@@ -57,7 +57,7 @@ from .._native.intrinsics import trailing_zeros
 from ..errors import PdbtoolError
 from ..puzzle.board import MAX_CELLS, Board
 from .dynamic_sets import DYNAMIC_SETS
-from .ranking import TilePattern, column_masks, flood_region, manhattan_of_ranks, rank_cells, unrank_cells
+from .ranking import TilePattern, cells_mask, column_masks, flood_region, manhattan_of_ranks, rank_cells, unrank_cells
 
 ENCODING = "excess"
 # a pair's unit byte when its value depends on the blank's region (rows with v = 0 give it per region)
@@ -66,12 +66,6 @@ PAIR_BY_REGION = 255
 
 class DynamicError(PdbtoolError):
     pass
-
-
-@njit(cache=True, inline="always")
-def all_cells(n):
-    """The mask of cells 0..n-1 as a uint64, for n from 1 to 64 (a shift by 64 bits is undefined)."""
-    return numba.uint64(0xFFFFFFFFFFFFFFFF) >> numba.uint64(64 - n)
 
 
 TRIPLE_RULES = ("cover", "sum")
@@ -204,7 +198,7 @@ def _region_rows(dist, n, k, entries, md_rows, not_first, not_last, width, out):
     of different distances (all of them, so that a look-up needs no other value); returns their count."""
     cells = np.empty(k, dtype=np.int64)
     masks = np.empty(n, dtype=np.int64)
-    full = all_cells(n)
+    full = cells_mask(n)
     rows = 0
     for r in range(entries):
         used = unrank_cells(r, n, k, cells)
@@ -431,7 +425,7 @@ def _region_row_errors(rows, groups, goal_ranks, n, k, per, not_first, not_last,
     rows sorted by (group, rank), each mask one whole region of the placement's free cells, each excess
     even, non-negative and at most ``max_excess``, and 0 for the goal blank's region at a group's goal."""
     cells = np.empty(k, dtype=np.int64)
-    full = all_cells(n)
+    full = cells_mask(n)
     for i in range(rows.shape[0]):
         g = rows[i, 0]
         r = rows[i, 1]
@@ -647,7 +641,7 @@ def _triple_rows(excess, groups, n, units, pstart, pent, regions, sum_rule, by_r
     tiles = np.empty(3, dtype=np.int64)
     masks = np.empty(n, dtype=np.int64)
     worth = np.empty(n, dtype=np.int64)
-    full = all_cells(n)
+    full = cells_mask(n)
     m = 0
     p = 0
     for g in range(groups.shape[0]):

@@ -33,7 +33,7 @@ from numba import njit, prange
 from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 from . import fileformat
 from ..errors import PdbtoolError
-from .ranking import TilePattern, column_masks, flood_region, rank_cells, unrank_cells
+from .ranking import TilePattern, cells_mask, column_masks, flood_region, rank_cells, unrank_cells
 from .table import UNREACHABLE, PatternTable
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
@@ -93,7 +93,7 @@ def check_placement(table, r, n, k, nb, md_rows, minimized, goal_rank, not_first
             return ZERO_OFF_GOAL, -1
     if not neighbours:  # a lossy table: its values only bound the distances from below
         return OK, -1
-    full = numba.uint64(0xFFFFFFFFFFFFFFFF) >> numba.uint64(64 - n)  # n may be 64: a shift by 64 is undefined
+    full = cells_mask(n)
     free = full & ~occupied
     one_region = (not minimized) or _one_region(free, not_first_col, not_last_col, width)
     best = np.int64(1 << 30)
