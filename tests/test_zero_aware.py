@@ -10,7 +10,6 @@ import random
 import subprocess
 import sys
 import textwrap
-from collections import deque
 from itertools import combinations
 from pathlib import Path
 
@@ -19,7 +18,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from oracle import true_distances  # noqa: E402
+from conftest import korf100  # noqa: E402
+from oracle import tile_blank_distances, true_distances  # noqa: E402
 
 from pdbtool.puzzle.board import Board  # noqa: E402
 from pdbtool.search.solver import Solver, SolverError  # noqa: E402
@@ -31,12 +31,7 @@ from pdbtool.tables.ranking import TilePattern  # noqa: E402
 from pdbtool.tables.zero_aware import check_values, layout, layout_of  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-KORF = {}
-for line in (REPO / "examples" / "korf100.txt").read_text().splitlines():
-    body, _, comment = line.partition("#")
-    nums = body.split()
-    if len(nums) == 17:
-        KORF[int(nums[0])] = ([int(x) for x in nums[1:]], int(comment.split()[-1]))
+KORF = korf100()  # id -> (tiles, optimal length)
 
 
 @pytest.fixture(scope="module")
@@ -47,29 +42,6 @@ def cache(tmp_path_factory):
 @pytest.fixture(scope="module")
 def truth_3x3():
     return true_distances(3, 3)
-
-
-def region_distances(board: Board, tiles: tuple[int, ...]) -> dict[tuple[tuple[int, ...], int], int]:
-    """Distance of every (placement, blank cell) of a pattern's abstraction: a 0-1 BFS written apart from
-    the builders (blank moves through cells free of pattern tiles cost 0, a tile move 1)."""
-    nb = [[q for q in row if q >= 0] for row in board.neighbours().tolist()]
-    start = (tuple(board.goal[t] for t in sorted(tiles)), board.goal[0])
-    dist = {start: 0}
-    queue = deque([start])
-    while queue:
-        state = queue.popleft()
-        cells, blank = state
-        d = dist[state]
-        for q in nb[blank]:
-            if q in cells:
-                i = cells.index(q)
-                child, cost = (cells[:i] + (blank,) + cells[i + 1:], q), 1
-            else:
-                child, cost = (cells, q), 0
-            if dist.get(child, 1 << 30) > d + cost:
-                dist[child] = d + cost
-                (queue.append if cost else queue.appendleft)(child)
-    return dist
 
 
 # --- the layout ----------------------------------------------------------------------------------------------
@@ -120,7 +92,8 @@ def test_builder_matches_a_01_bfs_of_each_blank_region(w, h, tiles):
     result = build_table(pattern, "zero-aware")
     lay = layout_of(pattern)
     assert result.table.shape[0] == lay.entries
-    expected = region_distances(board, tiles)
+    # a Dijkstra over the tiles and the blank, written apart from the builders (cells in ascending tile order)
+    expected = tile_blank_distances(board, tuple(sorted(tiles)), (board.goal[0],))
     seen = set()
     for (cells, blank), d in expected.items():  # cells in ascending tile order, as the pattern ranks them
         i = lay.index(cells, blank)

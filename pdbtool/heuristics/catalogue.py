@@ -10,8 +10,18 @@ every partition and side (``hsum``), and a child costs one lookup per partition 
 Lookups are made only where they can matter: the partitions' direct sums in turn, then their reflected
 ones, each over all the children at once (independent loads that overlap), and a child stops receiving
 sums as soon as it is pruned by a margin that cannot lower the next bound (f above the bound and at least
-the next bound found so far); a child that is entered has had every lookup made, since it was never
-pruned.  The order of partitions is the catalogue's: put the strongest first.
+the next bound found so far).  The order of partitions is the catalogue's: put the strongest first.
+
+The lazy rule.  A zero-aware table is consistent: a move of one of its pattern's tiles changes its value
+by at most one, a move of another tile keeps the blank in the same region and the value unchanged.  So
+each partition-side keeps per level an upper bound of its sum (``ub``: the last exact sum plus the moves of
+its tiles since) and the rows whose value is stale (``dirty``).  A side whose bound cannot raise a child's
+f above the bound (nor above the child's f so far) gets no lookup for that child; otherwise its stale rows
+are looked up on the parent (once, for all the children) and the moved row in the child, as before.  A
+child is therefore pruned exactly when the plain evaluation prunes it, and a pruned child's f is exact
+whenever it is below the next bound: node counts are those of the plain evaluation.  A child within the
+bound gets the max of the sums looked up, a lower bound of its h that is 0 at the goal (all sums are).
+A minimized table's value can jump by more than one, so its rows are looked up whenever their tile moves.
 
 A zero-aware table (:mod:`pdbtool.tables.zero_aware`) is looked up with the blank's cell: in the child of
 a move, the cell the tile left.  A map with one region (the layout's ``base`` of the next map is k! on)
@@ -38,12 +48,19 @@ from .hooks import HeuristicError, as_tiles, is_state
 # hsum[d, j] / hsum[d, P + j]: partition j's direct / reflected sum at level d; child_v[d, m, j or P + j]:
 # the moved row's value in the child by move m.  prow[j, t] / pslot[j, t]: the row of tile t in partition j
 # (-1: none) and its slot in that row's table; rprow / rpslot the same for the reflected twin R(t).
+# ub[d, y] / dirty[d, y]: an upper bound of partition-side y's sum at level d, and the bits (pbit / rpbit of
+# a tile; xrows[y, bit]: the row) of its rows whose hv is stale there; hv of the other rows, and hsum (the
+# sum of hv, stale rows included), are exact.  step[row]: how much one move of the row's tile may raise its
+# value (1: a consistent zero-aware table; a huge number: a minimized one, or without the lazy rule).
 # zk[row]: whether the row's table is zero-aware; zb_off / zr_off: where its layout starts in zbase /
 # zregion (the layouts of every k used, concatenated).
 CatalogueState = namedtuple("CatalogueState", [
-    "hv", "hsum", "child_h", "child_v", "npart", "nrow", "reflect", "mapped", "prow", "pslot", "rprow",
-    "rpslot", "cellmap", "kk", "cells", "addrs", "zk", "zbase", "zregion", "zb_off", "zr_off", "binom",
-    "kfact"])
+    "hv", "hsum", "ub", "dirty", "child_h", "child_v", "npart", "nrow", "reflect", "mapped", "prow", "pslot",
+    "rprow", "rpslot", "pbit", "rpbit", "xrows", "step", "cellmap", "kk", "cells", "addrs", "zk", "zbase",
+    "zregion", "zb_off", "zr_off", "binom", "kfact"])
+
+
+_NO_BOUND = 1 << 40  # step of a row whose value a move may change by any amount
 
 
 class CatalogueSum:
@@ -57,7 +74,7 @@ class CatalogueSum:
     name = "catalogue"
 
     def __init__(self, partitions: Sequence[Sequence[TilePattern]], tables, zero_aware, reflect: bool = True,
-                 shared=None):
+                 shared=None, lazy: bool = True):
         if not partitions or not all(partitions):
             raise HeuristicError("a catalogue needs at least one partition of at least one pattern")
         board = partitions[0][0].board
@@ -109,10 +126,33 @@ class CatalogueSum:
         for row in range(R):
             self.cellmap[R + row] = self.cellmap[row][self.tcell]
         self.mapped = bool((self.cellmap[:R] != np.arange(n)).any())
+        self.pbit = np.zeros((P, n), dtype=np.int64)
+        self.xrows = np.zeros((2 * P, max(len(ids) for ids in self.part_rows)), dtype=np.int64)
+        for j, ids in enumerate(self.part_rows):
+            for i, row in enumerate(ids):
+                self.pbit[j, list(rows[row].tiles)] = 1 << i
+                self.xrows[j, i] = row
+                self.xrows[P + j, i] = R + row
+        self.rpbit = self.pbit[:, self.rtile].copy()
+        self.step = np.zeros(R, dtype=np.int64)
+        self.lazy = lazy
         self.kk = np.array([p.k for p in rows], dtype=np.int64)
         self.kmax = int(self.kk.max())
         self.addrs = np.array([t.ctypes.data for t in self.row_tables], dtype=np.int64)
         self._layouts()
+
+    @property
+    def lazy(self) -> bool:
+        """Whether a partition-side is looked up only when its upper bound says that it may prune a child
+        (else every side is looked up for every child, as a plain evaluation does: the same decisions)."""
+        return self._lazy
+
+    @lazy.setter
+    def lazy(self, value: bool) -> None:
+        self._lazy = bool(value)
+        # a move changes a zero-aware table's value by at most one (it is consistent); a minimized one's
+        # can jump, so its rows are looked up whenever their tile moves
+        self.step[:] = [1 if za and self._lazy else _NO_BOUND for za in self.row_za]
 
     def _checked_table(self, pattern: TilePattern, table, za: bool) -> np.ndarray:
         from ..tables.table import table_entries
@@ -199,9 +239,13 @@ class CatalogueSum:
             hsum[0, j] = values[ids].sum()
             hsum[0, P + j] = values[[R + r for r in ids]].sum() if self.reflect else 0
         h0 = int(hsum[0].max())
-        return h0, CatalogueState(hv, hsum, np.zeros((capacity, 4), dtype=np.int64),
-                                  np.zeros((capacity, 4, 2 * P), dtype=np.int64), P, R, self.reflect, self.mapped,
-                                  self.prow, self.pslot, self.rprow, self.rpslot, self.cellmap, self.kk, cells,
+        ub = np.zeros((capacity, 2 * P), dtype=np.int64)
+        ub[0] = hsum[0]
+        dirty = np.zeros((capacity, 2 * P), dtype=np.int64)
+        child_h = np.zeros((capacity, 4), dtype=np.int64)
+        return h0, CatalogueState(hv, hsum, ub, dirty, child_h, np.zeros((capacity, 4, 2 * P), dtype=np.int64),
+                                  P, R, self.reflect, self.mapped, self.prow, self.pslot, self.rprow, self.rpslot,
+                                  self.pbit, self.rpbit, self.xrows, self.step, self.cellmap, self.kk, cells,
                                   self.addrs, self.zk, self.zbase, self.zregion, self.zb_off, self.zr_off,
                                   self.binom, self.kfact)
 
@@ -246,7 +290,7 @@ def _row_index(hs, x, row, k, n, blank):
 @njit(cache=True, inline="always")
 def _moved(hs, d, j, side, t, to_cell, from_cell):
     """(value, sum) of partition j's side (0 direct, 1 reflected) in the child of level ``d`` in which tile t
-    moved from ``from_cell`` to ``to_cell`` (the child's blank)."""
+    moved from ``from_cell`` to ``to_cell`` (the child's blank); the side's sum at level d must be exact."""
     P = hs.npart
     if side == 0:
         row = hs.prow[j, t]
@@ -271,6 +315,37 @@ def _moved(hs, d, j, side, t, to_cell, from_cell):
     return v, hs.hsum[d, side * P + j] + v - hs.hv[d, x]
 
 
+@njit(cache=True, inline="always")
+def _refresh(hs, d, y, blank):
+    """Look up the stale rows of partition-side ``y`` on the node at level ``d`` (its blank in ``blank``), so
+    that the side's sum there is exact again."""
+    R = hs.nrow
+    n = hs.cellmap.shape[1]
+    stale = hs.dirty[d, y]
+    i = 0
+    while stale:
+        if stale & 1:
+            x = hs.xrows[y, i]
+            row = x - R if x >= R else x
+            idx = _row_index(hs, x, row, hs.kk[row], n, hs.cellmap[x, blank])
+            v = np.int64(load_u8(hs.addrs[row] + idx))
+            hs.hsum[d, y] += v - hs.hv[d, x]
+            hs.hv[d, x] = v
+        stale >>= 1
+        i += 1
+    hs.dirty[d, y] = 0
+    hs.ub[d, y] = hs.hsum[d, y]
+
+
+@njit(cache=True, inline="always")
+def _may_prune(hs, d, y, j, side, t, slack, h):
+    """Whether partition-side ``y``'s sum in the child by tile t's move may exceed both ``slack`` (the most h
+    a child within the bound has) and ``h`` (the child's h so far): its upper bound says so."""
+    row = hs.prow[j, t] if side == 0 else hs.rprow[j, t]
+    step = 0 if row < 0 else hs.step[row]
+    return hs.ub[d, y] + step > (slack if slack > h else h)
+
+
 hooks.at_once(True, [CatalogueState])
 
 
@@ -279,29 +354,43 @@ def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
     if is_state(hs, CatalogueState):
         def impl(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
             P = hs.npart
-            # one sum at a time over all the children, so that their lookups are independent loads that
-            # overlap; a child pruned by a margin that cannot lower the next bound needs no more sums
+            slack = bound - d - 1
+            # one partition-side at a time over all the children, so that their lookups are independent
+            # loads that overlap; a side whose upper bound cannot prune a child gets no lookup for it, and
+            # a child pruned by a margin that cannot lower the next bound needs no more sides
             live = 0
             for m in range(4):
                 q = nb[blank, m]
                 if q >= 0 and m + prev_move != 3:
                     live |= 1 << m
                     hs.child_h[d, m] = 0
-            for x in range(2 * P if hs.reflect else P):
-                side = x // P
-                for m in range(4):
-                    if not (live >> m) & 1:
-                        continue
-                    q = nb[blank, m]
-                    v, s = _moved(hs, d, x - side * P, side, tiles[q], blank, q)
-                    hs.child_v[d, m, x] = v
-                    if s > hs.child_h[d, m]:
-                        hs.child_h[d, m] = s
+            for y in range(2 * P if hs.reflect else P):
+                side = 1 if y >= P else 0
+                j = y - side * P
+                need = 0
                 for m in range(4):
                     if (live >> m) & 1:
-                        f = d + 1 + hs.child_h[d, m]
-                        if f > bound and f >= next_bound:
-                            live &= ~(1 << m)
+                        hs.child_v[d, m, y] = -1
+                        if _may_prune(hs, d, y, j, side, tiles[nb[blank, m]], slack, hs.child_h[d, m]):
+                            need |= 1 << m
+                if need == 0:
+                    continue
+                if hs.dirty[d, y]:
+                    _refresh(hs, d, y, blank)
+                for m in range(4):
+                    if not (need >> m) & 1:
+                        continue
+                    q = nb[blank, m]
+                    t = tiles[q]
+                    if not _may_prune(hs, d, y, j, side, t, slack, hs.child_h[d, m]):
+                        continue  # the refreshed bound rules it out after all
+                    v, s = _moved(hs, d, j, side, t, blank, q)
+                    hs.child_v[d, m, y] = v
+                    if s > hs.child_h[d, m]:
+                        hs.child_h[d, m] = s
+                    f = d + 1 + hs.child_h[d, m]
+                    if f > bound and f >= next_bound:
+                        live &= ~(1 << m)
                 if live == 0:
                     break
         return impl
@@ -313,6 +402,20 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
         return lambda hs, d, m, t, to_cell, from_cell, bound, next_bound: hs.child_h[d, m]
 
 
+@njit(cache=True, inline="always")
+def _enter_side(hs, d, d1, m, y, x, t, bit, slot, to_cell):
+    """Level d1's row x (the moved tile's row in partition-side y) and side y after the move of tile t."""
+    hs.cells[x, slot] = hs.cellmap[x, to_cell]
+    v = hs.child_v[d, m, y]
+    if v >= 0:
+        hs.hsum[d1, y] += v - hs.hv[d, x]
+        hs.hv[d1, x] = v
+        hs.ub[d1, y] = hs.hsum[d1, y]
+    else:  # not looked up: the row is stale, and the side's sum at most one more (consistency)
+        hs.ub[d1, y] += 1
+        hs.dirty[d1, y] |= bit
+
+
 @overload(hooks.enter, inline="always")
 def _enter(hs, d, m, t, to_cell, from_cell, h):
     if is_state(hs, CatalogueState):
@@ -322,23 +425,18 @@ def _enter(hs, d, m, t, to_cell, from_cell, h):
             d1 = d + 1
             for x in range(2 * R if hs.reflect else R):
                 hs.hv[d1, x] = hs.hv[d, x]
-            for x in range(2 * P):
-                hs.hsum[d1, x] = hs.hsum[d, x]
+            for y in range(2 * P):
+                hs.hsum[d1, y] = hs.hsum[d, y]
+                hs.ub[d1, y] = hs.ub[d, y]
+                hs.dirty[d1, y] = hs.dirty[d, y]
             for j in range(P):
                 row = hs.prow[j, t]
                 if row >= 0:
-                    hs.cells[row, hs.pslot[j, t]] = hs.cellmap[row, to_cell] if hs.mapped else to_cell
-                    v = hs.child_v[d, m, j]
-                    hs.hsum[d1, j] += v - hs.hv[d, row]
-                    hs.hv[d1, row] = v
+                    _enter_side(hs, d, d1, m, j, row, t, hs.pbit[j, t], hs.pslot[j, t], to_cell)
                 if hs.reflect:
                     row = hs.rprow[j, t]
                     if row >= 0:
-                        x = R + row
-                        hs.cells[x, hs.rpslot[j, t]] = hs.cellmap[x, to_cell]
-                        v = hs.child_v[d, m, P + j]
-                        hs.hsum[d1, P + j] += v - hs.hv[d, x]
-                        hs.hv[d1, x] = v
+                        _enter_side(hs, d, d1, m, P + j, R + row, t, hs.rpbit[j, t], hs.rpslot[j, t], to_cell)
         return impl
 
 

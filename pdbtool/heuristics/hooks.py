@@ -49,9 +49,11 @@ def children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
 
 
 def child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
-    """h of the child of level ``d`` reached by move ``m``.  Exact when ``d + 1 + h <= bound``; otherwise
-    any value that keeps f above ``bound`` and is exact whenever the exact f is below ``next_bound`` (so
-    the driver's next bound is unchanged).  A child above the bound must leave no trace in the state."""
+    """h of the child of level ``d`` reached by move ``m``.  Within the bound (``d + 1 + h <= bound``, exactly
+    when the exact h is) any value from 0 to the exact h that is 0 at the goal (the driver tests a child for
+    the goal only when its h is 0); otherwise any value that keeps f above ``bound`` and is exact whenever
+    the exact f is below ``next_bound`` (so the driver's next bound is unchanged).  A child above the bound
+    must leave no trace in the state."""
     raise NotImplementedError("a driver hook: runs only inside the compiled driver")
 
 
