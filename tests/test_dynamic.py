@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conflict_graph_probe import ProbedGraph, brute_force_cover, move_key_lookup
+from conflict_graph_probe import (ProbedGraph, brute_force_cover, move_key_lookup, reference_edges,
+                                  walk_against_scratch)
 from conftest import examples, korf100
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,7 +20,7 @@ from oracle import reference_ida, tile_blank_distances, true_distances
 from pdbtool.heuristics.dynamic import DynamicHeuristic
 from pdbtool.heuristics.vertex_cover.components import MEMO_KEYS
 from pdbtool.heuristics.vertex_cover.exact_cover import min_cover
-from pdbtool.heuristics.vertex_cover.layout import CCOVER, CMASK, G_HCOUNT, GS, HMASK, HW
+from pdbtool.heuristics.vertex_cover.layout import CMASK, G_HCOUNT, GS, HMASK, HW
 from pdbtool.puzzle.board import Board
 from pdbtool.search.solver import Solver, replay
 from pdbtool.tables import fileformat
@@ -195,28 +196,6 @@ def test_incremental_equals_from_scratch_along_random_walks(tables, dims, name):
     nonzero, backtracks = walk_against_scratch(board, tables[dims, name], rng, 1500, ProbedGraph(tables[dims, name]))
     assert nonzero > 600  # the walk met real conflicts
     assert backtracks > 300
-
-
-def reference_edges(look, tiles):
-    """The (hyper)edges of a state read directly from the tables' CSR look-ups (not the packed ones)."""
-    from pdbtool.tables.pairs_triples import pair_units_at
-
-    n = len(tiles)
-    pos = [0] * n
-    for c, t in enumerate(tiles):
-        pos[t] = c
-    blank = pos[0]
-    out = []
-    for t in range(1, n):
-        for u in range(t + 1, n):
-            key = ((t * n + pos[t]) * n + u) * n + pos[u]
-            w = int(pair_units_at(look.pair_units, look.tri_start, look.tri_ent, key, blank))
-            if w:
-                out.append(((t, u), w))
-            for v, cell, units, mask in look.tri_ent[look.tri_start[key]:look.tri_start[key + 1]]:
-                if v and pos[v] == cell and int(mask) >> blank & 1:
-                    out.append((tuple(sorted((t, u, int(v)))), int(units)))
-    return sorted(out)
 
 
 @pytest.mark.parametrize("dims,name", [((4, 4), "pairs+triples"), ((4, 4), "pairs+triples-region"),
@@ -433,52 +412,6 @@ def test_memo_hits_across_tiles_with_the_same_shape(tables):
     for tiles_of_cycle in ((1, 2, 3, 4, 5), (6, 9, 10, 12, 15)):  # a cycle of 5 vertices on each: cover 3
         assert cover_of_edges(tiles_of_cycle, closed=True) == 3
     assert np.count_nonzero(memo[:, 0]) == 1  # one entry served both
-
-
-def walk_against_scratch(board, lookups, rng, steps, graph):
-    """Walk ``steps`` steps from the goal with ``graph``, checking it against a graph built from scratch
-    after each; returns (steps with a nonzero cover, backtracks)."""
-    nb = board.neighbours()
-    scratch = ProbedGraph(lookups)
-    tiles = np.array(board.goal_tiles, dtype=np.int64)
-    cover = graph.reset(tiles)
-    blank = int(np.flatnonzero(tiles == 0)[0])
-    undo = graph.undo_rows(steps + 100)
-    path = []  # per depth: (cell the moved tile came from, cover before the move)
-    nonzero = backtracks = 0
-    for step in range(steps):
-        if path and rng.random() < 0.3:
-            # backtrack: the tile in the previous blank cell goes back into the blank
-            came_from, cover = path.pop()
-            t = int(tiles[came_from])
-            graph.restore(t, blank, undo, len(path) + 1)
-            tiles[blank], tiles[came_from] = t, 0
-            blank = came_from
-            backtracks += 1
-        else:
-            moves = [q for q in nb[blank] if q >= 0]
-            # try (and drop) every child first: none may change the graph
-            for q in moves:
-                t = int(tiles[q])
-                graph.try_move(t, blank)
-                graph.revert(t)
-            q = int(rng.choice(moves))
-            t = int(tiles[q])
-            delta = graph.try_move(t, blank)
-            path.append((blank, cover))
-            graph.commit_saving(t, blank, undo, len(path))
-            tiles[blank], tiles[q] = t, 0
-            blank = q
-            cover += delta
-        expected = scratch.reset(tiles)
-        assert cover == expected, f"step {step}: incremental {cover}, from scratch {expected}"
-        assert sorted(graph.edges()) == sorted(scratch.edges())
-        assert np.array_equal(graph.pos, scratch.pos)
-        assert np.array_equal(graph.g[CMASK], scratch.g[CMASK]) and np.array_equal(graph.g[CCOVER], scratch.g[CCOVER])
-        # and the (memoized) covers equal a fresh branch and bound on the same edges
-        assert cover == min_cover(graph.edges(), board.n)
-        nonzero += cover > 0
-    return nonzero, backtracks
 
 
 # --- the search ------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 from pdbtool.tables.build import build_table
 from pdbtool.puzzle.board import Board
 from pdbtool.heuristics import HeuristicError
-from pdbtool.heuristics.linear_conflict import LinearConflict, _line_conflict_table
+from pdbtool.heuristics.linear_conflict import LinearConflict, LineScanConflict, _line_conflict_table
 from pdbtool.heuristics.manhattan import Manhattan
 from pdbtool.heuristics.pattern_sum import PatternSum
 from pdbtool.tables.ranking import TilePattern
@@ -87,9 +87,43 @@ def test_linear_conflict_on_a_non_square_board():
         assert Manhattan(board).value(s) <= lc.value(s) <= dist[s]
 
 
-def test_linear_conflict_refuses_long_lines():
+def _conflicts_by_definition(board, state):
+    """Over every line: 2 x (its tiles that belong to it - the longest run of them in goal order, by the
+    quadratic recurrence)."""
+    w, h = board.width, board.height
+    total = 0
+    where = [divmod(board.goal[t], w) for t in state]  # the goal (row, column) of the tile in each cell
+    lines = [[(where[r * w + c], 0, r, 1) for c in range(w) if state[r * w + c]] for r in range(h)]
+    lines += [[(where[r * w + c], 1, c, 0) for r in range(h) if state[r * w + c]] for c in range(w)]
+    for line in lines:
+        goals = [goal[other] for goal, axis, index, other in line if goal[axis] == index]
+        longest: list[int] = []
+        for i, g in enumerate(goals):
+            longest.append(1 + max([longest[j] for j in range(i) if goals[j] < g], default=0))
+        total += 2 * (len(goals) - max(longest, default=0))
+    return total
+
+
+@pytest.mark.parametrize("dims", [(8, 4), (8, 8), (4, 16), (2, 32), (7, 7), (3, 5)])
+def test_linear_conflict_on_long_lines_scans_them(dims):
+    """Lines of more than 7 cells have no code table: their conflicts are computed from the line's tiles,
+    the same function as the tables'."""
+    board = Board(*dims)
+    lc = LinearConflict(board)
+    assert isinstance(lc, LineScanConflict) == (max(dims) > 7)
+    scan = LineScanConflict(board)
+    rng = random.Random(dims[0] * 100 + dims[1])
+    for _ in range(300):
+        tiles = list(range(board.n))
+        rng.shuffle(tiles)
+        want = _conflicts_by_definition(board, tiles)
+        assert lc.conflicts(tiles) == scan.conflicts(tiles) == want
+        assert lc.value(tiles) == Manhattan(board).value(tiles) + want
+
+
+def test_line_tables_refuse_long_lines():
     with pytest.raises(HeuristicError, match="at most 7 cells"):
-        LinearConflict(Board(8, 4))
+        LinearConflict.__init__(object.__new__(LinearConflict), Board(8, 4))
 
 
 def test_reflection_maps_states_to_states_at_the_same_distance(eight):

@@ -88,7 +88,7 @@ def test_overlapping_partition_is_refused():
         check_disjoint([TilePattern(board, (1, 2, 3)), TilePattern(board, (3, 4))])
 
 
-@pytest.mark.parametrize("dims", ["1x4", "4", "9x4", "axb"])
+@pytest.mark.parametrize("dims", ["1x4", "4", "9x8", "13x5", "axb"])
 def test_bad_boards_are_refused(dims):
     with pytest.raises(BoardError):
         Board.parse(dims)

@@ -35,7 +35,7 @@ def test_a_superscript_in_board_is_one_line(tmp_path):
     src = tmp_path / "in.txt"
     src.write_text("1 0 2 3 4 5 6 7 8\n")
     done = pdbtool("solve", src, "--board", "3x³", "--heuristic", "manhattan")
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert one_line(done.stderr) == "pdbtool: board '3x³' is not of the form WxH (for example 4x4)"
     assert done.stdout == ""
 

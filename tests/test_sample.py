@@ -108,6 +108,16 @@ def test_sampled_histogram_equals_python_values_of_the_same_states(make):
     assert all(dist.counts[c, v] == k for (c, v), k in per_cell.items())
 
 
+@pytest.mark.parametrize("dims", [(8, 8), (2, 32)])
+def test_sampled_line_scan_conflicts_equal_their_value(dims):
+    """Lines longer than 7 cells: the compiled evaluator of the scanned conflicts."""
+    h = LinearConflict(Board(*dims))
+    assert evaluator(h) is not None
+    dist = sample(h, 3000, seed=12)
+    states = random_states(h.board, 3000, seed=12)
+    assert np.array_equal(python_histogram(h, states, dist.histogram.size), dist.histogram)
+
+
 def test_sampled_pattern_sums_with_reflection_equal_their_value(pdb_15):
     dist = sample(pdb_15, 12000, seed=5)
     states = random_states(pdb_15.board, 12000, seed=5)
@@ -177,8 +187,8 @@ def test_random_command_writes_files_that_solve_reads(tmp_path):
     (["random", "-n", "3"], "--board"),
     (["random", "--board", "4x4", "--walk", "-1"], "--walk"),
     (["sample", "--board", "4x4", "--heuristic", "manhattan", "-n", "0"], "--samples 0"),
-    (["sample", "--board", "6x6", "--heuristic", "manhattan"], "36 cells"),
-    (["sample", "--board", "4x4", "--heuristic", "manhattan", "--exact"], "at most 10 cells"),
+    (["sample", "--board", "9x8", "--heuristic", "manhattan"], "72 cells"),
+    (["sample", "--board", "4x4", "--heuristic", "linear-conflict", "--exact"], "at most 10 cells"),
     (["sample", "--board", "5x5", "--partition", "15-7-8"], "4x4"),
 ])
 def test_bad_input_is_one_line(args, words):

@@ -123,7 +123,7 @@ def test_build_a_partition_file(tmp_path):
     (["build", "--pattern", "0,2", "--board", "3x3"], "outside"),
     (["build", "--pattern", "1,2"], "--board"),
     (["build", "--partition", "no-such"], "unknown partition"),
-    (["build", "--pattern", "1,2", "--board", "9x9"], "at most 32"),
+    (["build", "--pattern", "1,2", "--board", "9x9"], "at most 64"),
     (["inspect", "--pattern", "1,2", "--board", "3x3"], "not in the cache"),
 ])
 def test_bad_input_is_one_line(tmp_path, args, message):

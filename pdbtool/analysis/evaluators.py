@@ -5,31 +5,40 @@ plain arrays, of a class of its own, for which :func:`state_value` is implemente
 ``numba.extending.overload`` (as the search hooks are in :mod:`pdbtool.heuristics.hooks`).  The sampling
 kernels are compiled once per evaluator class.  The evaluators take their arrays from the heuristic
 objects themselves (Manhattan's table, the line tables of linear conflicts, the pattern tables, slots,
-symmetry maps and reflection of a pattern sum), so that they compute the same function; the tests check
-them against each heuristic's ``value``.  Other heuristics (the dynamic ones, encoded tables) are
-evaluated in Python through their ``value``: correct, and slow.
+symmetry maps and reflection of a pattern sum, the packed look-ups of ``ddb``), so that they compute the same
+function; the tests check them against each heuristic's ``value``.  Other heuristics (``max``, encoded tables)
+are evaluated in Python through their ``value``: correct, and slow.
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
 
+import numba
 import numpy as np
 from numba.extending import overload
 
 from .._native.intrinsics import load_u8
+from ..heuristics.dynamic import DynamicHeuristic
 from ..heuristics.hooks import is_state
-from ..heuristics.linear_conflict import LinearConflict
+from ..heuristics.linear_conflict import LinearConflict, LineScanConflict
 from ..heuristics.manhattan import Manhattan
 from ..heuristics.pattern_sum import PatternSum
+from ..heuristics.vertex_cover.graph import graph_from_scratch
+from ..heuristics.vertex_cover.layout import POS, _views
 from ..tables.ranking import rank_cells
 
 ManhattanEval = namedtuple("ManhattanEval", ["md"])
 # row_of/col_of: the line of each cell; row_contrib/col_contrib/row_lc/col_lc: as in LinearConflict
 LinearConflictEval = namedtuple("LinearConflictEval", ["md", "row_of", "col_of", "row_contrib", "col_contrib",
                                                        "row_lc", "col_lc", "height", "width"])
+# row_val/col_val: as in LineScanConflict (the goal position in the line of a tile in a cell, -1 if another line's)
+LineScanEval = namedtuple("LineScanEval", ["md", "row_val", "col_val", "height", "width"])
 # tile_of[i, s]: the tile at slot s of pattern i; rtile: the reflection's tile map; cellmap: as in PatternSum
 PatternSumEval = namedtuple("PatternSumEval", ["tile_of", "kk", "cellmap", "rtile", "addrs", "npat", "reflect"])
+# ddb: Manhattan's table, the packed state look-ups, a conflict graph's work array and a memo per thread
+# (indexed by Numba's thread id: the sampler's threads evaluate states at once)
+DynamicEval = namedtuple("DynamicEval", ["md", "near", "records", "rows", "works", "memos"])
 
 
 def state_value(ev, tiles, where, cells):
@@ -64,6 +73,33 @@ def _state_value(ev, tiles, where, cells):
                 h += ev.col_lc[cells[c]]
             return h
         return impl
+    if is_state(ev, LineScanEval):
+        def impl(ev, tiles, where, cells):
+            h = 0
+            for c in range(tiles.shape[0]):
+                h += ev.md[tiles[c], c]
+            w = ev.width
+            for line in range(ev.height + w):
+                # a row (its cells r * w + i) or a column (its cells i * w + x); ``cells``: the run's tails
+                row = line < ev.height
+                length = w if row else ev.height
+                count = 0
+                run = 0
+                for i in range(length):
+                    c = line * w + i if row else i * w + (line - ev.height)
+                    v = ev.row_val[tiles[c], c] if row else ev.col_val[tiles[c], c]
+                    if v < 0:
+                        continue
+                    count += 1
+                    j = 0
+                    while j < run and cells[j] < v:
+                        j += 1
+                    cells[j] = v
+                    if j == run:
+                        run += 1
+                h += 2 * (count - run)
+            return h
+        return impl
     if is_state(ev, PatternSumEval):
         def impl(ev, tiles, where, cells):
             n = tiles.shape[0]
@@ -86,6 +122,17 @@ def _state_value(ev, tiles, where, cells):
                     best = total
             return best
         return impl
+    if is_state(ev, DynamicEval):
+        def impl(ev, tiles, where, cells):
+            n = tiles.shape[0]
+            me = numba.get_thread_id()
+            g, hl, cons = _views(ev.works[me], n)
+            h = 0
+            for c in range(n):
+                g[POS, tiles[c]] = c
+                h += ev.md[tiles[c], c]
+            return h + 2 * graph_from_scratch(n, ev.near, ev.records, ev.rows, g, hl, cons, ev.memos[me])
+        return impl
 
 
 def evaluator(heuristic):
@@ -97,6 +144,9 @@ def evaluator(heuristic):
         b = heuristic.board
         return LinearConflictEval(heuristic.md, heuristic.row_of, heuristic.col_of, heuristic.row_contrib,
                                   heuristic.col_contrib, heuristic.row_lc, heuristic.col_lc, b.height, b.width)
+    if kind is LineScanConflict:
+        b = heuristic.board
+        return LineScanEval(heuristic.md, heuristic.row_val, heuristic.col_val, b.height, b.width)
     if kind is PatternSum:
         tile_of = np.zeros((heuristic.npat, heuristic.kmax), dtype=np.int64)
         for i, p in enumerate(heuristic.patterns):
@@ -104,6 +154,9 @@ def evaluator(heuristic):
                 tile_of[i, heuristic.slot[t]] = t
         return PatternSumEval(tile_of, heuristic.kk, heuristic.cellmap, heuristic.rtile, heuristic.addrs,
                               heuristic.npat, bool(heuristic.reflect))
+    if kind is DynamicHeuristic and heuristic.static is None:
+        (near, records, rows), works, memos = heuristic.thread_graphs(numba.config.NUMBA_NUM_THREADS)
+        return DynamicEval(heuristic.md, near, records, rows, works, memos)
     return None
 
 
@@ -114,8 +167,8 @@ def value_bound(heuristic) -> int:
     kind = type(heuristic)
     if kind is Manhattan:
         return md_max
-    if kind is LinearConflict:
-        return md_max + 2 * n
+    if kind is LinearConflict or kind is LineScanConflict:
+        return md_max + 4 * n  # at most 2 (n - 1) conflicts among the rows, as many among the columns
     if isinstance(heuristic, PatternSum) and hasattr(heuristic, "tables"):
         return 255 * len(heuristic.tables)
     # the heuristics pdbtool has are admissible: no state is farther than the longest optimal path, which a
@@ -123,4 +176,5 @@ def value_bound(heuristic) -> int:
     return 255 * n
 
 
-__all__ = ["ManhattanEval", "LinearConflictEval", "PatternSumEval", "state_value", "evaluator", "value_bound"]
+__all__ = ["ManhattanEval", "LinearConflictEval", "LineScanEval", "PatternSumEval", "DynamicEval", "state_value",
+           "evaluator", "value_bound"]

@@ -55,17 +55,18 @@ def next_below(rng, bound):
 def solvable(tiles, goal, width):
     """The parity rule of :meth:`pdbtool.puzzle.board.Board.is_solvable`, on an array."""
     n = tiles.shape[0]
-    visited = 0
+    one = numba.uint64(1)
+    visited = numba.uint64(0)  # a cell set: unsigned, so that cell 63 of a 64-cell board is a plain bit
     transpositions = 0
     blank = 0
     for c in range(n):
         if tiles[c] == 0:
             blank = c
-        if not (visited >> c) & 1:
+        if not (visited >> numba.uint64(c)) & one:
             j = c
             length = 0
-            while not (visited >> j) & 1:
-                visited |= 1 << j
+            while not (visited >> numba.uint64(j)) & one:
+                visited |= one << numba.uint64(j)
                 j = goal[tiles[j]]
                 length += 1
             transpositions += length - 1

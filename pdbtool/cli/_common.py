@@ -128,7 +128,28 @@ def say(message: str) -> None:
 cache_dir_option = click.option(
     "--cache-dir", type=click.Path(file_okay=False), default=None,
     help="Table cache directory (default: $PDBTOOL_CACHE_DIR or the user cache dir).")
-board_option = click.option("--board", "board_dims", default=None, metavar="WxH",
+class BadValue(UserError):
+    """A one-line ``pdbtool: message`` on stderr and exit status 2: an option's value that the command does
+    not take."""
+
+    exit_code = EXIT_USAGE
+
+
+def _board_value(ctx, param, value):
+    """``--board``: refused with one line and status 2 unless it is WxH with sides of 2 or more and at most
+    the supported number of cells."""
+    if value is None:
+        return None
+    from ..puzzle.board import BoardError, parse_dims
+
+    try:
+        parse_dims(value)
+    except BoardError as exc:
+        raise BadValue(str(exc)) from None
+    return value
+
+
+board_option = click.option("--board", "board_dims", default=None, metavar="WxH", callback=_board_value,
                             help="Board size, e.g. 4x4 (default: from the partition).")
 goal_option = click.option("--goal", default=None, metavar="GOAL",
                            help="'korf' (default), 'blank-last', or the goal's tiles cell by cell.")

@@ -57,25 +57,21 @@ def open_named(board_dims, goal, heuristic, partition, dynamic, no_reflect, blan
     return open_heuristic(heuristic, board, partition, not no_reflect, cache_dir, dynamic, blank)
 
 
-def _too_big_for_board(board_dims, goal, heuristic, exact):
-    """Boards beyond the cell limit: Manhattan's exact mean by formula (``--exact``), else one line."""
-    from ..errors import PdbtoolError
-    from ..puzzle.board import MAX_CELLS, goal_from_spec
-    from ..analysis.sampling import manhattan_mean
+def _manhattan_by_formula(board_dims, goal, heuristic, exact):
+    """Manhattan with ``--exact`` on a board too big to count every state: its exact mean by formula.
+    Returns whether it answered."""
+    from ..puzzle.board import goal_from_spec, parse_dims
+    from ..analysis.sampling import EXACT_MAX_CELLS, manhattan_mean
 
-    parts = board_dims.lower().split("x")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+    if heuristic != "manhattan" or not exact:
         return False
-    width, height = int(parts[0]), int(parts[1])
-    if width < 2 or height < 2 or width * height <= MAX_CELLS:
+    width, height = parse_dims(board_dims)
+    if width * height <= EXACT_MAX_CELLS:
         return False
-    if heuristic == "manhattan" and exact:
-        mean = manhattan_mean(width, height, goal_from_spec(goal, width * height))
-        click.echo(f"manhattan on {width}x{height}: exact mean h over the uniformly random solvable states "
-                   f"{float(mean):.6f} (= {mean}, by formula; no states sampled)")
-        return True
-    raise PdbtoolError(f"board {width}x{height} has {width * height} cells; sampling supports at most {MAX_CELLS} "
-                       f"(for Manhattan, --exact gives the exact mean by formula)")
+    mean = manhattan_mean(width, height, goal_from_spec(goal, width * height))
+    click.echo(f"manhattan on {width}x{height}: exact mean h over the uniformly random solvable states "
+               f"{float(mean):.6f} (= {mean}, by formula; no states sampled)")
+    return True
 
 
 @click.command("sample")
@@ -105,7 +101,7 @@ def command(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, 
 
     if samples < 1:
         raise PdbtoolError(f"--samples {samples}: give at least 1")
-    if board_dims and _too_big_for_board(board_dims, goal, heuristic, exact):
+    if board_dims and _manhattan_by_formula(board_dims, goal, heuristic, exact):
         return
     if plot is not None:
         from ..analysis.plot import check_plotting

@@ -30,7 +30,7 @@ from ..registry import DEFAULT_DYNAMIC_SET
 from . import hooks
 from .hooks import is_state
 from .pattern_sum import PatternSum, PatternSumState, enter_sums, leave_sums, moved_value
-from .vertex_cover import CMASK, ConflictGraph, keep_move, new_memo, pack_all, try_move, undo_move
+from .vertex_cover import CMASK, ConflictGraph, keep_move, new_memo, pack_all, try_move, try_move_wide, undo_move
 
 # hd[d]: Manhattan + 2 x cover at level d; md[t, c]: Manhattan of tile t in cell c; use_static: ``max``;
 # sums: the static pattern sum's state (PatternSumState; a placeholder with ``ddb``); moved[0/1]: the
@@ -40,12 +40,20 @@ DynamicState = namedtuple("DynamicState", ["hd", "md", "use_static", "sums", "mo
                                            "undo"])
 
 
-hooks.evaluated_alone(False, DynamicState)
+# the state of a board of more than 32 cells: the same fields, with the wide move look-ups
+# (:mod:`pdbtool.heuristics.vertex_cover.lookups`); a class of its own, so that the driver compiles one layout per
+# state class and the narrow boards' search reads only the narrow one
+WideDynamicState = namedtuple("WideDynamicState", DynamicState._fields)
+
+
+hooks.evaluated_alone(False, DynamicState, WideDynamicState)
 
 
 @overload(hooks.child_h, inline="always")
 def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
-    if is_state(hs, DynamicState):
+    if is_state(hs, DynamicState, WideDynamicState):
+        move = try_move_wide if is_state(hs, WideDynamicState) else try_move
+
         def impl(hs, d, m, t, to_cell, from_cell, bound, next_bound):
             n = hs.md.shape[0]
             d1 = d + 1
@@ -81,7 +89,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
                 # a cover grown by ``need`` would prune the child for good: try_move may stop at a lower bound
                 target = bound + 1 if bound + 1 > next_bound else next_bound
             # one call site, so that try_move is compiled into the driver once
-            delta = try_move(t, to_cell, m, (target - base + 1) // 2, n, hs.look, hs.work, hs.memo)
+            delta = move(t, to_cell, m, (target - base + 1) // 2, n, hs.look, hs.work, hs.memo)
             hdc = base - d1 + 2 * delta
             h = hdc if hdc > hs_static else hs_static
             if d1 + h <= bound:
@@ -92,7 +100,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
 
 @overload(hooks.enter, inline="always")
 def _enter(hs, d, m, t, to_cell, from_cell, h):
-    if is_state(hs, DynamicState):
+    if is_state(hs, DynamicState, WideDynamicState):
         def impl(hs, d, m, t, to_cell, from_cell, h):
             keep_move(t, to_cell, hs.md.shape[0], hs.work, hs.undo, d + 1)
             if hs.use_static:
@@ -102,7 +110,7 @@ def _enter(hs, d, m, t, to_cell, from_cell, h):
 
 @overload(hooks.leave, inline="always")
 def _leave(hs, d, t, to_cell, from_cell):
-    if is_state(hs, DynamicState):
+    if is_state(hs, DynamicState, WideDynamicState):
         def impl(hs, d, t, to_cell, from_cell):
             if hs.use_static:
                 leave_sums(hs.sums, t, to_cell)
@@ -157,6 +165,14 @@ class DynamicHeuristic:
                 self._packed_lookups = pack_all(self.tables)
         return self._packed_lookups
 
+    def thread_graphs(self, threads: int) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
+        """``(lookups, works, memos)`` for evaluating states from scratch in ``threads`` threads at once (the
+        compiled sampler): the packed state look-ups, and a graph's work array and a memo per thread."""
+        graph = ConflictGraph(self.tables, self._memo(), self._packed())
+        works = np.zeros((threads,) + graph.work.shape, dtype=np.int64)
+        memos = np.zeros((threads,) + graph.memo.shape, dtype=np.int64)
+        return graph.lookups, works, memos
+
     def ddb_value(self, state: Sequence[int] | np.ndarray) -> int:
         tiles = np.asarray(state, dtype=np.int64)
         return int(self.md[tiles, np.arange(self.board.n)].sum()) + 2 * self.cover(tiles)
@@ -181,7 +197,8 @@ class DynamicHeuristic:
             h0 = max(h0, hs0)
         else:
             sums = _no_sums(n)
-        state = DynamicState(hd, self.md, self.static is not None, sums, np.zeros(2, dtype=np.int64),
+        state_class = WideDynamicState if graph.wide else DynamicState
+        state = state_class(hd, self.md, self.static is not None, sums, np.zeros(2, dtype=np.int64),
                              graph.move_lookups, graph.work, graph.memo, graph.undo_rows(capacity))
         return h0, state
 

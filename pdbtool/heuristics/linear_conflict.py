@@ -65,16 +65,31 @@ def _line_conflict_table(length):
     return table
 
 
+def lines_fit_tables(board: Board) -> bool:
+    """Whether the conflicts of every line of the board come from a table of codes (lines of at most 7
+    cells); longer lines (8x8, 4x16, 2x32) are scanned instead (:class:`LineScanConflict`)."""
+    w, h = board.width, board.height
+    return (w + 1) ** w <= MAX_LINE_TABLE and (h + 1) ** h <= MAX_LINE_TABLE
+
+
 class LinearConflict(Manhattan):
-    """Manhattan distance plus two moves for each tile that must leave its goal line to let others pass."""
+    """Manhattan distance plus two moves for each tile that must leave its goal line to let others pass.
+
+    On a board with a line longer than 7 cells, ``LinearConflict(board)`` is a :class:`LineScanConflict`:
+    the same function, with each changed line's conflicts computed from its tiles."""
 
     name = "linear-conflict"
+
+    def __new__(cls, board: Board):
+        if cls is LinearConflict and not lines_fit_tables(board):
+            cls = LineScanConflict
+        return super().__new__(cls)
 
     def __init__(self, board: Board):
         super().__init__(board)
         w, h = board.width, board.height
-        if (w + 1) ** w > MAX_LINE_TABLE or (h + 1) ** h > MAX_LINE_TABLE:
-            raise HeuristicError(f"linear-conflict supports lines of at most 7 cells, not a {board.dims} board")
+        if not lines_fit_tables(board):
+            raise HeuristicError(f"line code tables cover lines of at most 7 cells, not a {board.dims} board")
         n = board.n
         self.row_of = np.array([c // w for c in range(n)], dtype=np.int64)
         self.col_of = np.array([c % w for c in range(n)], dtype=np.int64)
@@ -164,4 +179,156 @@ def _leave(hs, d, t, to_cell, from_cell):
         return impl
 
 
-__all__ = ["LinearConflict", "LinearConflictState", "MAX_LINE_TABLE"]
+# --- lines longer than the code tables: the conflicts of a line from its tiles ------------------------------
+
+# hlev[d]: h at level d; row_line[r, i] / col_line[x, j]: the goal position within the line of the tile at
+# position i of row r (column x) when the tile belongs to that line, else -1; row_conf / col_conf: the
+# lines' conflicts; row_val[t, c] / col_val[t, c]: what tile t in cell c puts in its row's (column's) entry;
+# row_pos[c] / col_pos[c]: the position of cell c in its row (column); tails: scratch of the longest run
+LineScanState = namedtuple("LineScanState", ["hlev", "md", "row_of", "col_of", "row_pos", "col_pos", "row_val",
+                                             "col_val", "row_line", "col_line", "row_conf", "col_conf", "tails"])
+
+
+@njit(cache=True, inline="always")
+def line_conflicts(lines, a, pos, value, tails):
+    """Conflicts of line ``a`` (``lines[a, i]``: the goal position of its i-th tile, -1 for a tile of another
+    line or the blank) with entry ``pos`` read as ``value`` (pos -1: none): 2 x (its tiles - the longest
+    increasing run of their goal positions), the run found by patience sorting."""
+    count = 0
+    run = 0
+    for i in range(lines.shape[1]):
+        v = value if i == pos else lines[a, i]
+        if v < 0:
+            continue
+        count += 1
+        j = 0
+        while j < run and tails[j] < v:
+            j += 1
+        tails[j] = v
+        if j == run:
+            run += 1
+    return 2 * (count - run)
+
+
+@njit(cache=True, inline="always")
+def _line_change(lines, conf, a, b, pos_a, pos_b, val_from, val_to, tails):
+    """The change of the conflicts of lines a and b (a != b) when a tile leaves entry ``pos_a`` of line a
+    (where it had ``val_from``) for entry ``pos_b`` of line b (where it gets ``val_to``): only the line the
+    tile belongs to can change."""
+    if val_from >= 0:
+        return line_conflicts(lines, a, pos_a, -1, tails) - conf[a]
+    if val_to >= 0:
+        return line_conflicts(lines, b, pos_b, val_to, tails) - conf[b]
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _scan_lines_move(lines, conf, of, pos, val, tails, t, to_cell, from_cell):
+    """Tile t leaves ``from_cell`` for ``to_cell``: its entries in one direction's lines, and the conflicts
+    of the line it leaves or enters across."""
+    a = of[from_cell]
+    b = of[to_cell]
+    lines[a, pos[from_cell]] = -1
+    lines[b, pos[to_cell]] = val[t, to_cell]
+    if a != b:
+        if val[t, from_cell] >= 0:
+            conf[a] = line_conflicts(lines, a, -1, 0, tails)
+        if val[t, to_cell] >= 0:
+            conf[b] = line_conflicts(lines, b, -1, 0, tails)
+
+
+@njit(cache=True, inline="always")
+def _scan_move(hs, t, to_cell, from_cell):
+    _scan_lines_move(hs.row_line, hs.row_conf, hs.row_of, hs.row_pos, hs.row_val, hs.tails, t, to_cell, from_cell)
+    _scan_lines_move(hs.col_line, hs.col_conf, hs.col_of, hs.col_pos, hs.col_val, hs.tails, t, to_cell, from_cell)
+
+
+class LineScanConflict(LinearConflict):
+    """Linear conflicts on boards with lines too long for code tables: a move changes the conflicts of at
+    most the one line that its tile belongs to among the two it leaves and enters, recomputed from the
+    line's entries."""
+
+    def __init__(self, board: Board):
+        Manhattan.__init__(self, board)
+        w, h, n = board.width, board.height, board.n
+        self.row_of = np.array([c // w for c in range(n)], dtype=np.int64)
+        self.col_of = np.array([c % w for c in range(n)], dtype=np.int64)
+        self.row_pos, self.col_pos = self.col_of, self.row_of
+        self.row_val = np.full((n, n), -1, dtype=np.int64)
+        self.col_val = np.full((n, n), -1, dtype=np.int64)
+        for t in range(1, n):
+            gr, gc = divmod(board.goal[t], w)
+            for c in range(n):
+                r, col = divmod(c, w)
+                if r == gr:
+                    self.row_val[t, c] = gc
+                if col == gc:
+                    self.col_val[t, c] = gr
+        self.tails = np.zeros(max(w, h), dtype=np.int64)
+
+    def lines(self, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The entries of every row and column of the state (see :data:`LineScanState`)."""
+        b = self.board
+        cells = np.arange(b.n)
+        rows = self.row_val[tiles, cells].reshape(b.height, b.width)
+        cols = np.ascontiguousarray(self.col_val[tiles, cells].reshape(b.height, b.width).T)
+        return np.ascontiguousarray(rows), cols
+
+    def line_conflicts(self, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rows, cols = self.lines(tiles)
+        tails = np.zeros_like(self.tails)
+        return (np.array([line_conflicts(rows, a, -1, 0, tails) for a in range(rows.shape[0])], dtype=np.int64),
+                np.array([line_conflicts(cols, a, -1, 0, tails) for a in range(cols.shape[0])], dtype=np.int64))
+
+    def conflicts(self, state) -> int:
+        row_conf, col_conf = self.line_conflicts(as_tiles(state))
+        return int(row_conf.sum() + col_conf.sum())
+
+    def setup(self, tiles: np.ndarray, capacity: int):
+        h0 = self.value(tiles)
+        hlev = np.zeros(capacity, dtype=np.int64)
+        hlev[0] = h0
+        rows, cols = self.lines(tiles)
+        row_conf, col_conf = self.line_conflicts(tiles)
+        return h0, LineScanState(hlev, self.md, self.row_of, self.col_of, self.row_pos, self.col_pos,
+                                 self.row_val, self.col_val, rows, cols, row_conf, col_conf,
+                                 np.zeros_like(self.tails))
+
+
+hooks.evaluated_alone(False, LineScanState)
+
+
+@overload(hooks.child_h, inline="always")
+def _scan_child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
+    if is_state(hs, LineScanState):
+        def impl(hs, d, m, t, to_cell, from_cell, bound, next_bound):
+            h = hs.hlev[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
+            if m == 0 or m == 3:  # a vertical move: the rows of both cells
+                return h + _line_change(hs.row_line, hs.row_conf, hs.row_of[from_cell], hs.row_of[to_cell],
+                                        hs.row_pos[from_cell], hs.row_pos[to_cell], hs.row_val[t, from_cell],
+                                        hs.row_val[t, to_cell], hs.tails)
+            return h + _line_change(hs.col_line, hs.col_conf, hs.col_of[from_cell], hs.col_of[to_cell],
+                                    hs.col_pos[from_cell], hs.col_pos[to_cell], hs.col_val[t, from_cell],
+                                    hs.col_val[t, to_cell], hs.tails)
+        return impl
+
+
+@overload(hooks.enter, inline="always")
+def _scan_enter(hs, d, m, t, to_cell, from_cell, h):
+    if is_state(hs, LineScanState):
+        def impl(hs, d, m, t, to_cell, from_cell, h):
+            _scan_move(hs, t, to_cell, from_cell)
+            hs.hlev[d + 1] = h
+        return impl
+
+
+@overload(hooks.leave, inline="always")
+def _scan_leave(hs, d, t, to_cell, from_cell):
+    if is_state(hs, LineScanState):
+        def impl(hs, d, t, to_cell, from_cell):
+            _scan_move(hs, t, to_cell, from_cell)
+        return impl
+
+
+__all__ = ["LinearConflict", "LinearConflictState", "LineScanConflict", "LineScanState", "MAX_LINE_TABLE",
+           "line_conflicts", "lines_fit_tables"]

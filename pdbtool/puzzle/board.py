@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import PdbtoolError
 
-MAX_CELLS = 32
+MAX_CELLS = 64
 _DIM_RE = re.compile(r"[0-9]{1,4}")  # ASCII digits only: "³" passes str.isdigit() but not int()
 
 # Move order used everywhere (BFS children, IDA* children): the blank goes up, left, right, down.

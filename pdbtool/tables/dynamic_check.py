@@ -27,8 +27,8 @@ import numpy as np
 from . import fileformat
 from . import pairs_triples as pt
 from .fileformat import TableFileError
-from .verify import (CHECKS, DEFAULT_SAMPLES, FAIL, PASS, SKIP, Report, _check_format, _checksums, _rest_not_run,
-                     _seed, _strip_path)
+from .verify import (CHECKS, DEFAULT_SAMPLES, FAIL, PASS, SKIP, Report, _checksum_holds, checked_file,
+                     _rest_not_run, _seed, _strip_path)
 
 KINDS = ("dynamic", "dynamic-regions")
 MIN_GROUPS = 8   # a sampled check recomputes at least this many groups (or all of them)
@@ -66,10 +66,13 @@ def describe_kind(board, k: int, regions: bool) -> str:
 def verify_dynamic_file(path: str | Path, cache_name: bool = False, samples: int = DEFAULT_SAMPLES,
                         full: bool = False, rebuild: bool = False, seed: int | None = None,
                         progress: Callable[[int, int], None] | None = None) -> Report:
-    path = Path(path)
-    report = Report(str(path))
-    if not report.add(*_check_format(path)):
-        return _rest_not_run(report)
+    """Verify one file of a dynamic set; ``cache_name`` also requires its name to be the cache's name for it."""
+    return checked_file(path, lambda path, report: _verify_set_file(path, report, cache_name, samples, full, rebuild,
+                                                                    seed, progress))
+
+
+def _verify_set_file(path: Path, report: Report, cache_name, samples, full, rebuild, seed, progress) -> Report:
+    """:func:`verify_dynamic_file` after the format's check."""
     try:
         header, payload, board, k, regions = _open(path, verify_checksum=False)
         if regions:
@@ -85,12 +88,8 @@ def verify_dynamic_file(path: str | Path, cache_name: bool = False, samples: int
         f"{groups:,} groups of {perm(board.n, k):,} placements"
     report.add("sizes", PASS, f"{shape}, payload {int(header['payload_bytes']):,} bytes, file "
                               f"{header['_file_bytes']:,} bytes")
-    stored, actual = _checksums(path)
-    if stored != actual:
-        report.add("checksum", FAIL, f"the stored xxhash64 {stored:016x} does not match the file's {actual:016x} "
-                                     f"(the file is damaged)")
+    if not _checksum_holds(report, path):
         return _rest_not_run(report)
-    report.add("checksum", PASS, f"xxhash64 {actual:016x}")
     if cache_name:
         want = pt.file_name(board, k, regions)
         ok = path.name == want

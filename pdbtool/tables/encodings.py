@@ -56,7 +56,7 @@ from .._native.intrinsics import (atomic_or_u64 as _atomic_or, load_u8, load_u64
                           trailing_zeros)
 from .. import registry
 from ..errors import PdbtoolError
-from .ranking import TilePattern, rank_cells, unrank_cells
+from .ranking import TilePattern, cells_mask, rank_cells, unrank_cells
 
 ENCODINGS = tuple(registry.ENCODINGS)  # the names in pdbtool/registry.py, in the order of their codes
 BYTE, NIBBLE, MOD3, PARITY, MIN_NIBBLE, SPARSE = range(6)
@@ -307,7 +307,7 @@ def manhattan_run(r0, count, n, k, md_rows, cells, out):
     Consecutive ranks differ only in the last tile's cell, which runs through the cells left free by the
     others in ascending order: one unrank per n - k + 1 ranks."""
     radix = n - k + 1
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = cells_mask(n)
     j = 0
     while j < count:
         r = r0 + j

@@ -55,9 +55,9 @@ from numba import njit
 from . import fileformat
 from .._native.intrinsics import trailing_zeros
 from ..errors import PdbtoolError
-from ..puzzle.board import Board
+from ..puzzle.board import MAX_CELLS, Board
 from .dynamic_sets import DYNAMIC_SETS
-from .ranking import TilePattern, column_masks, flood_region, manhattan_of_ranks, rank_cells, unrank_cells
+from .ranking import TilePattern, cells_mask, column_masks, flood_region, manhattan_of_ranks, rank_cells, unrank_cells
 
 ENCODING = "excess"
 # a pair's unit byte when its value depends on the blank's region (rows with v = 0 give it per region)
@@ -198,7 +198,7 @@ def _region_rows(dist, n, k, entries, md_rows, not_first, not_last, width, out):
     of different distances (all of them, so that a look-up needs no other value); returns their count."""
     cells = np.empty(k, dtype=np.int64)
     masks = np.empty(n, dtype=np.int64)
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = cells_mask(n)
     rows = 0
     for r in range(entries):
         used = unrank_cells(r, n, k, cells)
@@ -425,7 +425,7 @@ def _region_row_errors(rows, groups, goal_ranks, n, k, per, not_first, not_last,
     rows sorted by (group, rank), each mask one whole region of the placement's free cells, each excess
     even, non-negative and at most ``max_excess``, and 0 for the goal blank's region at a group's goal."""
     cells = np.empty(k, dtype=np.int64)
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = cells_mask(n)
     for i in range(rows.shape[0]):
         g = rows[i, 0]
         r = rows[i, 1]
@@ -468,7 +468,7 @@ def board_of(path: Path, header: dict) -> tuple[Board, int]:
     except (ValueError, TypeError, PdbtoolError) as exc:
         raise fileformat.TableFileError(f"{path}: damaged header ({fileformat.clip(str(exc))})") from None
     k = header.get("group_size")
-    if k not in (2, 3) or isinstance(k, bool) or board.n > 32 or board.n - 1 < k:
+    if k not in (2, 3) or isinstance(k, bool) or board.n > MAX_CELLS or board.n - 1 < k:
         raise fileformat.TableFileError(f"{path}: damaged header (group size {fileformat.clip(k)} on "
                                         f"{board.dims})")
     return board, k
@@ -641,7 +641,7 @@ def _triple_rows(excess, groups, n, units, pstart, pent, regions, sum_rule, by_r
     tiles = np.empty(3, dtype=np.int64)
     masks = np.empty(n, dtype=np.int64)
     worth = np.empty(n, dtype=np.int64)
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = cells_mask(n)
     m = 0
     p = 0
     for g in range(groups.shape[0]):
@@ -789,12 +789,26 @@ def make_lookups(board: Board, name: str, pairs: np.ndarray, triples: np.ndarray
     return DynamicTables(board, name, units, start, ent)
 
 
+# the largest set of excess tables (bytes, one per placement) a board may have: 6x6's triples take 280 MB and
+# 7x7's 1.9 GB; 8x8's would take 9.9 GB, and their look-ups (n**4 keys, several words each) more
+MAX_SET_BYTES = 1 << 31
+
+
+def check_size(board: Board, name: str) -> None:
+    """Refuse a set whose tables would not fit (:data:`MAX_SET_BYTES`), before anything is built."""
+    for k in parse_set(name).sizes:
+        size = comb(board.n - 1, k) * perm(board.n, k)
+        if size > MAX_SET_BYTES:
+            raise DynamicError(f"the dynamic {set_name(k)} of {board.dims} would take {size / 1e9:.1f} GB "
+                               f"({comb(board.n - 1, k):,} tables of {perm(board.n, k):,} placements); at most "
+                               f"{MAX_SET_BYTES / 1e9:.1f} GB are supported: use a smaller board or --dynamic pairs")
+
+
 def load_dynamic(board: Board, name: str = "pairs+triples", cache=None, cache_dir=None, jobs: int | None = None,
                  notify: Callable[[str], None] | None = None) -> DynamicTables:
     """The look-ups of a dynamic set (one of :data:`DYNAMIC_SETS`), building its tables if needed."""
     definition = parse_set(name)
-    if board.n > 32:
-        raise DynamicError(f"dynamic tables support at most 32 cells, not {board.n}")
+    check_size(board, name)
     if cache is None:
         from .cache import TableCache
 
@@ -824,6 +838,7 @@ def build_dynamic(board: Board, name: str, cache, jobs: int | None = None, force
     """Build (or find cached) every file of a dynamic set; ``progress(groups)`` counts groups as they are
     done across the whole set (a group once per file).  Returns a record per file (what ``build --dynamic``
     prints)."""
+    check_size(board, name)
     records = []
     offset = 0
     for k, regions in _files(name):

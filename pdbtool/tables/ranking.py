@@ -29,6 +29,13 @@ class PatternError(PdbtoolError, ValueError):
 # --- kernels ------------------------------------------------------------------------------------------
 
 @njit(cache=True, inline="always")
+def cells_mask(n):
+    """The mask of cells 0..n-1 for 1 <= n <= 64 (``(1 << n) - 1`` would shift by 64 on a board of 64
+    cells, which LLVM leaves undefined)."""
+    return ~numba.uint64(0) >> numba.uint64(64 - n)
+
+
+@njit(cache=True, inline="always")
 def rank_cells(cells, n):
     """Rank of a placement (``cells[i]`` = cell of the pattern's i-th tile) among the k-permutations of n."""
     used = numba.uint64(0)
@@ -51,7 +58,7 @@ def unrank_cells(r, n, k, cells):
         cells[i] = r - q * radix
         r = q
     used = numba.uint64(0)
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = cells_mask(n)
     for i in range(k):
         bit = select_bit(cells[i], full & ~used)
         cells[i] = trailing_zeros(bit)
@@ -92,7 +99,7 @@ def unrank_digits(r, n, k, inverses, cells, digits, prefix):
         digits[i] = d
         r = q
     used = numba.uint64(0)
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = cells_mask(n)
     for i in range(k):
         prefix[i] = used
         bit = select_bit(digits[i], full & ~used)
@@ -299,5 +306,5 @@ def check_disjoint(patterns: Sequence[TilePattern]) -> None:
             owner[t] = j
 
 
-__all__ = ["TilePattern", "PatternError", "BoardError", "rank_cells", "unrank_cells", "rank_many",
+__all__ = ["TilePattern", "PatternError", "BoardError", "cells_mask", "rank_cells", "unrank_cells", "rank_many",
            "unrank_many", "flood_region", "manhattan_of_ranks", "column_masks", "parse_tiles", "check_disjoint"]

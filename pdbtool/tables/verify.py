@@ -33,7 +33,7 @@ from numba import njit, prange
 from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 from . import fileformat
 from ..errors import PdbtoolError
-from .ranking import TilePattern, column_masks, flood_region, rank_cells, unrank_cells
+from .ranking import TilePattern, cells_mask, column_masks, flood_region, rank_cells, unrank_cells
 from .table import UNREACHABLE, PatternTable
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
@@ -93,7 +93,7 @@ def check_placement(table, r, n, k, nb, md_rows, minimized, goal_rank, not_first
             return ZERO_OFF_GOAL, -1
     if not neighbours:  # a lossy table: its values only bound the distances from below
         return OK, -1
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = cells_mask(n)
     free = full & ~occupied
     one_region = (not minimized) or _one_region(free, not_first_col, not_last_col, width)
     best = np.int64(1 << 30)
@@ -268,15 +268,40 @@ def describe_table(table: PatternTable) -> str:
 
 # --- the checks -----------------------------------------------------------------------------------------
 
+def checked_file(path: str | Path, checks: Callable[[Path, Report], Report]) -> Report:
+    """The report of the file ``path``: the check of its format, then, if it holds, ``checks(path, report)``
+    (the other checks read the file)."""
+    path = Path(path)
+    report = Report(str(path))
+    if not report.add(*_check_format(path)):
+        return _rest_not_run(report)
+    return checks(path, report)
+
+
+def _checksum_holds(report: Report, path: Path) -> bool:
+    """Add the checksum's line to ``report``: whether the file's xxhash64 is the one its header stores (the
+    other checks read the payload, so they run only then)."""
+    stored, actual = _checksums(path)
+    if stored != actual:
+        report.add("checksum", FAIL, f"the stored xxhash64 {stored:016x} does not match the file's {actual:016x} "
+                                     f"(the file is damaged)")
+        return False
+    report.add("checksum", PASS, f"xxhash64 {actual:016x}")
+    return True
+
+
 def verify_file(path: str | Path, expected: Expected | None = None, cache_name: bool = False,
                 samples: int = DEFAULT_SAMPLES, full: bool = False, rebuild: bool = False,
                 threads: int | None = None, seed: int | None = None,
                 progress: Callable[[int, int], None] | None = None) -> Report:
     """Verify one table file; ``cache_name`` also requires the file's name to be the cache's name for it."""
-    path = Path(path)
-    report = Report(str(path))
-    if not report.add(*_check_format(path)):
-        return _rest_not_run(report)
+    return checked_file(path, lambda path, report: _verify_table(path, report, expected, cache_name, samples, full,
+                                                                 rebuild, threads, seed, progress))
+
+
+def _verify_table(path: Path, report: Report, expected, cache_name, samples, full, rebuild, threads, seed,
+                  progress) -> Report:
+    """:func:`verify_file` after the format's check."""
     try:
         table = PatternTable.from_file(fileformat.load(path, verify_checksum=False))
     except PdbtoolError as exc:
@@ -286,12 +311,8 @@ def verify_file(path: str | Path, expected: Expected | None = None, cache_name: 
     header = table.header
     report.add("sizes", PASS, f"{table.entries:,} entries, payload {int(header['payload_bytes']):,} bytes "
                               f"of {header['payload_dtype']}, file {table.header['_file_bytes']:,} bytes")
-    stored, actual = _checksums(path)
-    if stored != actual:
-        report.add("checksum", FAIL, f"the stored xxhash64 {stored:016x} does not match the file's {actual:016x} "
-                                     f"(the file is damaged)")
+    if not _checksum_holds(report, path):
         return _rest_not_run(report)
-    report.add("checksum", PASS, f"xxhash64 {actual:016x}")
     if not report.add(*_check_identity(table, path, expected, cache_name)):
         return _rest_not_run(report)
 

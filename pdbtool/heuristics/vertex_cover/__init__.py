@@ -37,7 +37,8 @@ cannot prove non-negative it adds a test and an add on a chain of dependent load
 
 The functions of the search are compiled without Numba's reference counting (``_nrt=False``): they allocate
 nothing, and the atomic increments and decrements of their array arguments at every call are a large share
-of a ddb search's CPU.  Masks of tiles are int64 bit sets (at most 32 cells).
+of a ddb search's CPU.  Masks of tiles are int64 bit sets, up to 64 tiles (bit 63 is the sign bit: masks are only
+ever tested, combined and shifted right, never compared by size).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ from __future__ import annotations
 from .components import new_memo
 from .graph import ConflictGraph
 from .layout import CMASK
-from .lookups import pack_all
-from .moves import EXACT, keep_move, try_move, undo_move
+from .lookups import is_wide, pack_all
+from .moves import EXACT, keep_move, try_move, try_move_wide, undo_move
 
-__all__ = ["CMASK", "EXACT", "ConflictGraph", "keep_move", "new_memo", "pack_all", "try_move", "undo_move"]
+__all__ = ["CMASK", "EXACT", "ConflictGraph", "is_wide", "keep_move", "new_memo", "pack_all", "try_move", "try_move_wide",
+           "undo_move"]

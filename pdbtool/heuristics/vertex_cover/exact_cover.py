@@ -225,7 +225,7 @@ def cover_work(n: int, constraints: int) -> tuple[np.ndarray, np.ndarray]:
 
 def min_cover(edges: Sequence[tuple[Sequence[int], int]], n: int) -> int:
     """Least weighted cover of hyperedges given as (vertices, weight) over vertices 0..n-1."""
-    masks = np.array([sum(1 << v for v in vs) for vs, _ in edges], dtype=np.int64)
+    masks = np.array([sum(1 << v for v in vs) for vs, _ in edges], dtype=np.uint64).view(np.int64)  # bit 63: the sign
     weights = np.array([w for _, w in edges], dtype=np.int64)
     return int(min_cover_kernel(masks, weights, *cover_work(n, len(edges))))
 

@@ -10,7 +10,8 @@ from numba import njit
 
 from .components import _component, _cover_of, _set_component, new_memo
 from .layout import G_HCOUNT, G_PENDING, GS, HMASK, HW, POS, U_ROW, graph_work, work_views
-from .lookups import _key_record, _record_units, pack_all
+from .lookups import (ROW_CELL_SHIFT, ROW_MASK_SHIFT, ROW_UNITS_SHIFT, _record_units, _state_key_record, is_wide,
+                      pack_all)
 
 
 @njit(cache=True, _nrt=False)
@@ -25,7 +26,7 @@ def graph_from_scratch(n, near, records, rows, g, hl, cons, memo):
             cu = g[POS, u]
             if not (near[word] >> cu) & 1:
                 continue
-            rec = _key_record(near, records, word, cu)
+            rec = _state_key_record(near, records, word, cu, n)
             w = _record_units(rec, records, rows, blank)
             if w:
                 hl[HMASK, hcount] = (np.int64(1) << t) | (np.int64(1) << u)
@@ -35,10 +36,10 @@ def graph_from_scratch(n, near, records, rows, g, hl, cons, memo):
             first = rec & 0xFFFFFFFF
             for j in range(first, first + ((rec >> 32) & 0xFFFF)):
                 r = np.int64(rows[j])
-                v = r & 31
-                if v and g[POS, v] == (r >> 5) & 31 and (records[r >> 16] >> blank) & 1:
+                v = r & 63
+                if v and g[POS, v] == (r >> ROW_CELL_SHIFT) & 63 and (records[r >> ROW_MASK_SHIFT] >> blank) & 1:
                     hl[HMASK, hcount] = (np.int64(1) << t) | (np.int64(1) << u) | (np.int64(1) << v)
-                    hl[HW, hcount] = (r >> 10) & 63
+                    hl[HW, hcount] = (r >> ROW_UNITS_SHIFT) & 63
                     hcount += 1
     g[GS, G_HCOUNT] = hcount
     g[GS, G_PENDING] = 0
@@ -69,6 +70,7 @@ class ConflictGraph:
         if it was made before (the graphs only read it)."""
         n = tables.board.n
         self.n = n
+        self.wide = is_wide(n)  # the layout of the move look-ups: try_move_wide reads them
         lookups, move_lookups = pack_all(tables) if packed is None else packed
         self.lookups: tuple[np.ndarray, ...] = lookups
         self.move_lookups: np.ndarray = move_lookups

@@ -35,7 +35,7 @@ from .layout import (
     U_ROW,
     _views,
 )
-from .lookups import ENTRY_BLOCK, _key_record
+from .lookups import ENTRY_BLOCK, _key_record, _wide_key_record
 
 # ``need`` of a try_move whose exact change of the cover is wanted
 EXACT = np.int64(1) << 40
@@ -93,13 +93,74 @@ def _append_new_constraints(t, g, hl, out, row, k):
     return k
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _move_hits(t, base, n, look, g):
+    """The tiles u whose key (t's move, u in its cell) has a pair value or entries: one branch-free pass
+    over the filter words ``look[base + u]`` (it vectorizes).  The look-ups' indices are unsigned (see the
+    package's docstring): with a signed one, each of the pass's loads was a scalar load with its own
+    wraparound."""
+    hits = np.int64(0)
+    for u in range(1, n):
+        hits |= ((look[np.uint64(base + u)] >> g[POS, u]) & 1) << u
+    return hits & ~(np.int64(1) << t)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _new_edges(t, c, m, n, look, g, hl, wide):
+    """t's new edges when it moves into c from m: ``(new_adj, nh)``, the pair neighbours (their weights in
+    ``g[NROW]``) and the count of hyperedges in ``hl[NHM/NHW]``.  ``wide``: the layout of the move look-ups
+    (:mod:`.lookups`), a constant of each caller, so that each compiles the reads of its layout alone."""
+    bt = np.int64(1) << t
+    nh = 0
+    base = ((t * n + c) * 4 + m) * n  # t into c from m: its row of the key filter
+    # an entry: the cells of v where the triple (t, u, v) adds its units, then v and the units: in the
+    # entry's high half (narrow), or in the next word (wide)
+    stride = 2 if wide else 1
+    info_shift = 0 if wide else 32
+    hits = _move_hits(t, base, n, look, g)
+    # the hits' records first, held in g[NROW], in a loop of independent loads whose cache misses overlap
+    rem = hits
+    while rem:
+        u = trailing_zeros(rem)
+        rem &= rem - 1
+        if wide:
+            rec = _wide_key_record(look, look, base + u, g[POS, u], 4 * n * n * n)
+        else:
+            rec = _key_record(look, look, base + u, g[POS, u])
+        g[NROW, u] = rec
+        prefetch(look, rec & 0xFFFFFFFF)
+    new_adj = np.int64(0)
+    while hits:
+        u = trailing_zeros(hits)
+        hits &= hits - 1
+        rec = g[NROW, u]
+        w = (rec >> 48) & 255
+        g[NROW, u] = w
+        if w:
+            new_adj |= np.int64(1) << u
+        # in blocks (see ENTRY_BLOCK): the loop over a key's entries ended on a mispredicted branch at most keys
+        j = rec & 0xFFFFFFFF
+        end = j + stride * ((rec >> 32) & 0xFFFF)
+        while j < end:
+            for q in range(ENTRY_BLOCK):
+                at = j + stride * q
+                e = look[np.uint64(at)]
+                info = look[np.uint64(at + stride - 1)] >> info_shift
+                v = info & 63
+                hl[NHM, np.uint64(nh)] = bt | (np.int64(1) << u) | (np.int64(1) << v)
+                hl[NHW, np.uint64(nh)] = info >> 6
+                nh += ((e >> g[POS, v]) & 1) & (at < end)
+            j += stride * ENTRY_BLOCK
+    return new_adj, nh
+
+
 # inline: the driver has one call site (the ddb hooks' child_h), and the call's 26 argument words cost more
 # than the extra compile
 @njit(cache=True, _nrt=False, inline="always")
 def try_move(t, c, m, need, n, look, work, memo):
     """The change of the least cover when tile t moves into cell ``c`` from c's neighbour ``m`` (up, left,
-    right, down), where the blank will be.  ``look``: the move look-ups (:func:`pack_move_lookups`);
-    ``work``: the graph (:func:`graph_work`).
+    right, down), where the blank will be.  ``look``: the narrow move look-ups (:func:`pack_move_lookups`;
+    :func:`try_move_wide` reads the wide ones); ``work``: the graph (:func:`graph_work`).
 
     The graph is left as it was: t's new edges and the new components wait in the work rows, and
     ``g[GS, G_PENDING]`` says whether there are any (0 when t has no edge before or after, or the same ones).
@@ -114,45 +175,23 @@ def try_move(t, c, m, need, n, look, work, memo):
     * vertex-disjoint constraints of A | B after the move need their own units each, so the new covers
       there are at least the sum of their weights (before any cover is solved)."""
     g, hl, cons = _views(work, n)
+    new_adj, nh = _new_edges(t, c, m, n, look, g, hl, False)
+    return _cover_change(t, need, new_adj, nh, g, hl, cons, memo)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def try_move_wide(t, c, m, need, n, look, work, memo):
+    """:func:`try_move` with the wide move look-ups of a board of more than 32 cells."""
+    g, hl, cons = _views(work, n)
+    new_adj, nh = _new_edges(t, c, m, n, look, g, hl, True)
+    return _cover_change(t, need, new_adj, nh, g, hl, cons, memo)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _cover_change(t, need, new_adj, nh, g, hl, cons, memo):
+    """The rest of :func:`try_move`, given t's new edges: the change of the least cover, or a lower bound
+    of at least ``need``."""
     bt = np.int64(1) << t
-    nh = 0
-    base = ((t * n + c) * 4 + m) * n  # t into c from m: its row of the key filter
-    # the tiles whose key with t in c has a pair value or entries: one branch-free pass over the filter (it
-    # vectorizes), then look-ups for those few only.  The look-ups' indices are unsigned (see the module's
-    # docstring): with a signed one, each of the pass's loads was a scalar load with its own wraparound
-    hits = np.int64(0)
-    for u in range(1, n):
-        hits |= ((look[np.uint64(base + u)] >> g[POS, u]) & 1) << u
-    hits &= ~bt
-    # the hits' records first, held in g[NROW], in a loop of independent loads whose cache misses overlap
-    rem = hits
-    while rem:
-        u = trailing_zeros(rem)
-        rem &= rem - 1
-        rec = _key_record(look, look, base + u, g[POS, u])
-        g[NROW, u] = rec
-        prefetch(look, rec & 0xFFFFFFFF)
-    new_adj = np.int64(0)
-    while hits:
-        u = trailing_zeros(hits)
-        hits &= hits - 1
-        rec = g[NROW, u]
-        w = (rec >> 48) & 255
-        g[NROW, u] = w
-        if w:
-            new_adj |= np.int64(1) << u
-        # an entry: the cells of v (low 32 bits) where the triple (t, u, v) adds its units.  In blocks (see
-        # ENTRY_BLOCK): the loop over a key's entries ended on a mispredicted branch at most keys
-        j = rec & 0xFFFFFFFF
-        end = j + ((rec >> 32) & 0xFFFF)
-        while j < end:
-            for q in range(ENTRY_BLOCK):
-                e = look[np.uint64(j + q)]
-                v = (e >> 32) & 31
-                hl[NHM, np.uint64(nh)] = bt | (np.int64(1) << u) | (np.int64(1) << v)
-                hl[NHW, np.uint64(nh)] = e >> 37
-                nh += ((e >> g[POS, v]) & 1) & (j + q < end)
-            j += ENTRY_BLOCK
     g[GS, G_NH] = nh
     old_comp = g[CMASK, t]
     if old_comp == bt:

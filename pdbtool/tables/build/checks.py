@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..._native.intrinsics import trailing_zeros
-from ..ranking import unrank_cells, unrank_digits
+from ..ranking import cells_mask, unrank_cells, unrank_digits
 from ..zero_aware import map_and_order
 
 UNSEEN = 255
@@ -28,7 +28,7 @@ def excess_violations(table, n, k, md_rows, block, inverses):
     runs = entries // run
     runs_per_block = max(1, block // run)
     nblocks = (runs + runs_per_block - 1) // runs_per_block
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = cells_mask(n)
     bad = np.zeros(nblocks, dtype=np.int64)
     unreached = np.zeros(nblocks, dtype=np.int64)
     for b in prange(nblocks):

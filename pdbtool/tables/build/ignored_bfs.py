@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..._native.intrinsics import prefetch
+from ..ranking import cells_mask
 from .moves import moves_into, unrank_next
 from .scheduling import BATCH, CHUNK_SHIFT, block_dispenser, block_scratch, next_active_block
 
@@ -28,7 +29,7 @@ def _ignored_step_arrays(table, n, block):
     """What both blank-ignored steps start from: the entries, the mask of the board's cells, the number of
     rank blocks, a row of counts per block, and the table as 64-bit words (for skipping eight at a time)."""
     entries = table.shape[0]
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = cells_mask(n)
     nblocks = (entries + block - 1) // block
     counts = np.zeros((nblocks, 3), dtype=np.int64)
     words = table[: entries - entries % 8].view(np.uint64)

@@ -18,10 +18,11 @@ from numba import njit, prange
 
 from ..._native.intrinsics import (atomic_xor_u64, deposit_bits, extract_bits, popcount, prefetch,
                                    trailing_zeros)
+from ..ranking import cells_mask
 from ..zero_aware import map_and_order
 from .moves import divide, flood, unrank_next, vertical_step_over
 from .scheduling import BATCH, CHUNK_SHIFT, block_dispenser, block_scratch, next_active_block
-from .two_bit_states import LOW_BITS, in_window, or_rank_states, rank_states, slots_equal, state_of, window_from
+from .two_bit_states import in_window, or_region_states, rank_free_equal, slots_equal, state_of, window_from
 
 UNSEEN = 255
 
@@ -115,11 +116,8 @@ def _mark_minimized_children(bits, count, child_rank, child_state, child_cell, c
             continue
         free = child_free[j]
         region = flood(numba.uint64(1) << numba.uint64(child_cell[j]), free, not_first_col, not_last_col, width)
-        slots = deposit_bits(extract_bits(region, free), LOW_BITS)
-        first = child_rank[j] * nf
-        # the region's lowest slot decides which of several racing writers made the state new
-        probe = first + (trailing_zeros(slots) >> 1)
-        if or_rank_states(bits, first, nf, slots * nxt, probe) == 0:
+        # the region's lowest state decides which of several racing writers made the state new
+        if or_region_states(bits, child_rank[j] * nf, nf, extract_bits(region, free), nxt) == 0:
             active_next[child_rank[j] >> CHUNK_SHIFT] = 1
             new += 1
             new_cells += popcount(region)
@@ -154,7 +152,7 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     later, so that the cache misses of many states overlap.  A new child is flooded and marked "next" in
     every cell of its region with an atomic OR; a word's frontier states turn to 11 with one atomic XOR
     when the scan moves past the word (every rank with states in it has then been read).  ``table`` receives, for each rank, the first depth at which one of
-    its regions is expanded.  ``discovered`` counts each new state once (see ``or_rank_states``).
+    its regions is expanded.  ``discovered`` counts each new state once (see ``or_region_states``).
     With a non-empty ``za`` (a zero-aware build, :mod:`pdbtool.tables.zero_aware`: ``za_base``,
     ``za_region``, ``binom`` and ``kfact`` its layout), every expanded region also gets its depth in ``za``
     (:func:`_record_regions`); the thread that owns a rank alone writes its regions' entries.
@@ -162,10 +160,9 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     """
     entries = table.shape[0]
     nf = n - k
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = cells_mask(n)
     cur = numba.uint64(1 + (depth & 1))
     nxt = numba.uint64(2 - (depth & 1))
-    rank_slots = deposit_bits((numba.uint64(1) << numba.uint64(nf)) - numba.uint64(1), LOW_BITS)
     inverse_nf = 1.0 / nf
     nblocks = (entries + block - 1) // block
     counts = np.zeros((nblocks, 4), dtype=np.int64)
@@ -201,6 +198,13 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
                     if w != retire_word:
                         if retire:
                             atomic_xor_u64(bits, retire_word, retire)
+                        # a rank of more than 32 states may hold whole words, which the scan jumps over
+                        while 0 <= retire_word < w - 1:
+                            retire_word += 1
+                            retire = window_from(slots_equal(bits[retire_word], cur), retire_word, s0, s1) * (
+                                numba.uint64(3) - cur)
+                            if retire:
+                                atomic_xor_u64(bits, retire_word, retire)
                         retire_word = w
                         retire = window_from(current, w, s0, s1) * (numba.uint64(3) - cur)
                     match = in_window(current, w, s, s1)
@@ -209,7 +213,7 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
                         continue
                     r = divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
                     first = r * nf
-                    frontier = slots_equal(rank_states(bits, first, nf), cur) & rank_slots
+                    frontier = rank_free_equal(bits, first, nf, cur)
                     occupied, run_start = unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
                                                        cellw, full)
                     if table[r] == UNSEEN:
@@ -217,7 +221,7 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
                     # every cell of a frontier region carries its state: the union of the frontier regions is
                     # the frontier cells, and the moves into it are the children of all of them
                     free = full & ~occupied
-                    union = deposit_bits(extract_bits(frontier, LOW_BITS), free)
+                    union = deposit_bits(frontier, free)
                     expanded_cells += popcount(union)
                     if za.shape[0]:
                         _record_regions(za, za_base, za_region, binom, kfact, cells, k, n, free, union, depth,
