@@ -756,6 +756,25 @@ def pruning_section(plots: Plots, data, whole) -> str:
     return "".join(out)
 
 
+@section("The 35-puzzle beside Felner's talk", ["p35"], "python bench/bench_35.py")
+def p35_section(plots: Plots, data) -> str:
+    out = ["Mean h over random solvable 6x6 states (`bench/bench_35.py`), beside the talk's row "
+           "([literature](literature.md)):\n\n"]
+    rows = [[r.get("heuristic"), fmt(r.get("mean"), 3), fmt(r.get("states")), fmt(r.get("cpu_seconds"), 1),
+             fmt((r.get("talk") or {}).get("mean_h"), 2), fmt((r.get("talk") or {}).get("relative_nodes"), 1)]
+            for r in data.get("rows", [])]
+    out.append(table(["heuristic", "mean h", "states sampled", "CPU s", "talk's mean h", "talk's relative nodes"],
+                     rows))
+    exact = data.get("manhattan_exact_mean") or {}
+    if exact:
+        out.append(f"\nManhattan's mean over every solvable state is exactly {exact.get('fraction')} "
+                   f"({exact.get('note')}).\n")
+    for what, why in (data.get("not_measured") or {}).items():
+        out.append(f"\n- Not measured yet: {what}: {why}.")
+    out.append("\n\n" + provenance(data) + "\n")
+    return "".join(out)
+
+
 @section("Predicted search sizes", ["predict"], "python bench/run.py --only predict")
 def predict_section(plots: Plots, data) -> str:
     out = ["`pdbtool predict` against measured whole searches (`bench/bench_predict.py`; "
@@ -854,7 +873,7 @@ def hanoi_section(plots: Plots, data) -> str:
 
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
             frontier_target_section, frontier_section, dynamic_cost_section, dynamic_definitions_section,
-            pruning_section, predict_section, kernels_section, startup_section, load_checks_section,
+            pruning_section, p35_section, predict_section, kernels_section, startup_section, load_checks_section,
             checkpoint_section, hanoi_section, hanoi_encodings_section, ray_section, scaling_section]
 
 
