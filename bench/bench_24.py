@@ -98,6 +98,27 @@ def append_log(path: str, ident: int, config: str, run: dict, load_before) -> No
         os.fsync(f.fileno())
 
 
+def project_50(data: dict[int, dict], rows: list[dict], configs: list[str]) -> dict | None:
+    """CPU-hours for all 50 instances, projected from the runs: the first configuration's CPU per node on the
+    instances every configuration solved, times Korf & Felner's count of each of the 50 (the first
+    configuration must generate their counts: 6-6-6-6 + reflection with the parent rule), and each other
+    configuration's CPU ratio to the first over the same instances.  An estimate: the ratio varies per
+    instance."""
+    base = configs[0]
+    both = [r for r in rows if all(r["runs"][c]["solved"] for c in configs)]
+    if not both or any(r["runs"][base]["nodes_generated"] != r["kf_nodes"] for r in both):
+        return None
+    base_cpu = sum(r["runs"][base]["cpu_seconds"] for r in both)
+    per_node = base_cpu / sum(r["runs"][base]["nodes_generated"] for r in both)
+    total_kf = sum(x["kf_nodes"] for x in data.values())
+    out = {"instances": len(data), "kf_nodes_total": total_kf, "measured_on": [r["id"] for r in both],
+           "cpu_seconds_per_node_first": per_node, "cpu_hours": {}}
+    for config in configs:
+        ratio = base_cpu / sum(r["runs"][config]["cpu_seconds"] for r in both)
+        out["cpu_hours"][config] = round(total_kf * per_node / ratio / 3600, 1)
+    return out
+
+
 def random_states(count: int, seed: int) -> list[list[int]]:
     board = Board(5, 5)
     rng = random.Random(seed)
@@ -214,7 +235,9 @@ def main(argv=None) -> int:
                 "kf_nodes_ratio": round(sum(r["kf_nodes"] for r in both) / n_all, 3)}
         summary[config] = s
         print(f"{config}: {s}", flush=True)
-    report = {"configs": configs, "setup": setups, "threads": args.threads, "node_limit": limit,
+    projection = project_50(data, rows, configs) if both else None
+    report = {"configs": configs, "setup": setups, "projection_50": projection, "threads": args.threads,
+              "node_limit": limit,
               "time_limit": args.time_limit, "pruning": args.pruning, "instances": rows, "summary": summary,
               "sample_h": sample,
               "source_of_kf_nodes": "examples/korf24_50.txt (Korf & Felner, AIJ 134, 2002, their table)"}
