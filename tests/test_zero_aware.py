@@ -11,14 +11,17 @@ import subprocess
 import sys
 import textwrap
 from itertools import combinations
+from math import comb
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import korf100  # noqa: E402
+from conftest import examples, korf100  # noqa: E402
 from oracle import tile_blank_distances, true_distances  # noqa: E402
 
 from pdbtool.puzzle.board import Board  # noqa: E402
@@ -28,7 +31,8 @@ from pdbtool.tables.cache import TableCache  # noqa: E402
 from pdbtool.tables.partitions import (Catalogue, PartitionError, load_partition,  # noqa: E402
                                        parse_catalogue)
 from pdbtool.tables.ranking import TilePattern  # noqa: E402
-from pdbtool.tables.zero_aware import check_values, layout, layout_of  # noqa: E402
+from pdbtool.tables.zero_aware import (check_values, colex_chunks, layout, layout_of,  # noqa: E402
+                                      occupied_rank)
 
 REPO = Path(__file__).resolve().parents[1]
 KORF = korf100()  # id -> (tiles, optimal length)
@@ -305,3 +309,14 @@ def test_threads_find_the_serial_length_with_a_zero_aware_catalogue(cache):
             tiles[1], tiles[2] = tiles[2], tiles[1]
         a, b = serial.solve(tiles), threaded.solve(tiles)
         assert a.solved and b.solved and a.length == b.length
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.integers(min_value=1, max_value=64).flatmap(
+    lambda n: st.tuples(st.just(n), st.sets(st.integers(0, n - 1), min_size=1, max_size=min(n, 12)))))
+def test_chunked_colex_rank_is_the_binomial_sum_on_boards_up_to_64_cells(case):
+    n, cells = case
+    mask = np.uint64(sum(1 << c for c in cells))
+    expected = sum(comb(c, j + 1) for j, c in enumerate(sorted(cells)))
+    assert occupied_rank(mask, colex_chunks(n, 12)) == expected
+    assert occupied_rank(mask, colex_chunks(64, len(cells))) == expected

@@ -34,13 +34,13 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Sequence
 
-import numba
 import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from .._native.intrinsics import load_u8, popcount, trailing_zeros
+from .._native.intrinsics import load_u8
 from ..tables.ranking import TilePattern, check_disjoint, rank_cells
+from ..tables.zero_aware import colex_chunks, layout, occupied_mask, occupied_rank, order_rank
 from . import hooks
 from .hooks import HeuristicError, as_tiles, is_state
 
@@ -53,11 +53,11 @@ from .hooks import HeuristicError, as_tiles, is_state
 # sum of hv, stale rows included), are exact.  step[row]: how much one move of the row's tile may raise its
 # value (1: a consistent zero-aware table; a huge number: a minimized one, or without the lazy rule).
 # zk[row]: whether the row's table is zero-aware; zb_off / zr_off: where its layout starts in zbase /
-# zregion (the layouts of every k used, concatenated).
+# zregion (the layouts of every k used, concatenated); colex: colex_chunks up to the largest k.
 CatalogueState = namedtuple("CatalogueState", [
     "hv", "hsum", "ub", "dirty", "child_h", "child_v", "npart", "nrow", "reflect", "mapped", "prow", "pslot",
     "rprow", "rpslot", "pbit", "rpbit", "xrows", "step", "cellmap", "kk", "cells", "addrs", "zk", "zbase",
-    "zregion", "zb_off", "zr_off", "binom", "kfact"])
+    "zregion", "zb_off", "zr_off", "colex", "kfact"])
 
 
 _NO_BOUND = 1 << 40  # step of a row whose value a move may change by any amount
@@ -164,7 +164,6 @@ class CatalogueSum:
         return arr
 
     def _layouts(self) -> None:
-        from ..tables.zero_aware import layout
 
         n, R = self.board.n, self.nrow
         self.zk = np.array(self.row_za, dtype=np.bool_)
@@ -186,9 +185,7 @@ class CatalogueSum:
             self.kfact[row] = lay.kfact
         self.zbase = np.concatenate(bases) if bases else np.zeros(1, dtype=np.int64)
         self.zregion = np.concatenate(regions) if regions else np.zeros(1, dtype=np.uint8)
-        from math import comb
-
-        self.binom = np.array([[comb(c, j) for j in range(self.kmax + 1)] for c in range(n + 1)], dtype=np.int64)
+        self.colex = colex_chunks(n, self.kmax)
         self.layouts = {k: lay for k, (_, _, lay) in where.items()}
 
     # --- whole-state evaluation ------------------------------------------------------------------------
@@ -247,7 +244,7 @@ class CatalogueSum:
                                   P, R, self.reflect, self.mapped, self.prow, self.pslot, self.rprow, self.rpslot,
                                   self.pbit, self.rpbit, self.xrows, self.step, self.cellmap, self.kk, cells,
                                   self.addrs, self.zk, self.zbase, self.zregion, self.zb_off, self.zr_off,
-                                  self.binom, self.kfact)
+                                  self.colex, self.kfact)
 
 
 # --- the kernel's lookups ----------------------------------------------------------------------------------
@@ -255,36 +252,16 @@ class CatalogueSum:
 @njit(cache=True, inline="always")
 def _row_index(hs, x, row, k, n, blank):
     """The index of row ``x``'s placement in its table (row ``row`` of the catalogue's patterns)."""
-    one = numba.uint64(1)
+    cells = hs.cells[x]
     if hs.zk[row]:
-        occupied = numba.uint64(0)
-        for i in range(k):
-            occupied |= one << numba.uint64(hs.cells[x, i])
-        m = occupied
-        mr = 0
-        j = 1
-        while m:
-            c = trailing_zeros(m)
-            m &= m - one
-            mr += hs.binom[c, j]
-            j += 1
-        used = numba.uint64(0)
-        order = 0
-        for i in range(k):
-            a = popcount(occupied & ((one << numba.uint64(hs.cells[x, i])) - one))
-            order = order * (k - i) + a - popcount(used & ((one << numba.uint64(a)) - one))
-            used |= one << numba.uint64(a)
+        occupied = occupied_mask(cells, k)
+        mr = occupied_rank(occupied, hs.colex)
+        order = order_rank(cells, k, occupied)
         first = hs.zbase[hs.zb_off[row] + mr]
         if hs.zbase[hs.zb_off[row] + mr + 1] - first == hs.kfact[row]:  # one region: no region lookup
             return first + order
         return first + np.int64(hs.zregion[hs.zr_off[row] + mr * n + blank]) * hs.kfact[row] + order
-    used = numba.uint64(0)
-    r = 0
-    for i in range(k):
-        c = hs.cells[x, i]
-        r = r * (n - i) + (c - popcount(used & ((one << numba.uint64(c)) - one)))
-        used |= one << numba.uint64(c)
-    return r
+    return rank_cells(cells[:k], n)
 
 
 @njit(cache=True, inline="always")

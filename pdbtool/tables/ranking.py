@@ -261,6 +261,16 @@ class TilePattern:
         unrank_cells(np.int64(r), self.n, self.k, cells)
         return tuple(int(c) for c in cells)
 
+    def sample_ranks(self, samples: int, full: bool, seed: int | None) -> tuple[np.ndarray, int, str]:
+        """(ranks, count, what) of the placements a check reads: all of them (``ranks`` empty) when ``full``
+        or ``samples`` covers them, else the goal's and ``samples`` random ones (seeded)."""
+        if full or samples >= self.entries:
+            return np.empty(0, dtype=np.int64), self.entries, f"all {self.entries:,} placements"
+        rng = np.random.default_rng(seed)
+        ranks = np.concatenate([[self.goal_rank()], rng.integers(0, self.entries, size=max(samples, 0))])
+        count = ranks.shape[0]
+        return ranks.astype(np.int64), count, f"{count:,} placements (goal and {count - 1:,} random, seed {seed})"
+
     def placement_of(self, state: Sequence[int]) -> tuple[int, ...]:
         """The cells of the pattern's tiles in a state (the tile in each cell)."""
         where = {int(t): c for c, t in enumerate(state)}

@@ -475,22 +475,12 @@ def _check_consistency(table: PatternTable, values: np.ndarray, samples: int, fu
                        threads: int | None, lossy: str = "") -> tuple[str, str, str]:
     pattern = table.pattern
     board = pattern.board
-    entries = pattern.entries
     if table.blank == "zero-aware":
         from .zero_aware import check_values
 
         ok, message = check_values(pattern, values, samples, full, seed, threads)
         return "consistency", PASS if ok else FAIL, message
-    if full or samples >= entries:
-        ranks = np.empty(0, dtype=np.int64)
-        count = entries
-        what = f"all {entries:,} placements"
-    else:
-        rng = np.random.default_rng(seed)
-        ranks = np.concatenate([[pattern.goal_rank()], rng.integers(0, entries, size=max(samples, 0))])
-        ranks = ranks.astype(np.int64)
-        count = ranks.shape[0]
-        what = f"{count:,} placements (goal and {count - 1:,} random, seed {seed})"
+    ranks, count, what = pattern.sample_ranks(samples, full, seed)
     if count == 0:
         return "consistency", SKIP, "no placements asked for (--samples 0)"
     nf, nl = column_masks(board)

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from .._native.intrinsics import popcount, trailing_zeros
-from .ranking import column_masks
+from .ranking import column_masks, unrank_cells
 
 NO_REGION = 255
 
@@ -142,12 +142,33 @@ def zero_aware_entries(pattern) -> int:
 
 
 @njit(cache=True, inline="always")
+def occupied_mask(cells, k):
+    """The mask of the cells the k tiles hold."""
+    occupied = numba.uint64(0)
+    for i in range(k):
+        occupied |= numba.uint64(1) << numba.uint64(cells[i])
+    return occupied
+
+
+@njit(cache=True, inline="always")
+def order_rank(cells, k, occupied):
+    """The rank of the tiles' order within their map: tile i's digit is the number of occupied cells below
+    its cell, ranked like a placement of k tiles on k cells."""
+    one = numba.uint64(1)
+    used = numba.uint64(0)
+    order = 0
+    for i in range(k):
+        a = popcount(occupied & ((one << numba.uint64(cells[i])) - one))
+        order = order * (k - i) + a - popcount(used & ((one << numba.uint64(a)) - one))
+        used |= one << numba.uint64(a)
+    return order
+
+
+@njit(cache=True, inline="always")
 def map_and_order(cells, k, binom):
     """(colex rank of the occupied cells, rank of the tiles' order among them, occupied mask)."""
     one = numba.uint64(1)
-    occupied = numba.uint64(0)
-    for i in range(k):
-        occupied |= one << numba.uint64(cells[i])
+    occupied = occupied_mask(cells, k)
     m = occupied
     mr = 0
     j = 1
@@ -156,13 +177,37 @@ def map_and_order(cells, k, binom):
         m &= m - one
         mr += binom[c, j]
         j += 1
-    used = numba.uint64(0)
-    order = 0
-    for i in range(k):
-        a = popcount(occupied & ((one << numba.uint64(cells[i])) - one))
-        order = order * (k - i) + a - popcount(used & ((one << numba.uint64(a)) - one))
-        used |= one << numba.uint64(a)
-    return mr, order, occupied
+    return mr, order_rank(cells, k, occupied), occupied
+
+
+def colex_chunks(n: int, kmax: int) -> np.ndarray:
+    """``chunks[pos, byte, below]``: the part of the colexicographic rank of a set of cells (``sum_j
+    C(c_j, j + 1)``) that the set's cells in byte ``pos`` of its mask contribute, when ``below`` of its
+    cells lie in the bytes before.  Exact for every ``below`` up to ``kmax``; a mask of up to 64 cells
+    is ranked with one load per non-empty byte (:func:`occupied_rank`)."""
+    chunks = np.zeros(((n + 7) // 8, 256, kmax + 1), dtype=np.int64)
+    for pos in range(chunks.shape[0]):
+        for byte in range(1, 256):
+            bits = [b for b in range(8) if byte >> b & 1]
+            for below in range(kmax + 1):
+                chunks[pos, byte, below] = sum(comb(8 * pos + b, below + i + 1) for i, b in enumerate(bits))
+    return chunks
+
+
+@njit(cache=True, inline="always")
+def occupied_rank(occupied, chunks):
+    """The colexicographic rank of the set of cells ``occupied`` (a mask), a byte at a time through
+    :func:`colex_chunks`."""
+    r = 0
+    below = 0
+    pos = 0
+    while occupied:
+        byte = occupied & numba.uint64(255)
+        r += chunks[pos, byte, below]
+        below += popcount(byte)
+        occupied >>= numba.uint64(8)
+        pos += 1
+    return r
 
 
 @njit(cache=True, inline="always")
@@ -173,7 +218,7 @@ def zero_aware_index(cells, k, n, binom, base, region, blank, kfact):
 
 
 __all__ = ["ZeroAwareLayout", "layout", "layout_of", "zero_aware_entries", "map_and_order", "zero_aware_index",
-           "NO_REGION"]
+           "occupied_mask", "order_rank", "colex_chunks", "occupied_rank", "NO_REGION"]
 
 
 @njit(cache=True)
@@ -190,25 +235,7 @@ def _scan_states(values, ranks, count, n, k, nb, md_rows, binom, base, region, k
     first = -1
     for x in range(count):
         r = ranks[x] if ranks.shape[0] else x
-        # unrank as ranking.unrank_cells (kept here to stay a plain kernel)
-        q = r
-        for i in range(k - 1, -1, -1):
-            radix = n - i
-            d = q // radix
-            cells[i] = q - d * radix
-            q = d
-        used = numba.uint64(0)
-        for i in range(k):
-            c = 0
-            left = cells[i]
-            while True:
-                if not (used >> numba.uint64(c)) & one:
-                    if left == 0:
-                        break
-                    left -= 1
-                c += 1
-            cells[i] = c
-            used |= one << numba.uint64(c)
+        unrank_cells(r, n, k, cells)
         mr, order, occupied = map_and_order(cells, k, binom)
         m = 0
         for i in range(k):
@@ -250,16 +277,8 @@ def check_values(pattern, values: np.ndarray, samples: int, full: bool, seed: in
     lay = layout_of(pattern)
     if values.shape[0] != lay.entries:
         return False, f"{values.shape[0]:,} entries, the layout has {lay.entries:,}"
-    entries = pattern.entries
-    if full or samples >= entries:
-        ranks = np.empty(0, dtype=np.int64)
-        count = entries
-        what = f"the regions of all {entries:,} placements"
-    else:
-        rng = np.random.default_rng(seed)
-        ranks = np.concatenate([[pattern.goal_rank()], rng.integers(0, entries, size=max(samples, 0))]).astype(np.int64)
-        count = ranks.shape[0]
-        what = f"the regions of {count:,} placements (goal and {count - 1:,} random, seed {seed})"
+    ranks, count, what = pattern.sample_ranks(samples, full, seed)
+    what = "the regions of " + what
     goal_index = lay.index(pattern.goal_cells(), pattern.board.goal[0])
     bad, first = _scan_states(np.asarray(values), ranks, count, pattern.n, pattern.k, pattern.board.neighbours(),
                               pattern.md_rows(), lay.binom, lay.base, lay.region, lay.kfact, goal_index)
