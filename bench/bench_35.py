@@ -118,7 +118,8 @@ def run(args) -> dict:
     exact = exact_manhattan_mean(board)
     predicted = {bound: relative_nodes(dists, bound) for bound in args.bounds}
     rates = node_rates(board, rows, args.instances, args.node_limit, args.seed)
-    out = {"board": board.dims, "goal": board.goal_name, "partition": args.partition, "reflect": args.reflect, "seed": args.seed,
+    out = {"board": board.dims, "goal": board.goal_name, "partition": args.partition, "reflect": args.reflect,
+           "seed": args.seed,
            "manhattan_exact_mean": {"value": float(exact), "fraction": str(exact),
                                     "note": "exact over every solvable state (a formula, no sampling)"},
            "rows": []}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import random
 import sys
-from collections import deque
 from math import perm
 from pathlib import Path
 

@@ -30,10 +30,11 @@ from ._common import Interrupted, batch_status, board_option, cache_dir_option, 
               show_default=True,
               help="Encoding of the pattern tables (converted from byte tables if absent; pdb only).")
 @click.option("--group", type=int, default=None, metavar="C", help="Group size of min-nibble (a power of two).")
-@click.option("--pruning", type=click.Choice(list(registry.PRUNING_RULES)), default=registry.DEFAULT_PRUNING,
-              show_default=True,
+@click.option("--pruning", type=click.Choice(list(registry.PRUNING_RULES)), default=None,
               help="Duplicate paths pruned: parent (never undo the last move) or fsm (also every move sequence "
-                   "with a shorter or equal equivalent, by a finite-state machine; fewer nodes, same lengths).")
+                   "with a shorter or equal equivalent, by a finite-state machine; fewer nodes, same lengths). "
+                   "Default: fsm on 5x5, parent elsewhere (Korf & Felner's published 24-puzzle counts need "
+                   "--pruning parent).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Solve instances in this many processes (they share the memory-mapped tables).")
 @click.option("--threads", type=click.IntRange(1, 1024), default=1, show_default=True,

@@ -80,20 +80,22 @@ class Solver:
     * ``search_threads``: threads searching one instance (:mod:`pdbtool.search.parallel`; every heuristic).
     * ``ddb`` / ``max`` (:mod:`pdbtool.heuristics.dynamic`): the dynamic set ``dynamic`` (``pairs`` or
       ``pairs+triples``, the default); ``max`` also takes the static ``partition``.
-    * ``blank``: the tables' blank rule, ``minimized`` (default) or ``ignored``.
+    * ``blank``: the tables' blank rule, ``minimized`` (default), ``ignored`` or ``zero-aware``.
     * ``encoding`` / ``group`` (pdb): search tables stored in a compact encoding (:mod:`pdbtool.tables.encodings`,
       kernel :mod:`pdbtool.heuristics.encoded`); ``mod3`` and ``parity`` need ``blank="ignored"``.  Lossless
       encodings give the byte encoding's node counts and solutions.
+    * ``pruning``: ``parent`` or ``fsm`` (:mod:`pdbtool.search.move_automaton`); default: the board's
+      (:func:`pdbtool.registry.default_pruning`: ``fsm`` on 5x5, ``parent`` elsewhere).
     """
 
     def __init__(self, board: Board | None = None, heuristic: str = "pdb", partition=None, reflect: bool = True,
                  cache=None, cache_dir=None, tables: Sequence[np.ndarray] | None = None,
                  threads: int | None = None, notify: Callable[[str], None] | None = None,
                  dynamic: str | None = None, search_threads: int = 1, encoding: str = "byte",
-                 group: int | None = None, blank: str = "minimized", pruning: str = "parent"):
+                 group: int | None = None, blank: str = "minimized", pruning: str | None = None):
         from .move_automaton import check_pruning, with_pruning
 
-        self.pruning = check_pruning(pruning)
+        self.pruning = check_pruning(pruning) if pruning is not None else None
         try:
             entry = registry.heuristic(heuristic)
             registry.choose("blank rule", registry.BLANK_RULES, blank)
@@ -143,6 +145,8 @@ class Solver:
         elif board is None:
             raise SolverError("a board is needed")
         self.board = board
+        if self.pruning is None:
+            self.pruning = registry.default_pruning(board.dims)
         self.heuristic_name = heuristic
         self.reflect = reflect if entry.partition else False
         heuristic_object = make_heuristic(heuristic, board=board, patterns=patterns, tables=tables,
@@ -320,7 +324,7 @@ class SolveOptions:
     encoding: str = "byte"
     group: int | None = None
     blank: str = "minimized"
-    pruning: str = "parent"
+    pruning: str | None = None         # None: the board's default (registry.default_pruning)
     checkpoint: str | None = None      # a file recording the search (pdbtool.search.checkpoint), one at a time
     checkpoint_every: float = 60.0     # seconds between its records
 

@@ -49,5 +49,5 @@ from .layout import CMASK
 from .lookups import is_wide, pack_all
 from .moves import EXACT, keep_move, try_move, try_move_wide, undo_move
 
-__all__ = ["CMASK", "EXACT", "ConflictGraph", "is_wide", "keep_move", "new_memo", "pack_all", "try_move", "try_move_wide",
-           "undo_move"]
+__all__ = ["CMASK", "EXACT", "ConflictGraph", "is_wide", "keep_move", "new_memo", "pack_all", "try_move",
+           "try_move_wide", "undo_move"]
