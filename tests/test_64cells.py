@@ -162,21 +162,24 @@ def _pattern_sum(board: Board, groups, reflect: bool) -> PatternSum:
     return PatternSum(patterns, [build_table(p, threads=2).table for p in patterns], reflect=reflect)
 
 
-SEARCHES = [
-    # (board, walk length, seed, partition groups)
-    ((6, 6), 16, 1, [(1, 2, 6, 7), (3, 4, 5), (8, 13, 14), (12, 18, 19)]),
-    ((7, 7), 14, 2, [(1, 2, 7, 8), (3, 4, 9), (14, 15, 21)]),
-    ((8, 8), 14, 3, [(1, 2, 8, 9), (3, 4, 10), (16, 17, 24)]),
-]
+def _triples(board: Board) -> list[tuple[int, ...]]:
+    """Every tile, in patterns of three consecutive tiles (a sum at least as strong as a third of Manhattan's
+    and usually near it, so that the plain IDA* in Python stays small)."""
+    tiles = list(range(1, board.n))
+    return [tuple(tiles[i:i + 3]) for i in range(0, len(tiles), 3)]
 
 
-@pytest.mark.parametrize("dims,walk,seed,groups", SEARCHES)
-def test_ida_matches_the_reference_and_the_optimum(dims, walk, seed, groups):
+SEARCHES = [((6, 6), 16, 1), ((7, 7), 14, 2), ((8, 8), 14, 3)]  # (board, walk length, seed)
+
+
+@pytest.mark.parametrize("dims,walk,seed", SEARCHES)
+def test_ida_matches_the_reference_and_the_optimum(dims, walk, seed):
     """Manhattan, linear conflicts and a small pattern sum (with the reflection on these square boards):
     the kernel's length and node counts are those of a plain recursive IDA*, the length the optimum."""
     board = Board(*dims)
     state = random_walk(board, walk, seed)
     optimal = true_distance(board, state, walk)
+    groups = _triples(board)
     for heuristic in (Manhattan(board), LinearConflict(board), _pattern_sum(board, groups, False),
                       _pattern_sum(board, groups, True)):
         solver = Solver(board, heuristic="manhattan")
