@@ -172,6 +172,7 @@ def _triples(board: Board) -> list[tuple[int, ...]]:
 SEARCHES = [((6, 6), 16, 1), ((7, 7), 14, 2), ((8, 8), 14, 3)]  # (board, walk length, seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dims,walk,seed", SEARCHES)
 def test_ida_matches_the_reference_and_the_optimum(dims, walk, seed):
     """Manhattan, linear conflicts and a small pattern sum (with the reflection on these square boards):
@@ -215,8 +216,13 @@ def test_encoded_tables_search_as_the_byte_tables_on_8x8(cache, blank, encodings
     state = random_walk(board, 18, 9)
     byte = Solver(board, partition=partition, cache=cache, blank=blank).solve(state)
     for encoding in encodings:
-        got = Solver(board, partition=partition, cache=cache, blank=blank, encoding=encoding).solve(state)
-        assert (got.length, got.nodes_generated) == (byte.length, byte.nodes_generated), encoding
+        group = 2 if encoding == "min-nibble" else None
+        got = Solver(board, partition=partition, cache=cache, blank=blank, encoding=encoding,
+                     group=group).solve(state)
+        if group:  # groups keep their least value: a lower bound, so as many nodes or more
+            assert got.length == byte.length and got.nodes_generated >= byte.nodes_generated
+        else:
+            assert (got.length, got.nodes_generated) == (byte.length, byte.nodes_generated), encoding
 
 
 def test_move_pruning_keeps_the_length_on_6x6():
