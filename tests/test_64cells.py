@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from oracle import abstract_distances, reference_ida  # noqa: E402
 
-from pdbtool.cli import main  # noqa: E402
+from pdbtool.cli.main import cli  # noqa: E402
 from pdbtool.heuristics.linear_conflict import LinearConflict  # noqa: E402
 from pdbtool.heuristics.manhattan import Manhattan  # noqa: E402
 from pdbtool.heuristics.pattern_sum import PatternSum  # noqa: E402
@@ -237,7 +237,7 @@ def test_move_pruning_keeps_the_length_on_6x6():
 # --- the commands ---------------------------------------------------------------------------------------
 
 def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.mark.parametrize("dims", ["6x6", "8x8"])
@@ -261,7 +261,8 @@ def test_commands_on_large_boards(tmp_path, dims):
         res = invoke("solve", walks, "--board", dims, "--format", "json", *args)
         assert res.exit_code == 0, res.output
         lines = [json.loads(line) for line in res.output.splitlines() if line.startswith("{")]
-        assert len(lines) == 2 and all(r["solved"] and r["length"] <= 12 for r in lines)
+        results = [r for r in lines if "length" in r]
+        assert len(results) == 2 and all(r["length"] is not None and r["length"] <= 12 for r in results), lines
     res = invoke("sample", "--board", dims, "--partition", partition, "--cache-dir", cache_dir, "-n", "20000",
                  "--threads", "2", "--json")
     assert res.exit_code == 0, res.output
