@@ -274,7 +274,7 @@ def test_commands_on_large_boards(tmp_path, dims):
 @pytest.mark.parametrize("args", [
     ["solve", "-", "--board", "9x8", "--heuristic", "manhattan"],
     ["build", "--pattern", "1,2", "--board", "13x5"],
-    ["random", "--board", "65x1"],
+    ["random", "--board", "33x2"],
     ["sample", "--board", "5x13", "--heuristic", "manhattan", "-n", "10"],
     ["predict", "--board", "11x6", "--heuristic", "manhattan", "--depth", "80"],
 ])
