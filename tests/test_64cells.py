@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from oracle import abstract_distances, reference_ida  # noqa: E402
 
-from pdbtool.cli import main  # noqa: E402
+from pdbtool.cli.main import cli  # noqa: E402
 from pdbtool.heuristics.linear_conflict import LinearConflict  # noqa: E402
 from pdbtool.heuristics.manhattan import Manhattan  # noqa: E402
 from pdbtool.heuristics.pattern_sum import PatternSum  # noqa: E402
@@ -161,21 +161,25 @@ def _pattern_sum(board: Board, groups, reflect: bool) -> PatternSum:
     return PatternSum(patterns, [build_table(p, threads=2).table for p in patterns], reflect=reflect)
 
 
-SEARCHES = [
-    # (board, walk length, seed, partition groups)
-    ((6, 6), 16, 1, [(1, 2, 6, 7), (3, 4, 5), (8, 13, 14), (12, 18, 19)]),
-    ((7, 7), 14, 2, [(1, 2, 7, 8), (3, 4, 9), (14, 15, 21)]),
-    ((8, 8), 14, 3, [(1, 2, 8, 9), (3, 4, 10), (16, 17, 24)]),
-]
+def _triples(board: Board) -> list[tuple[int, ...]]:
+    """Every tile, in patterns of three consecutive tiles (a sum at least as strong as a third of Manhattan's
+    and usually near it, so that the plain IDA* in Python stays small)."""
+    tiles = list(range(1, board.n))
+    return [tuple(tiles[i:i + 3]) for i in range(0, len(tiles), 3)]
 
 
-@pytest.mark.parametrize("dims,walk,seed,groups", SEARCHES)
-def test_ida_matches_the_reference_and_the_optimum(dims, walk, seed, groups):
+SEARCHES = [((6, 6), 16, 1), ((7, 7), 14, 2), ((8, 8), 14, 3)]  # (board, walk length, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dims,walk,seed", SEARCHES)
+def test_ida_matches_the_reference_and_the_optimum(dims, walk, seed):
     """Manhattan, linear conflicts and a small pattern sum (with the reflection on these square boards):
     the kernel's length and node counts are those of a plain recursive IDA*, the length the optimum."""
     board = Board(*dims)
     state = random_walk(board, walk, seed)
     optimal = true_distance(board, state, walk)
+    groups = _triples(board)
     for heuristic in (Manhattan(board), LinearConflict(board), _pattern_sum(board, groups, False),
                       _pattern_sum(board, groups, True)):
         solver = Solver(board, heuristic="manhattan")
@@ -211,8 +215,13 @@ def test_encoded_tables_search_as_the_byte_tables_on_8x8(cache, blank, encodings
     state = random_walk(board, 18, 9)
     byte = Solver(board, partition=partition, cache=cache, blank=blank).solve(state)
     for encoding in encodings:
-        got = Solver(board, partition=partition, cache=cache, blank=blank, encoding=encoding).solve(state)
-        assert (got.length, got.nodes_generated) == (byte.length, byte.nodes_generated), encoding
+        group = 2 if encoding == "min-nibble" else None
+        got = Solver(board, partition=partition, cache=cache, blank=blank, encoding=encoding,
+                     group=group).solve(state)
+        if group:  # groups keep their least value: a lower bound, so as many nodes or more
+            assert got.length == byte.length and got.nodes_generated >= byte.nodes_generated
+        else:
+            assert (got.length, got.nodes_generated) == (byte.length, byte.nodes_generated), encoding
 
 
 def test_move_pruning_keeps_the_length_on_6x6():
@@ -227,7 +236,7 @@ def test_move_pruning_keeps_the_length_on_6x6():
 # --- the commands ---------------------------------------------------------------------------------------
 
 def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.mark.parametrize("dims", ["6x6", "8x8"])
@@ -251,7 +260,8 @@ def test_commands_on_large_boards(tmp_path, dims):
         res = invoke("solve", walks, "--board", dims, "--format", "json", *args)
         assert res.exit_code == 0, res.output
         lines = [json.loads(line) for line in res.output.splitlines() if line.startswith("{")]
-        assert len(lines) == 2 and all(r["solved"] and r["length"] <= 12 for r in lines)
+        results = [r for r in lines if "length" in r]
+        assert len(results) == 2 and all(r["length"] is not None and r["length"] <= 12 for r in results), lines
     res = invoke("sample", "--board", dims, "--partition", partition, "--cache-dir", cache_dir, "-n", "20000",
                  "--threads", "2", "--json")
     assert res.exit_code == 0, res.output
@@ -263,7 +273,7 @@ def test_commands_on_large_boards(tmp_path, dims):
 @pytest.mark.parametrize("args", [
     ["solve", "-", "--board", "9x8", "--heuristic", "manhattan"],
     ["build", "--pattern", "1,2", "--board", "13x5"],
-    ["random", "--board", "65x1"],
+    ["random", "--board", "33x2"],
     ["sample", "--board", "5x13", "--heuristic", "manhattan", "-n", "10"],
     ["predict", "--board", "11x6", "--heuristic", "manhattan", "--depth", "80"],
 ])
