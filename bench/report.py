@@ -756,6 +756,22 @@ def pruning_section(plots: Plots, data, whole) -> str:
     return "".join(out)
 
 
+@section("Boards up to 64 cells: the 32-cell boards keep their speed", ["lift64"],
+         "python bench/bench_lift.py --before CHECKOUT")
+def lift64_section(plots: Plots, data) -> str:
+    out = ["The code before the lift to 64 cells (`before`) and after it, in fresh processes taking turns, the "
+           "same work each (`bench/bench_lift.py`; [large-boards.md](large-boards.md)); CPU seconds, medians:\n\n"]
+    rows = []
+    for name, c in (data.get("cases") or {}).items():
+        loads = [x[0] for x in c.get("load_averages", []) if x]
+        rows.append([name, len(c.get("before_cpu_seconds", [])), fmt(c.get("before_median"), 3),
+                     fmt(c.get("after_median"), 3), fmt(c.get("ratio_after_before"), 4),
+                     f"{min(loads):.1f} to {max(loads):.1f}" if loads else ""])
+    out.append(table(["case", "rounds", "before CPU s", "after CPU s", "after / before", "load"], rows))
+    out.append("\n" + provenance(data) + "\n")
+    return "".join(out)
+
+
 @section("The 35-puzzle beside Felner's talk", ["p35"], "python bench/bench_35.py")
 def p35_section(plots: Plots, data) -> str:
     out = ["Mean h over random solvable 6x6 states (`bench/bench_35.py`), beside the talk's row "
@@ -873,8 +889,9 @@ def hanoi_section(plots: Plots, data) -> str:
 
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
             frontier_target_section, frontier_section, dynamic_cost_section, dynamic_definitions_section,
-            pruning_section, p35_section, predict_section, kernels_section, startup_section, load_checks_section,
-            checkpoint_section, hanoi_section, hanoi_encodings_section, ray_section, scaling_section]
+            pruning_section, lift64_section, p35_section, predict_section, kernels_section, startup_section,
+            load_checks_section, checkpoint_section, hanoi_section, hanoi_encodings_section, ray_section,
+            scaling_section]
 
 
 def render(results: Path, out: Path, draw: bool = True) -> str:
