@@ -787,6 +787,9 @@ def p35_section(plots: Plots, data) -> str:
                    f"({exact.get('note')}).\n")
     for what, why in (data.get("not_measured") or {}).items():
         out.append(f"\n- Not measured yet: {what}: {why}.")
+    for r in data.get("rows", []):
+        if r.get("command"):
+            out.append(f"\n- {r['heuristic']}: `{r['command']}`, {r.get('date', '?')}, load {r.get('load', '?')}.")
     out.append("\n\n" + provenance(data) + "\n")
     return "".join(out)
 

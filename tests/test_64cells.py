@@ -5,7 +5,6 @@ against an exact oracle on small patterns and short random walks."""
 from __future__ import annotations
 
 import json
-import random
 import sys
 from math import perm
 from pathlib import Path
@@ -19,6 +18,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from oracle import abstract_distances, reference_ida  # noqa: E402
+from test_large_boards import random_walk  # noqa: E402
 
 from pdbtool.cli.main import cli  # noqa: E402
 from pdbtool.heuristics.linear_conflict import LinearConflict  # noqa: E402
@@ -29,19 +29,6 @@ from pdbtool.search.parallel import parallel_search  # noqa: E402
 from pdbtool.search.solver import Solver, replay  # noqa: E402
 from pdbtool.tables.build import build_table  # noqa: E402
 from pdbtool.tables.ranking import TilePattern, cells_mask, rank_many, unrank_many  # noqa: E402
-
-
-def random_walk(board: Board, steps: int, seed: int) -> tuple[int, ...]:
-    """A state ``steps`` random moves (never undoing the last) from the goal."""
-    rng = random.Random(seed)
-    nb = board.neighbours()
-    tiles = list(board.goal_tiles)
-    blank, prev = tiles.index(0), -1
-    for _ in range(steps):
-        q = rng.choice([int(c) for c in nb[blank] if c >= 0 and c != prev])
-        tiles[blank], tiles[q] = tiles[q], 0
-        prev, blank = blank, q
-    return tuple(tiles)
 
 
 def true_distance(board: Board, state: tuple[int, ...], most: int) -> int:
