@@ -113,7 +113,7 @@ def test_ctrl_c_stops_the_search_threads(tmp_path):
         state = [{", ".join(KORF60.split())}]
 
         def progress(bound, generated, expanded):
-            if threading.active_count() >= 3:  # the two search threads are running
+            if threading.active_count() >= 2:  # a search thread is running (the other may have run dry)
                 os.kill(os.getpid(), signal.SIGINT)
 
         try:
