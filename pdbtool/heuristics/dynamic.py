@@ -43,7 +43,8 @@ DynamicState = namedtuple("DynamicState", ["hd", "md", "use_static", "sums", "mo
 # the state of a board of more than 32 cells: the same fields, with the wide move look-ups
 # (:mod:`pdbtool.heuristics.vertex_cover.lookups`); a class of its own, so that the driver compiles one layout per
 # state class and the narrow boards' search reads only the narrow one
-WideDynamicState = namedtuple("WideDynamicState", DynamicState._fields)
+WideDynamicState = namedtuple("WideDynamicState", ["hd", "md", "use_static", "sums", "moved", "look", "work",
+                                                   "memo", "undo"])
 
 
 hooks.evaluated_alone(False, DynamicState, WideDynamicState)
