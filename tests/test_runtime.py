@@ -109,6 +109,8 @@ def test_ctrl_c_stops_the_search_threads(tmp_path):
         from pdbtool.puzzle.board import Board
         from pdbtool.search.solver import Solver
 
+        # a parent that ignores SIGINT (a pytest-xdist worker) passes the ignoring on: restore Python's handler
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         solver = Solver(Board(4, 4), heuristic="manhattan")
         state = [{", ".join(KORF60.split())}]
 
