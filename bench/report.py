@@ -710,7 +710,7 @@ def frontier_target_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
-FRONTIER = ["frontier_24_catalogue", "frontier_24_kernels", "frontier_24_cat3", "frontier_24_6666"]
+FRONTIER = ["frontier_24_catalogue"]
 
 
 @section("The 24-puzzle: zero-aware tables and catalogues", FRONTIER, "python bench/run.py --only 24")
