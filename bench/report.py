@@ -823,7 +823,7 @@ def load_checks_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
-RAY_24 = ["ray_24", "ray_24_repeat2c", "ray_24_repeat2b", "ray_24_repeat3"]
+RAY_24 = ["ray_24"]
 
 
 @section("Ray against threads on one machine", ["ray", *RAY_24], "python bench/run.py --only ray")
