@@ -169,6 +169,7 @@ class CatalogueSum:
             key = table.ctypes.data
             if key not in copies:
                 copies[key] = np.array(table, dtype=np.uint8, order="C", copy=True)
+                copies[key].setflags(write=False)
                 copied += table.nbytes
             self.row_tables[i] = copies[key]
         self.addrs = np.array([t.ctypes.data for t in self.row_tables], dtype=np.int64)
