@@ -64,6 +64,9 @@ else:
     from pdbtool.search.solver import Solver
     board = Board(*args["board"])
     kwargs = {"partition": args["partition"]} if args.get("partition") else {}
+    import inspect
+    if "pruning" in inspect.signature(Solver).parameters:  # the parent rule: a checkout without the option has it
+        kwargs["pruning"] = "parent"
     solver = Solver(board, heuristic=args["heuristic"], cache_dir=args["cache_dir"], **kwargs)
     instances = korf(args["file"], board.n)
     states = [instances[i] for i in args["ids"]]
