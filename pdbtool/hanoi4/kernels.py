@@ -168,7 +168,7 @@ def bfs_layer(bits, table, depth, k, layout, workers):
     return counts.sum()
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
 def _bfs_worker(bits, table, depth, k, layout, cur, nxt, nwords, nblocks, dispenser, full):
     """One thread's share of :func:`bfs_layer`: blocks of words from the dispenser until none is left; the
     states it expanded.  A function of its own, not the ``prange`` body, so that Numba's parallel passes
@@ -239,7 +239,7 @@ def check_consistency(tabs, layout, goal_kind, goal, samples):
     return bad, first
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
 def _check_range(tabs, layout, goal_kind, goal, samples, i0, i1, first):
     """:func:`check_consistency` of ``samples[i0:i1]``: a failing one's index into ``first``.  A function
     of its own, not the ``prange`` body, so that Numba's parallel passes see a one-line loop."""
@@ -494,7 +494,7 @@ def evaluate_carried(states, layer, layer_vals, plan_ints, goal, n, split_start,
     return orphans.sum()
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
 def _carried_range(states, layer, layer_vals, plan_ints, goal, n, split_start, group_mask, group_table, tabs, hs,
                    vals, i0, i1):
     """:func:`evaluate_carried` of ``states[i0:i1]``; the number of them with no parent.  A function of its

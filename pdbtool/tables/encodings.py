@@ -170,7 +170,9 @@ def parity_child_at(addr, rank, manhattan, parent):
     return parent - 1
 
 
-@njit(cache=True, inline="always")
+# compiled as a function of its own, not inlined into Numba's IR: the search driver of the encoded tables
+# inlined every decoder at each of its look-ups, and its first compile took several times as long
+@njit(cache=True)
 def value_at(code, addr, rank, manhattan, parent, shift):
     """The value of ``rank`` in a payload of encoding ``code`` (one of the module's codes).
 
@@ -534,7 +536,7 @@ def decode_layer(code, payload, out, depth, n, k, nb, md_rows, block):
     return found.sum(), bad.sum()
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
 def _decode_block(code, addr, out, words, depth, n, k, nb, md_rows, r0, r1, ones, pattern):
     """:func:`decode_layer` over the ranks ``r0..r1-1``: (decoded, mismatching residues).  A function of
     its own, not the ``prange`` body, so that Numba's parallel passes see a one-line loop."""

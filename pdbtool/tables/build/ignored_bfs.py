@@ -55,7 +55,7 @@ def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, wid
     return counts.sum(axis=0)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
 def _ignored_worker(table, words, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses,
                     active, active_next, dispenser, counts):
     """One thread's share of :func:`ignored_top_down`: blocks from the dispenser until none is left, each

@@ -167,7 +167,7 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     return counts.sum(axis=0)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
 def _minimized_worker(bits, table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses,
                       active, active_next, za, za_base, za_region, binom, kfact, dispenser, counts):
     """One thread's share of :func:`minimized_top_down`: blocks from the dispenser until none is left, each
