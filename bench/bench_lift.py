@@ -1,4 +1,5 @@
-"""Do the boards of up to 32 cells keep their speed now that boards go to 64 cells (issue 33)?
+"""Do the builders and the search keep their speed from one checkout to another (the lift to 64 cells,
+the package's rework)?
 
 Times the same work in two checkouts, ``--before`` (e.g. a worktree of ``main`` from before the lift, with its
 own virtual environment) and ``--after`` (default: this one), each case in a fresh process of the

@@ -233,4 +233,5 @@ def decode(payload: np.ndarray, k: int, layout: int, encoding: str, seeds: np.nd
 
 def exact_value(payload: np.ndarray, k: int, layout: int, goal_kind: int, goal: int, state: int) -> int:
     """EXACT for a mod3 payload: the value of one placement (-1 when the payload leads nowhere)."""
-    return int(K.mod3_exact_at(payload.ctypes.data, np.uint64(state), k, layout, goal_kind, np.uint64(goal)))
+    return int(K.mod3_exact_at(np.int64(payload.ctypes.data), np.uint64(state), np.int64(k), np.int64(layout),
+                               np.int64(goal_kind), np.int64(goal)))  # the signature table_value compiles

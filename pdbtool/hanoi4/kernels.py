@@ -375,7 +375,8 @@ def table_value(tabs, t, sub):
         return load_u8(tabs[t, T_ADDR] + table_index(sub, tabs[t, T_K], tabs[t, T_LAYOUT]))
     if code == NIBBLE:
         return nibble_value_at(tabs[t, T_ADDR], sub, tabs[t, T_K], tabs[t, T_LAYOUT])
-    return mod3_exact_at(tabs[t, T_ADDR], sub, tabs[t, T_K], tabs[t, T_LAYOUT], tabs[t, T_GOAL_KIND],
+    # one signature of mod3_exact_at for every caller (each signature is a compile of its own)
+    return mod3_exact_at(tabs[t, T_ADDR], numba.uint64(sub), tabs[t, T_K], tabs[t, T_LAYOUT], tabs[t, T_GOAL_KIND],
                          tabs[t, T_GOAL])
 
 
