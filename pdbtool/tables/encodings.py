@@ -585,25 +585,32 @@ def tile_move_deltas(table, n, k, nb, block):
     nblocks = (entries + block - 1) // block
     hist = np.zeros((nblocks, 8), dtype=np.int64)
     for b in prange(nblocks):
-        cells = np.empty(k, dtype=np.int64)
-        for r in range(b * block, min(entries, (b + 1) * block)):
-            h = np.int64(table[r])
-            if h == UNREACHABLE:
-                continue
-            occ = unrank_cells(r, n, k, cells)
-            for i in range(k):
-                c = cells[i]
-                for mv in range(4):
-                    q = free_neighbour(nb, c, mv, occ)
-                    if q >= 0:
-                        h2 = np.int64(table[rank_moved(cells, i, q, n)])
-                        if h2 != UNREACHABLE:
-                            hist[b, min(7, abs(h2 - h))] += 1
+        _move_deltas_block(table, n, k, nb, b * block, min(entries, (b + 1) * block), hist[b])
     out = np.zeros(8, dtype=np.int64)
     for b in range(nblocks):
         for j in range(8):
             out[j] += hist[b, j]
     return out
+
+
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
+def _move_deltas_block(table, n, k, nb, r0, r1, hist):
+    """:func:`tile_move_deltas` over the ranks ``r0..r1-1``, counted into ``hist``.  A kernel of its own,
+    not the ``prange`` body, so that Numba's parallel passes see a one-line loop."""
+    cells = np.empty(k, dtype=np.int64)
+    for r in range(r0, r1):
+        h = np.int64(table[r])
+        if h == UNREACHABLE:
+            continue
+        occ = unrank_cells(r, n, k, cells)
+        for i in range(k):
+            c = cells[i]
+            for mv in range(4):
+                q = free_neighbour(nb, c, mv, occ)
+                if q >= 0:
+                    h2 = np.int64(table[rank_moved(cells, i, q, n)])
+                    if h2 != UNREACHABLE:
+                        hist[min(7, abs(h2 - h))] += 1
 
 
 # --- Python API ------------------------------------------------------------------------------------------
