@@ -759,8 +759,23 @@ def pruning_section(plots: Plots, data, whole) -> str:
 @section("Boards up to 64 cells: the 32-cell boards keep their speed", ["lift64"],
          "python bench/bench_lift.py --before CHECKOUT")
 def lift64_section(plots: Plots, data) -> str:
-    out = ["The code before the lift to 64 cells (`before`) and after it, in fresh processes taking turns, the "
-           "same work each (`bench/bench_lift.py`; [large-boards.md](large-boards.md)); CPU seconds, medians:\n\n"]
+    return _before_after(data, "The code before the lift to 64 cells (`before`) and after it, in fresh processes "
+                               "taking turns, the same work each (`bench/bench_lift.py`; "
+                               "[large-boards.md](large-boards.md)); CPU seconds, medians:\n\n")
+
+
+@section("The package's rework: the kernels keep their speed", ["house_kernels"],
+         "python bench/bench_lift.py --before CHECKOUT --out bench/results/house_kernels.json")
+def house_kernels_section(plots: Plots, data) -> str:
+    return _before_after(data, "The code before the rework into packages of one job each, the registry and the "
+                               "shorter first compiles (`before`), against the code after it, in fresh processes "
+                               "taking turns, the same work each (`bench/bench_lift.py`, the search with the "
+                               "parent rule in both); CPU seconds, medians:\n\n")
+
+
+def _before_after(data, intro: str) -> str:
+    """The table of a ``bench_lift.py`` result: per case the medians before and after, their ratio, the load."""
+    out = [intro]
     rows = []
     for name, c in (data.get("cases") or {}).items():
         loads = [x[0] for x in c.get("load_averages", []) if x]
@@ -897,9 +912,9 @@ def hanoi_section(plots: Plots, data) -> str:
 
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
             frontier_target_section, frontier_section, dynamic_cost_section, dynamic_definitions_section,
-            pruning_section, lift64_section, p35_section, predict_section, kernels_section, startup_section,
-            load_checks_section, checkpoint_section, hanoi_section, hanoi_encodings_section, ray_section,
-            scaling_section]
+            pruning_section, lift64_section, house_kernels_section, p35_section, predict_section, kernels_section,
+            startup_section, load_checks_section, checkpoint_section, hanoi_section, hanoi_encodings_section,
+            ray_section, scaling_section]
 
 
 def render(results: Path, out: Path, draw: bool = True) -> str:
