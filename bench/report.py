@@ -787,11 +787,20 @@ def _before_after(data, intro: str) -> str:
     return "".join(out)
 
 
+def _first(d) -> float | None:
+    """The first value of a dict keyed by bound (the relative figures are the same at every bound measured)."""
+    return next(iter(d.values()), None) if isinstance(d, dict) else d
+
+
 def _p35_row(r: dict) -> list:
-    """A heuristic's sampled mean beside the talk's figures for it."""
+    """A heuristic's sampled mean, relative predicted nodes and time, and node rate, beside the talk's."""
     talk = r.get("talk") or {}
-    return [r.get("heuristic"), fmt(r.get("mean"), 3), fmt(r.get("states")), fmt(r.get("cpu_seconds"), 1),
-            fmt(talk.get("mean_h"), 2), fmt(talk.get("relative_nodes"), 1)]
+    rate = (r.get("node_rate") or {}).get("nodes_per_cpu_second")
+    return [r.get("heuristic"), f"{fmt(r.get('mean'), 3)} ± {fmt(r.get('standard_error'), 3)}",
+            fmt(talk.get("mean_h"), 2), fmt(r.get("states")), fmt(_first(r.get("relative_nodes")), 1),
+            fmt(talk.get("relative_nodes"), 1), fmt(rate / 1e6 if rate else None, 1),
+            fmt((talk.get("nodes_per_second") or 0) / 1e6 or None, 2), fmt(_first(r.get("relative_time")), 1),
+            fmt(talk.get("relative_time"), 1)]
 
 
 @section("The 35-puzzle beside Felner's talk", ["p35"], "python bench/bench_35.py")
@@ -799,8 +808,8 @@ def p35_section(plots: Plots, data) -> str:
     rows = list(map(_p35_row, data.get("rows", [])))
     out = ["Mean h over random solvable 6x6 states (`bench/bench_35.py`), beside the talk's row "
            "([literature](literature.md)):\n\n"]
-    out.append(table(["heuristic", "mean h", "states sampled", "CPU s", "talk's mean h", "talk's relative nodes"],
-                     rows))
+    out.append(table(["heuristic", "mean h ± s.e.", "talk", "states sampled", "relative nodes", "talk",
+                      "M nodes / CPU s", "talk (M / s)", "relative time", "talk"], rows))
     exact = data.get("manhattan_exact_mean") or {}
     if exact:
         out.append(f"\nManhattan's mean over every solvable state is exactly {exact.get('fraction')} "
