@@ -22,6 +22,7 @@ static sum is sampled both without and with its diagonal reflection (the talk do
 from __future__ import annotations
 
 import argparse
+import os
 import math
 import sys
 import time
@@ -194,7 +195,7 @@ def run(args) -> dict:
         out["rows"].append(row)
     if args.plot:
         plot(dists, args.plot)
-        out["plot"] = args.plot
+        out["plot"] = os.path.relpath(args.plot, ROOT) if os.path.isabs(args.plot) else args.plot
     return out
 
 
