@@ -170,9 +170,7 @@ def parity_child_at(addr, rank, manhattan, parent):
     return parent - 1
 
 
-# compiled as a function of its own, not inlined into Numba's IR: the search driver of the encoded tables
-# inlined every decoder at each of its look-ups, and its first compile took several times as long
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def value_at(code, addr, rank, manhattan, parent, shift):
     """The value of ``rank`` in a payload of encoding ``code`` (one of the module's codes).
 
