@@ -165,12 +165,12 @@ def _conflicts_moved(code, line_of, contrib, lc, t, to_cell, from_cell):
     return lc[a_old - contrib[t, from_cell]] + lc[b_old + contrib[t, to_cell]] - lc[a_old] - lc[b_old]
 
 
-@njit(cache=True, inline="always")
-def _codes_change(hs, m, t, to_cell, from_cell):
-    """The change of the conflicts when tile t moves across by move m (code tables)."""
+def _codes_child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
+    """:func:`hooks.child_h` of the code tables (compiled inline into the driver)."""
+    h = hs.hlev[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
     if m == 0 or m == 3:  # a vertical move: the rows of both cells
-        return _conflicts_moved(hs.row_code, hs.row_of, hs.row_contrib, hs.row_lc, t, to_cell, from_cell)
-    return _conflicts_moved(hs.col_code, hs.col_of, hs.col_contrib, hs.col_lc, t, to_cell, from_cell)
+        return h + _conflicts_moved(hs.row_code, hs.row_of, hs.row_contrib, hs.row_lc, t, to_cell, from_cell)
+    return h + _conflicts_moved(hs.col_code, hs.col_of, hs.col_contrib, hs.col_lc, t, to_cell, from_cell)
 
 
 # --- lines longer than the code tables: the conflicts of a line from its tiles ------------------------------
@@ -195,16 +195,16 @@ def _line_change(lines, conf, a, b, pos_a, pos_b, val_from, val_to, tails):
     return 0
 
 
-@njit(cache=True, inline="always")
-def _scan_change(hs, m, t, to_cell, from_cell):
-    """The change of the conflicts when tile t moves across by move m (scanned lines)."""
+def _scan_child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
+    """:func:`hooks.child_h` of the scanned lines (compiled inline into the driver)."""
+    h = hs.hlev[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
     if m == 0 or m == 3:  # a vertical move: the rows of both cells
-        return _line_change(hs.row_line, hs.row_conf, hs.row_of[from_cell], hs.row_of[to_cell],
-                            hs.row_pos[from_cell], hs.row_pos[to_cell], hs.row_val[t, from_cell],
-                            hs.row_val[t, to_cell], hs.tails)
-    return _line_change(hs.col_line, hs.col_conf, hs.col_of[from_cell], hs.col_of[to_cell],
-                        hs.col_pos[from_cell], hs.col_pos[to_cell], hs.col_val[t, from_cell],
-                        hs.col_val[t, to_cell], hs.tails)
+        return h + _line_change(hs.row_line, hs.row_conf, hs.row_of[from_cell], hs.row_of[to_cell],
+                                hs.row_pos[from_cell], hs.row_pos[to_cell], hs.row_val[t, from_cell],
+                                hs.row_val[t, to_cell], hs.tails)
+    return h + _line_change(hs.col_line, hs.col_conf, hs.col_of[from_cell], hs.col_of[to_cell],
+                            hs.col_pos[from_cell], hs.col_pos[to_cell], hs.col_val[t, from_cell],
+                            hs.col_val[t, to_cell], hs.tails)
 
 
 @njit(cache=True, inline="always")
@@ -268,14 +268,14 @@ class LineScanConflict(LinearConflict):
 
 # --- the driver's hooks, for both states ------------------------------------------------------------------
 
-# per state class: the change of the conflicts by a move, and what a tile's move does to the lines
-_LINE_STATES = {LinearConflictState: (_codes_change, _move_codes), LineScanState: (_scan_change, _scan_move)}
+# per state class: its child_h, and what a tile's move does to its lines
+_LINE_STATES = {LinearConflictState: (_codes_child_h, _move_codes), LineScanState: (_scan_child_h, _scan_move)}
 
 hooks.evaluated_alone(False, *_LINE_STATES)
 
 
 def _line_state(hs):
-    """(conflicts' change, move) of the state whose Numba type is ``hs``, or None for another state."""
+    """(child_h, move) of the state whose Numba type is ``hs``, or None for another state."""
     for cls, fns in _LINE_STATES.items():
         if is_state(hs, cls):
             return fns
@@ -285,12 +285,7 @@ def _line_state(hs):
 @overload(hooks.child_h, inline="always")
 def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
     fns = _line_state(hs)
-    if fns is not None:
-        change = fns[0]
-
-        def impl(hs, d, m, t, to_cell, from_cell, bound, next_bound):
-            return hs.hlev[d] + hs.md[t, to_cell] - hs.md[t, from_cell] + change(hs, m, t, to_cell, from_cell)
-        return impl
+    return None if fns is None else fns[0]
 
 
 @overload(hooks.enter, inline="always")
