@@ -1,4 +1,5 @@
-"""Do the boards of up to 32 cells keep their speed now that boards go to 64 cells (issue 33)?
+"""Do the builders and the search keep their speed from one checkout to another (the lift to 64 cells,
+the package's rework)?
 
 Times the same work in two checkouts, ``--before`` (e.g. a worktree of ``main`` from before the lift, with its
 own virtual environment) and ``--after`` (default: this one), each case in a fresh process of the
@@ -64,6 +65,9 @@ else:
     from pdbtool.search.solver import Solver
     board = Board(*args["board"])
     kwargs = {"partition": args["partition"]} if args.get("partition") else {}
+    import inspect
+    if "pruning" in inspect.signature(Solver).parameters:  # the parent rule: a checkout without the option has it
+        kwargs["pruning"] = "parent"
     solver = Solver(board, heuristic=args["heuristic"], cache_dir=args["cache_dir"], **kwargs)
     instances = korf(args["file"], board.n)
     states = [instances[i] for i in args["ids"]]

@@ -759,8 +759,23 @@ def pruning_section(plots: Plots, data, whole) -> str:
 @section("Boards up to 64 cells: the 32-cell boards keep their speed", ["lift64"],
          "python bench/bench_lift.py --before CHECKOUT")
 def lift64_section(plots: Plots, data) -> str:
-    out = ["The code before the lift to 64 cells (`before`) and after it, in fresh processes taking turns, the "
-           "same work each (`bench/bench_lift.py`; [large-boards.md](large-boards.md)); CPU seconds, medians:\n\n"]
+    return _before_after(data, "The code before the lift to 64 cells (`before`) and after it, in fresh processes "
+                               "taking turns, the same work each (`bench/bench_lift.py`; "
+                               "[large-boards.md](large-boards.md)); CPU seconds, medians:\n\n")
+
+
+@section("The package's rework: the kernels keep their speed", ["house_kernels"],
+         "python bench/bench_lift.py --before CHECKOUT --out bench/results/house_kernels.json")
+def house_kernels_section(plots: Plots, data) -> str:
+    return _before_after(data, "The code before the rework into packages of one job each, the registry and the "
+                               "shorter first compiles (`before`), against the code after it, in fresh processes "
+                               "taking turns, the same work each (`bench/bench_lift.py`, the search with the "
+                               "parent rule in both); CPU seconds, medians:\n\n")
+
+
+def _before_after(data, intro: str) -> str:
+    """The table of a ``bench_lift.py`` result: per case the medians before and after, their ratio, the load."""
+    out = [intro]
     rows = []
     for name, c in (data.get("cases") or {}).items():
         loads = [x[0] for x in c.get("load_averages", []) if x]
@@ -772,11 +787,20 @@ def lift64_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
+def _first(d) -> float | None:
+    """The first value of a dict keyed by bound (the relative figures are the same at every bound measured)."""
+    return next(iter(d.values()), None) if isinstance(d, dict) else d
+
+
 def _p35_row(r: dict) -> list:
-    """A heuristic's sampled mean beside the talk's figures for it."""
+    """A heuristic's sampled mean, relative predicted nodes and time, and node rate, beside the talk's."""
     talk = r.get("talk") or {}
-    return [r.get("heuristic"), fmt(r.get("mean"), 3), fmt(r.get("states")), fmt(r.get("cpu_seconds"), 1),
-            fmt(talk.get("mean_h"), 2), fmt(talk.get("relative_nodes"), 1)]
+    rate = (r.get("node_rate") or {}).get("nodes_per_cpu_second")
+    return [r.get("heuristic"), f"{fmt(r.get('mean'), 3)} ± {fmt(r.get('standard_error'), 3)}",
+            fmt(talk.get("mean_h"), 2), fmt(r.get("states")), fmt(_first(r.get("relative_nodes")), 1),
+            fmt(talk.get("relative_nodes"), 1), fmt(rate / 1e6 if rate else None, 1),
+            fmt((talk.get("nodes_per_second") or 0) / 1e6 or None, 2), fmt(_first(r.get("relative_time")), 1),
+            fmt(talk.get("relative_time"), 1)]
 
 
 @section("The 35-puzzle beside Felner's talk", ["p35"], "python bench/bench_35.py")
@@ -784,8 +808,8 @@ def p35_section(plots: Plots, data) -> str:
     rows = list(map(_p35_row, data.get("rows", [])))
     out = ["Mean h over random solvable 6x6 states (`bench/bench_35.py`), beside the talk's row "
            "([literature](literature.md)):\n\n"]
-    out.append(table(["heuristic", "mean h", "states sampled", "CPU s", "talk's mean h", "talk's relative nodes"],
-                     rows))
+    out.append(table(["heuristic", "mean h ± s.e.", "talk", "states sampled", "relative nodes", "talk",
+                      "M nodes / CPU s", "talk (M / s)", "relative time", "talk"], rows))
     exact = data.get("manhattan_exact_mean") or {}
     if exact:
         out.append(f"\nManhattan's mean over every solvable state is exactly {exact.get('fraction')} "
@@ -897,9 +921,9 @@ def hanoi_section(plots: Plots, data) -> str:
 
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
             frontier_target_section, frontier_section, dynamic_cost_section, dynamic_definitions_section,
-            pruning_section, lift64_section, p35_section, predict_section, kernels_section, startup_section,
-            load_checks_section, checkpoint_section, hanoi_section, hanoi_encodings_section, ray_section,
-            scaling_section]
+            pruning_section, lift64_section, house_kernels_section, p35_section, predict_section, kernels_section,
+            startup_section, load_checks_section, checkpoint_section, hanoi_section, hanoi_encodings_section,
+            ray_section, scaling_section]
 
 
 def render(results: Path, out: Path, draw: bool = True) -> str:

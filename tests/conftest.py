@@ -93,12 +93,20 @@ def group_mark(item) -> str | None:
     return mark.args[0] if mark.args else mark.kwargs.get("name", "default")
 
 
+# files whose tests compile the same kernels, which the warm-up does not: one process compiles them once
+FILE_GROUPS = {"test_hanoi.py": "hanoi4", "test_hanoi_encodings.py": "hanoi4",
+               "test_sample.py": "sampling", "test_predict.py": "sampling", "test_35.py": "sampling"}
+
+
 def xdist_group(item) -> str | None:
     """The process group of a test under ``--dist loadgroup``: Ray's tests together (one Ray instance of
-    this run at a time, as in a serial run), and a module's tests that use a fixture of module or class
-    scope defined there together (the fixture is made once, not once per process)."""
+    this run at a time, as in a serial run), a domain's tests together (``FILE_GROUPS``), and a module's
+    tests that use a fixture of module or class scope defined there together (the fixture is made once,
+    not once per process)."""
     if item.get_closest_marker("ray"):
         return "ray"
+    if item.path.name in FILE_GROUPS:
+        return FILE_GROUPS[item.path.name]
     module = item.nodeid.split("::")[0]
     info = getattr(item, "_fixtureinfo", None)
     for name in info.names_closure if info else ():

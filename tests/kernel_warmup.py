@@ -23,8 +23,14 @@ ROOT = Path(__file__).resolve().parents[1]
 STATE = (8, 1, 3, 4, 0, 2, 7, 6, 5)  # an 8-puzzle state a few moves from the goal
 
 
+# the jobs that compile the most (a driver of their own, a builder), in the order they start: the first two
+# share no large kernel, so that two processes do not compile the same one at once; the other jobs follow
+# in groups, a process each, each group mostly loading what the jobs before it compiled
+FIRST = ("heuristic:pdb", "heuristic:ddb", "encoding:nibble", "blank:zero-aware", "encoding:mod3")
+
+
 def jobs() -> list[str]:
-    """The names of the warm-up jobs (``KIND:NAME``), the most expensive first."""
+    """The names of the warm-up jobs (``KIND:NAME``)."""
     from pdbtool import registry
 
     out = [f"heuristic:{name}" for name in registry.HEURISTICS]
@@ -33,6 +39,14 @@ def jobs() -> list[str]:
     out += [f"pruning:{name}" for name in registry.PRUNING_RULES if name != registry.DEFAULT_PRUNING]
     out += ["threads:2"]
     return out
+
+
+def job_groups(names: list[str], processes: int) -> list[list[str]]:
+    """The jobs in groups, one process each, in the order they start: the expensive ones alone (``FIRST``),
+    the rest shared out over ``processes`` groups."""
+    first = [[name] for name in FIRST if name in names]
+    rest = [name for name in names if name not in FIRST]
+    return first + [share for share in (rest[i::processes] for i in range(processes)) if share]
 
 
 def run_job(job: str, cache_dir: str) -> None:
@@ -67,25 +81,28 @@ def run_job(job: str, cache_dir: str) -> None:
 
 
 def warm_up(processes: int, timeout: float = 600.0) -> tuple[int, int]:
-    """Run every job, in ``processes`` processes at once; (jobs done, jobs that failed)."""
+    """Run every job, in at most ``processes`` processes at once, each group of jobs (:func:`job_groups`)
+    starting as soon as a process is free; (jobs done, jobs that failed)."""
     names = jobs()
-    shares = [names[i::processes] for i in range(processes)]
+    queue = job_groups(names, processes)
+    failed = 0
     with tempfile.TemporaryDirectory(prefix="pdbtool-warmup-") as cache_dir:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-        procs = [subprocess.Popen([sys.executable, __file__, "--cache-dir", cache_dir, *share], env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                 for share in shares if share]
+        running: list[subprocess.Popen] = []
         end = time.monotonic() + timeout
-        failed = 0
-        for proc in procs:
-            try:
-                out, _ = proc.communicate(timeout=max(1.0, end - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                out, _ = proc.communicate()
-            failed += out.count("warm-up job failed")
-            if proc.returncode:
-                failed += 1
+        while queue or running:
+            while queue and len(running) < processes:
+                running.append(subprocess.Popen([sys.executable, __file__, "--cache-dir", cache_dir, *queue.pop(0)],
+                                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                                text=True))
+            if time.monotonic() > end:
+                for proc in running:
+                    proc.kill()
+            for proc in [p for p in running if p.poll() is not None]:
+                out = proc.stdout.read() if proc.stdout else ""
+                failed += out.count("warm-up job failed") + (1 if proc.returncode else 0)
+                running.remove(proc)
+            time.sleep(0.05)  # a poll of the running processes, not a wait on any of them
     return len(names), failed
 
 

@@ -90,6 +90,33 @@ def test_the_compiled_ddb_sampler_gives_the_values_of_value(small):
     assert np.array_equal(dist.histogram, want)
 
 
+def test_standard_error_is_that_of_the_values_listed_one_by_one():
+    hist = [0, 3, 0, 5, 2]
+    values = np.repeat(np.arange(len(hist)), hist)
+    assert bench_35.standard_error(hist) == pytest.approx(values.std(ddof=1) / np.sqrt(values.size))
+    assert bench_35.standard_error([0, 0, 7]) == 0.0
+
+
+def test_relative_time_is_relative_nodes_over_the_rate_ratio():
+    predicted = {"a": (1000.0, 100.0), bench_35.DYNAMIC: (10.0, 1.0)}
+    rates = {"a": {"nodes_per_cpu_second": 400}, bench_35.DYNAMIC: {"nodes_per_cpu_second": 20}}
+    rel = bench_35.relative_times(predicted, rates)
+    assert rel == {"a": pytest.approx(100 * 20 / 400), bench_35.DYNAMIC: 1.0}
+    rates["a"]["nodes_per_cpu_second"] = None
+    assert bench_35.relative_times(predicted, rates)["a"] is None
+
+
+def test_memory_is_that_of_the_tables_the_search_reads(small):
+    """Manhattan reads no table; the static sum its two 4-tile tables (9!/5! placements, a byte each); ddb
+    its packed look-ups."""
+    board, rows, _ = small
+    mem = {name: bench_35.memory_bytes(solver) for name, solver in rows}
+    assert mem["manhattan"] == 0 and mem["static fives"] == 2 * 9 * 8 * 7 * 6
+    h = rows[-1][1].heuristic
+    lookups, move_lookups = h._packed()
+    assert mem["dynamic pairs + triples"] == sum(a.nbytes for a in (*lookups, move_lookups)) > 0
+
+
 def test_node_rates_count_the_nodes_of_each_heuristic(small):
     board, rows, _ = small
     rates = bench_35.node_rates(board, rows, instances=2, node_limit=200, seed=3)
@@ -105,15 +132,24 @@ def test_the_benchmark_writes_its_rows_and_plot(tmp_path, small):
     board, _, cache = small
     args = ["--board", "3x3", "--partition", "8-4-4", "--samples", "5000", "--dynamic-samples", "2000",
             "--bounds", "16", "20", "--instances", "1", "--node-limit", "500", "--out", out, "--plot", png,
-            "--cache-dir", cache]
+            "--cache-dir", cache, "--reflection-row"]
     assert bench_35.main([str(a) for a in args]) == 0
     data = json.loads(out.read_text())
-    assert [r["heuristic"] for r in data["rows"]] == ["manhattan", "static fives", "dynamic pairs + triples"]
+    assert [r["heuristic"] for r in data["rows"]] == ["manhattan", "static fives", "static fives + reflection",
+                                                      "dynamic pairs + triples"]
     assert data["manhattan_exact_mean"]["fraction"] == str(bench_35.exact_manhattan_mean(board))
+    rows = {r["heuristic"]: r for r in data["rows"]}
     for row in data["rows"]:
         assert set(row["relative_nodes"]) == {"16", "20"} and row["talk"]["mean_h"] > 100
         assert sum(row["histogram"]) == row["states"]
-    assert png.stat().st_size > 1000 and data["meta"]["command"]
+        assert 0 < row["standard_error"] < 1 and "issue 33 asks for 100,000,000" in row["note"]
+    # the reflection's max is at least the direct sum on every state: on the same states, a mean as high
+    assert rows["static fives + reflection"]["mean"] >= rows["static fives"]["mean"]
+    assert rows["static fives + reflection"]["talk"] == rows["static fives"]["talk"]
+    assert rows["dynamic pairs + triples"]["relative_time"] == {"16": 1.0, "20": 1.0}
+    meta = data["meta"]
+    assert png.stat().st_size > 1000 and meta["command"] and meta["cpu_seconds"] > 0
+    assert meta["load_average_before"] is not None and meta["wall_seconds"] >= 0
 
 
 def test_the_benchmark_refuses_a_sample_count_of_0(capsys):

@@ -368,8 +368,9 @@ def test_every_header_key_of_every_kind(every_kind, data, changes):
 
 
 @pytest.mark.slow
-@fuzz(3000)
+@fuzz(600 * SCALE)
 @given(st.data())
 def test_structure_aware_mutations_long_profile(every_kind, data):
-    """The structure-aware mutations with twenty times the examples (``-m slow``)."""
+    """The structure-aware mutations with four times the examples (``-m slow``; ``PDBTOOL_FUZZ_SCALE=N``
+    multiplies the examples of every profile, for a longer run than ``make test``'s)."""
     test_structure_aware_mutations_of_every_kind.hypothesis.inner_test(every_kind, data)

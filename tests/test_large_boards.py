@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from conftest import korf100  # noqa: E402
 from oracle import true_distances  # noqa: E402
 
 from pdbtool.tables.build import build_table  # noqa: E402
@@ -26,12 +27,7 @@ from pdbtool.search.solver import Solver, SolverError, replay  # noqa: E402
 from pdbtool.tables.sharing import (board_symmetries, find_symmetry, maps_onto, materialize,  # noqa: E402
                               share_tables)
 
-KORF = {}
-for line in (Path(__file__).resolve().parents[1] / "examples" / "korf100.txt").read_text().splitlines():
-    body, _, comment = line.partition("#")
-    nums = body.split()
-    if len(nums) == 17:
-        KORF[int(nums[0])] = ([int(x) for x in nums[1:]], int(comment.split()[-1]))
+KORF = korf100()
 
 
 def random_walk(board: Board, steps: int, seed: int) -> tuple[int, ...]:
@@ -159,18 +155,21 @@ def test_kernels_release_the_gil(cache, heuristic, ident, budget):
     short_solver = Solver(board, heuristic="manhattan")
     short_solver.warm_up()
     search = Search(solver.heuristic, KORF[ident][0])
+    started = threading.Event()
     done = {}
 
     def long_call():
+        started.set()  # the next thing this thread does is enter the kernel, holding the GIL until it does
         search.step(budget)
         done["long"] = time.perf_counter()
 
     worker = threading.Thread(target=long_call)
     worker.start()
-    time.sleep(0.05)
+    started.wait()
     short = short_solver.solve(random_walk(board, 20, 0))
     done["short"] = time.perf_counter()
     worker.join()
+    # a kernel that held the GIL would have run to its end before the short search could start
     assert short.solved and done["short"] < done["long"]
 
 

@@ -26,9 +26,16 @@ def plot_distributions(distributions, path: str, title: str | None = None) -> No
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
+    low, high = None, 0
     for dist in distributions:
         hist = dist.histogram
         ax.plot(range(hist.size), hist / dist.states, label=f"{dist.heuristic} (mean {dist.mean:.2f})")
+        seen = hist.nonzero()[0]
+        if seen.size:
+            low = int(seen[0]) if low is None else min(low, int(seen[0]))
+            high = max(high, int(seen[-1]))
+    if low is not None:  # the values that occur, not 0 up to them
+        ax.set_xlim(max(0, low - 2), high + 2)
     board = distributions[0].board
     ax.set_xlabel("h")
     ax.set_ylabel("share of states")

@@ -18,7 +18,7 @@ def heuristic_options(func):
         board_option,
         goal_option,
         click.option("--heuristic", type=click.Choice(HEURISTIC_CHOICES), default="pdb", show_default=True,
-                     help="The heuristic (ddb and max are evaluated in Python: slow)."),
+                     help="The heuristic (max and compact encodings are evaluated in Python: slow)."),
         click.option("--partition", default=None, metavar="NAME|FILE",
                      help="Partition of pdb and max (default: the board's, 15-7-8 on 4x4, 24-6-6-6-6 on 5x5)."),
         click.option("--dynamic", type=click.Choice(list(registry.DYNAMIC_SETS)), default=None,

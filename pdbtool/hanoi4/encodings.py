@@ -119,9 +119,16 @@ def _decode_nibble(payload, k, layout, out):
     addr = payload.ctypes.data
     entries = out.shape[0]
     for b in prange((entries + _BLOCK - 1) // _BLOCK):
-        for i in range(b * _BLOCK, min(entries, (b + 1) * _BLOCK)):
-            s = K.half_state(i, k) if layout == K.HALF else numba.uint64(i)
-            out[i] = K.nibble_value_at(addr, s, k, layout)
+        _decode_nibble_block(addr, k, layout, out, b * _BLOCK, min(entries, (b + 1) * _BLOCK))
+
+
+# the prange bodies below are kernels of their own (a large body slows Numba's parallel passes), with the
+# error model a prange body has; they take the payload's address, so one compile serves every payload
+@njit(cache=True, error_model="numpy")
+def _decode_nibble_block(addr, k, layout, out, i0, i1):
+    for i in range(i0, i1):
+        s = K.half_state(i, k) if layout == K.HALF else numba.uint64(i)
+        out[i] = K.nibble_value_at(addr, s, k, layout)
 
 
 @njit(parallel=True, cache=True)
@@ -133,20 +140,28 @@ def _mod3_decode_layer(payload, out, frontier, depth, k, layout):
     n = frontier.shape[0]
     nblocks = (n + _BLOCK - 1) // _BLOCK
     bad = np.zeros(nblocks, dtype=np.int64)
-    want = (depth + 1) % 3
     for b in prange(nblocks):
-        kids = np.empty(K.MAX_MOVES, dtype=np.uint64)
-        for i in range(b * _BLOCK, min(n, (b + 1) * _BLOCK)):
-            s = K.half_state(frontier[i], k) if layout == K.HALF else numba.uint64(frontier[i])
-            for t in range(K.children_into(s, k, kids)):
-                j = K.table_index(kids[t], k, layout)
-                if out[j] != K.UNSEEN:
-                    continue
-                if K.mod3_residue_at(addr, j) == want:
-                    out[j] = depth + 1  # benign race: every writer writes depth + 1
-                else:
-                    bad[b] += 1
+        bad[b] = _mod3_decode_block(addr, out, frontier, depth, k, layout, b * _BLOCK, min(n, (b + 1) * _BLOCK))
     return bad.sum()
+
+
+@njit(cache=True, error_model="numpy")
+def _mod3_decode_block(addr, out, frontier, depth, k, layout, i0, i1):
+    """:func:`_mod3_decode_layer` over ``frontier[i0:i1]``; the residues that disagree."""
+    want = (depth + 1) % 3
+    bad = 0
+    kids = np.empty(K.MAX_MOVES, dtype=np.uint64)
+    for i in range(i0, i1):
+        s = K.half_state(frontier[i], k) if layout == K.HALF else numba.uint64(frontier[i])
+        for t in range(K.children_into(s, k, kids)):
+            j = K.table_index(kids[t], k, layout)
+            if out[j] != K.UNSEEN:
+                continue
+            if K.mod3_residue_at(addr, j) == want:
+                out[j] = depth + 1  # benign race: every writer writes depth + 1
+            else:
+                bad += 1
+    return bad
 
 
 @njit(cache=True)
@@ -233,4 +248,5 @@ def decode(payload: np.ndarray, k: int, layout: int, encoding: str, seeds: np.nd
 
 def exact_value(payload: np.ndarray, k: int, layout: int, goal_kind: int, goal: int, state: int) -> int:
     """EXACT for a mod3 payload: the value of one placement (-1 when the payload leads nowhere)."""
-    return int(K.mod3_exact_at(payload.ctypes.data, np.uint64(state), k, layout, goal_kind, np.uint64(goal)))
+    return int(K.mod3_exact_at(np.int64(payload.ctypes.data), np.uint64(state), np.int64(k), np.int64(layout),
+                               np.int64(goal_kind), np.int64(goal)))  # the signature table_value compiles

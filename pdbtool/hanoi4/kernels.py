@@ -164,43 +164,51 @@ def bfs_layer(bits, table, depth, k, layout, workers):
     counts = np.zeros(workers, dtype=np.int64)
     full = low_mask(k)
     for wid in prange(workers):
-        kids = np.empty(MAX_MOVES, dtype=np.uint64)
-        expanded = 0
-        b = _next_block(dispenser)
-        while b < nblocks:
-            w1 = min(nwords, (b + 1) * _BLOCK_WORDS)
-            for w in range(b * _BLOCK_WORDS, w1):
-                x = bits[w]
-                if cur == numba.uint64(1):
-                    m = x & ~(x >> numba.uint64(1)) & LOW
-                else:
-                    m = ~x & (x >> numba.uint64(1)) & LOW
-                if m == 0:
-                    continue
-                todo = m
-                while todo:
-                    i = trailing_zeros(todo)
-                    todo &= todo - numba.uint64(1)
-                    s = (numba.uint64(w) << numba.uint64(5)) | numba.uint64(i >> 1)
-                    expanded += 1
-                    if layout == HALF:
-                        mm = (s ^ (s >> numba.uint64(1))) & full
-                        if mm == 0 or (s >> numba.uint64(_highest_bit(mm))) & numba.uint64(3) == numba.uint64(1):
-                            table[half_index(s, k)] = depth
-                    else:
-                        table[np.int64(s)] = depth
-                    c = children_into(s, k, kids)
-                    for t in range(c):
-                        child = kids[t]
-                        cw = np.int64(child >> numba.uint64(5))
-                        shift = numba.uint64(2 * (child & numba.uint64(31)))
-                        if (bits[cw] >> shift) & numba.uint64(3) == numba.uint64(0):
-                            atomic_or_u64(bits, cw, nxt << shift)
-                # current (01 or 10) -> old (11): XOR with the other bit of each
-                atomic_xor_u64(bits, w, m << numba.uint64(1) if cur == numba.uint64(1) else m)
-            b = _next_block(dispenser)
-        counts[wid] = expanded
+        counts[wid] = _bfs_worker(bits, table, depth, k, layout, cur, nxt, nwords, nblocks, dispenser, full)
     return counts.sum()
+
+
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
+def _bfs_worker(bits, table, depth, k, layout, cur, nxt, nwords, nblocks, dispenser, full):
+    """One thread's share of :func:`bfs_layer`: blocks of words from the dispenser until none is left; the
+    states it expanded.  A function of its own, not the ``prange`` body, so that Numba's parallel passes
+    see a one-line loop (they are slow on a large body)."""
+    kids = np.empty(MAX_MOVES, dtype=np.uint64)
+    expanded = 0
+    b = _next_block(dispenser)
+    while b < nblocks:
+        w1 = min(nwords, (b + 1) * _BLOCK_WORDS)
+        for w in range(b * _BLOCK_WORDS, w1):
+            x = bits[w]
+            if cur == numba.uint64(1):
+                m = x & ~(x >> numba.uint64(1)) & LOW
+            else:
+                m = ~x & (x >> numba.uint64(1)) & LOW
+            if m == 0:
+                continue
+            todo = m
+            while todo:
+                i = trailing_zeros(todo)
+                todo &= todo - numba.uint64(1)
+                s = (numba.uint64(w) << numba.uint64(5)) | numba.uint64(i >> 1)
+                expanded += 1
+                if layout == HALF:
+                    mm = (s ^ (s >> numba.uint64(1))) & full
+                    if mm == 0 or (s >> numba.uint64(_highest_bit(mm))) & numba.uint64(3) == numba.uint64(1):
+                        table[half_index(s, k)] = depth
+                else:
+                    table[np.int64(s)] = depth
+                c = children_into(s, k, kids)
+                for t in range(c):
+                    child = kids[t]
+                    cw = np.int64(child >> numba.uint64(5))
+                    shift = numba.uint64(2 * (child & numba.uint64(31)))
+                    if (bits[cw] >> shift) & numba.uint64(3) == numba.uint64(0):
+                        atomic_or_u64(bits, cw, nxt << shift)
+            # current (01 or 10) -> old (11): XOR with the other bit of each
+            atomic_xor_u64(bits, w, m << numba.uint64(1) if cur == numba.uint64(1) else m)
+        b = _next_block(dispenser)
+    return expanded
 
 
 @njit(parallel=True, cache=True)
@@ -218,12 +226,26 @@ def check_consistency(tabs, layout, goal_kind, goal, samples):
     """For each index of ``samples`` in the table of ``tabs`` (one row, any encoding): 0 exactly at goal
     states; otherwise some neighbour is one less and none differs by more than one.  Returns the number
     of entries failing (and the first one, or -1)."""
-    bad = 0
-    k = tabs[0, T_K]
     n = samples.shape[0]
     first = np.full(n, -1, dtype=np.int64)
-    for i in prange(n):
-        kids = np.empty(MAX_MOVES, dtype=np.uint64)
+    chunks = max(1, min(n, 256))
+    per = (n + chunks - 1) // chunks
+    for c in prange(chunks):
+        _check_range(tabs, layout, goal_kind, goal, samples, c * per, min(n, (c + 1) * per), first)
+    bad = 0
+    for i in range(n):
+        if first[i] >= 0:
+            bad += 1
+    return bad, first
+
+
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
+def _check_range(tabs, layout, goal_kind, goal, samples, i0, i1, first):
+    """:func:`check_consistency` of ``samples[i0:i1]``: a failing one's index into ``first``.  A function
+    of its own, not the ``prange`` body, so that Numba's parallel passes see a one-line loop."""
+    k = tabs[0, T_K]
+    kids = np.empty(MAX_MOVES, dtype=np.uint64)
+    for i in range(i0, i1):
         idx = samples[i]
         s = half_state(idx, k) if layout == HALF else numba.uint64(idx)
         v = table_value(tabs, 0, s)
@@ -243,10 +265,6 @@ def check_consistency(tabs, layout, goal_kind, goal, samples):
             ok = False
         if not ok:
             first[i] = idx
-    for i in range(n):
-        if first[i] >= 0:
-            bad += 1
-    return bad, first
 
 
 @njit(cache=True, inline="always")
@@ -357,7 +375,8 @@ def table_value(tabs, t, sub):
         return load_u8(tabs[t, T_ADDR] + table_index(sub, tabs[t, T_K], tabs[t, T_LAYOUT]))
     if code == NIBBLE:
         return nibble_value_at(tabs[t, T_ADDR], sub, tabs[t, T_K], tabs[t, T_LAYOUT])
-    return mod3_exact_at(tabs[t, T_ADDR], sub, tabs[t, T_K], tabs[t, T_LAYOUT], tabs[t, T_GOAL_KIND],
+    # one signature of mod3_exact_at for every caller (each signature is a compile of its own)
+    return mod3_exact_at(tabs[t, T_ADDR], numba.uint64(sub), tabs[t, T_K], tabs[t, T_LAYOUT], tabs[t, T_GOAL_KIND],
                          tabs[t, T_GOAL])
 
 
@@ -466,10 +485,25 @@ def evaluate_carried(states, layer, layer_vals, plan_ints, goal, n, split_start,
     parent's, moved by the residue of the child's entry (CHILD-H; a mod3 table; other tables are read), and is stored in
     ``vals`` for the state's own children.  Returns the number of states with no parent in ``layer``
     (0 unless the caller broke the contract)."""
-    orphans = np.zeros(states.shape[0], dtype=np.int64)
+    m = states.shape[0]
+    chunks = max(1, min(m, 256))
+    per = (m + chunks - 1) // chunks
+    orphans = np.zeros(chunks, dtype=np.int64)
+    for c in prange(chunks):
+        orphans[c] = _carried_range(states, layer, layer_vals, plan_ints, goal, n, split_start, group_mask,
+                                    group_table, tabs, hs, vals, c * per, min(m, (c + 1) * per))
+    return orphans.sum()
+
+
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
+def _carried_range(states, layer, layer_vals, plan_ints, goal, n, split_start, group_mask, group_table, tabs, hs,
+                   vals, i0, i1):
+    """:func:`evaluate_carried` of ``states[i0:i1]``; the number of them with no parent.  A function of its
+    own, not the ``prange`` body, so that Numba's parallel passes see a one-line loop."""
+    orphans = 0
     ngroups = group_mask.shape[0]
-    for i in prange(states.shape[0]):
-        kids = np.empty(MAX_MOVES, dtype=np.uint64)
+    kids = np.empty(MAX_MOVES, dtype=np.uint64)
+    for i in range(i0, i1):
         s = states[i]
         c = children_into(s, n, kids)
         parent = -1
@@ -478,7 +512,7 @@ def evaluate_carried(states, layer, layer_vals, plan_ints, goal, n, split_start,
             if parent >= 0:
                 break
         if parent < 0:
-            orphans[i] = 1
+            orphans += 1
             hs[i] = 1 << 30
             continue
         for g in range(ngroups):
@@ -497,7 +531,7 @@ def evaluate_carried(states, layer, layer_vals, plan_ints, goal, n, split_start,
             if v > h:
                 h = v
         hs[i] = h
-    return orphans.sum()
+    return orphans
 
 
 @njit(cache=True)

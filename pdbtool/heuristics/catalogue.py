@@ -154,6 +154,27 @@ class CatalogueSum:
         # can jump, so its rows are looked up whenever their tile moves
         self.step[:] = [1 if za and self._lazy else _NO_BOUND for za in self.row_za]
 
+    def copy_tables(self) -> int:
+        """Read the tables from private copies from now on (searches set up after the call), each distinct
+        table copied once; returns the bytes copied.
+
+        A lookup is a random read in tables far larger than the CPU's TLB reaches with 4 KiB pages, so
+        most lookups also walk the page table.  A memory-mapped table file sits in the page cache in such
+        pages; numpy's allocator asks the kernel for 2 MiB pages for a large array, so a copy is mostly
+        backed by them and its lookups need no walk.  The copy is private memory of the tables' size,
+        per process (threads share it), and costs a pass over the tables."""
+        copies: dict[int, np.ndarray] = {}
+        copied = 0
+        for i, table in enumerate(self.row_tables):
+            key = table.ctypes.data
+            if key not in copies:
+                copies[key] = np.array(table, dtype=np.uint8, order="C", copy=True)
+                copies[key].setflags(write=False)
+                copied += table.nbytes
+            self.row_tables[i] = copies[key]
+        self.addrs = np.array([t.ctypes.data for t in self.row_tables], dtype=np.int64)
+        return copied
+
     def _checked_table(self, pattern: TilePattern, table, za: bool) -> np.ndarray:
         from ..tables.table import table_entries
 

@@ -166,6 +166,12 @@ class DynamicHeuristic:
                 self._packed_lookups = pack_all(self.tables)
         return self._packed_lookups
 
+    def packed_bytes(self) -> int:
+        """Bytes of the packed look-ups a search and the sampler read (a state's and a move's), the
+        heuristic's memory beside the tables' files."""
+        lookups, move_lookups = self._packed()
+        return int(sum(a.nbytes for a in lookups) + move_lookups.nbytes)
+
     def thread_graphs(self, threads: int) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
         """``(lookups, works, memos)`` for evaluating states from scratch in ``threads`` threads at once (the
         compiled sampler): the packed state look-ups, and a graph's work array and a memo per thread."""

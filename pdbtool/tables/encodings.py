@@ -170,7 +170,9 @@ def parity_child_at(addr, rank, manhattan, parent):
     return parent - 1
 
 
-@njit(cache=True, inline="always")
+# compiled as a function of its own, not inlined into Numba's IR: the search driver of the encoded tables
+# inlined every decoder at each of its look-ups, and its first compile took several times as long
+@njit(cache=True)
 def value_at(code, addr, rank, manhattan, parent, shift):
     """The value of ``rank`` in a payload of encoding ``code`` (one of the module's codes).
 
@@ -529,39 +531,49 @@ def decode_layer(code, payload, out, depth, n, k, nb, md_rows, block):
     ones = numba.uint64(0x0101010101010101)
     pattern = numba.uint64(depth) * ones
     for b in prange(nblocks):
-        cells = np.empty(k, dtype=np.int64)
-        r1 = min(entries, (b + 1) * block)
-        r = b * block
-        while r < r1:
-            # skip eight entries at a time when none is at this depth (the has-zero-byte test)
-            if r % 8 == 0 and r + 8 <= r1 and r + 8 <= words.shape[0] * 8:
-                x = words[r >> 3] ^ pattern
-                if ((x - ones) & ~x & numba.uint64(0x8080808080808080)) == 0:
-                    r += 8
-                    continue
-            if out[r] != depth:
-                r += 1
-                continue
-            occ = unrank_cells(r, n, k, cells)
-            m = 0
-            for i in range(k):
-                m += md_rows[i, cells[i]]
-            for i in range(k):
-                c = cells[i]
-                for mv in range(4):
-                    q = free_neighbour(nb, c, mv, occ)
-                    if q >= 0:
-                        r2 = rank_moved(cells, i, q, n)
-                        if out[r2] != UNREACHABLE:
-                            continue
-                        v = value_at(code, addr, r2, m + md_rows[i, q] - md_rows[i, c], depth, 0)
-                        if v == depth + 1:
-                            out[r2] = depth + 1      # benign race: every writer writes depth + 1
-                            found[b] += 1
-                        else:
-                            bad[b] += 1
-            r += 1
+        found[b], bad[b] = _decode_block(code, addr, out, words, depth, n, k, nb, md_rows, b * block,
+                                         min(entries, (b + 1) * block), ones, pattern)
     return found.sum(), bad.sum()
+
+
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
+def _decode_block(code, addr, out, words, depth, n, k, nb, md_rows, r0, r1, ones, pattern):
+    """:func:`decode_layer` over the ranks ``r0..r1-1``: (decoded, mismatching residues).  A function of
+    its own, not the ``prange`` body, so that Numba's parallel passes see a one-line loop."""
+    found = 0
+    bad = 0
+    cells = np.empty(k, dtype=np.int64)
+    r = r0
+    while r < r1:
+        # skip eight entries at a time when none is at this depth (the has-zero-byte test)
+        if r % 8 == 0 and r + 8 <= r1 and r + 8 <= words.shape[0] * 8:
+            x = words[r >> 3] ^ pattern
+            if ((x - ones) & ~x & numba.uint64(0x8080808080808080)) == 0:
+                r += 8
+                continue
+        if out[r] != depth:
+            r += 1
+            continue
+        occ = unrank_cells(r, n, k, cells)
+        m = 0
+        for i in range(k):
+            m += md_rows[i, cells[i]]
+        for i in range(k):
+            c = cells[i]
+            for mv in range(4):
+                q = free_neighbour(nb, c, mv, occ)
+                if q >= 0:
+                    r2 = rank_moved(cells, i, q, n)
+                    if out[r2] != UNREACHABLE:
+                        continue
+                    v = value_at(code, addr, r2, m + md_rows[i, q] - md_rows[i, c], depth, 0)
+                    if v == depth + 1:
+                        out[r2] = depth + 1      # benign race: every writer writes depth + 1
+                        found += 1
+                    else:
+                        bad += 1
+        r += 1
+    return found, bad
 
 
 @njit(parallel=True, cache=True)
@@ -573,25 +585,32 @@ def tile_move_deltas(table, n, k, nb, block):
     nblocks = (entries + block - 1) // block
     hist = np.zeros((nblocks, 8), dtype=np.int64)
     for b in prange(nblocks):
-        cells = np.empty(k, dtype=np.int64)
-        for r in range(b * block, min(entries, (b + 1) * block)):
-            h = np.int64(table[r])
-            if h == UNREACHABLE:
-                continue
-            occ = unrank_cells(r, n, k, cells)
-            for i in range(k):
-                c = cells[i]
-                for mv in range(4):
-                    q = free_neighbour(nb, c, mv, occ)
-                    if q >= 0:
-                        h2 = np.int64(table[rank_moved(cells, i, q, n)])
-                        if h2 != UNREACHABLE:
-                            hist[b, min(7, abs(h2 - h))] += 1
+        _move_deltas_block(table, n, k, nb, b * block, min(entries, (b + 1) * block), hist[b])
     out = np.zeros(8, dtype=np.int64)
     for b in range(nblocks):
         for j in range(8):
             out[j] += hist[b, j]
     return out
+
+
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
+def _move_deltas_block(table, n, k, nb, r0, r1, hist):
+    """:func:`tile_move_deltas` over the ranks ``r0..r1-1``, counted into ``hist``.  A kernel of its own,
+    not the ``prange`` body, so that Numba's parallel passes see a one-line loop."""
+    cells = np.empty(k, dtype=np.int64)
+    for r in range(r0, r1):
+        h = np.int64(table[r])
+        if h == UNREACHABLE:
+            continue
+        occ = unrank_cells(r, n, k, cells)
+        for i in range(k):
+            c = cells[i]
+            for mv in range(4):
+                q = free_neighbour(nb, c, mv, occ)
+                if q >= 0:
+                    h2 = np.int64(table[rank_moved(cells, i, q, n)])
+                    if h2 != UNREACHABLE:
+                        hist[min(7, abs(h2 - h))] += 1
 
 
 # --- Python API ------------------------------------------------------------------------------------------

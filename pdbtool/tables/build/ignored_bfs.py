@@ -50,50 +50,63 @@ def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, wid
     entries, full, nblocks, counts, words = _ignored_step_arrays(table, n, block)
     dispenser = block_dispenser()
     for _ in prange(workers):
-        cells, digits, prefix, children, move_from, move_to, cellw = block_scratch(n, k, BATCH + 4 * k)
-        while True:
-            b, r0, r1 = next_active_block(dispenser, nblocks, block, entries, active)
-            if b < 0:
-                break
-            run_start = -entries
-            found = 0
-            new = 0
-            moves = 0
-            pending = 0
-            for chunk in range(r0 >> CHUNK_SHIFT, ((r1 - 1) >> CHUNK_SHIFT) + 1):
-                if not active[chunk]:
-                    continue
-                r = max(r0, chunk << CHUNK_SHIFT)
-                r_end = min(r1, (chunk + 1) << CHUNK_SHIFT)
-                while r < r_end:
-                    # skip eight entries at a time when none of them is at this depth
-                    if r % 8 == 0 and r + 8 <= r_end and r + 8 <= words.shape[0] * 8:
-                        if _bytes_equal_mask(words[r // 8], depth) == 0:
-                            r += 8
-                            continue
-                    if table[r] != depth:
-                        r += 1
-                        continue
-                    found += 1
-                    occupied, run_start = unrank_next(r, run_start, n, k, inverses, weights, cells, digits,
-                                                       prefix, cellw, full)
-                    # children are prefetched as they are made and looked up a batch later: the cache
-                    # misses of many placements overlap
-                    start = pending
-                    pending = moves_into(full & ~occupied, r, occupied, cellw, width, not_first_col,
-                                          not_last_col, children, move_from, move_to, pending)
-                    moves += pending - start
-                    for j in range(start, pending):
-                        prefetch(table, children[j])
-                    if pending >= BATCH:
-                        new += _mark_ignored_children(table, children, pending, depth, active_next)
-                        pending = 0
-                    r += 1
-            new += _mark_ignored_children(table, children, pending, depth, active_next)
-            counts[b, 0] = found
-            counts[b, 1] = new
-            counts[b, 2] = moves
+        _ignored_worker(table, words, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses,
+                        active, active_next, dispenser, counts)
     return counts.sum(axis=0)
+
+
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
+def _ignored_worker(table, words, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses,
+                    active, active_next, dispenser, counts):
+    """One thread's share of :func:`ignored_top_down`: blocks from the dispenser until none is left, each
+    block's counts in its row of ``counts``.  A function of its own, not the ``prange`` body, so that
+    Numba's parallel passes see a one-line loop (they are slow on a large body)."""
+    entries = table.shape[0]
+    full = cells_mask(n)
+    nblocks = counts.shape[0]
+    cells, digits, prefix, children, move_from, move_to, cellw = block_scratch(n, k, BATCH + 4 * k)
+    while True:
+        b, r0, r1 = next_active_block(dispenser, nblocks, block, entries, active)
+        if b < 0:
+            break
+        run_start = -entries
+        found = 0
+        new = 0
+        moves = 0
+        pending = 0
+        for chunk in range(r0 >> CHUNK_SHIFT, ((r1 - 1) >> CHUNK_SHIFT) + 1):
+            if not active[chunk]:
+                continue
+            r = max(r0, chunk << CHUNK_SHIFT)
+            r_end = min(r1, (chunk + 1) << CHUNK_SHIFT)
+            while r < r_end:
+                # skip eight entries at a time when none of them is at this depth
+                if r % 8 == 0 and r + 8 <= r_end and r + 8 <= words.shape[0] * 8:
+                    if _bytes_equal_mask(words[r // 8], depth) == 0:
+                        r += 8
+                        continue
+                if table[r] != depth:
+                    r += 1
+                    continue
+                found += 1
+                occupied, run_start = unrank_next(r, run_start, n, k, inverses, weights, cells, digits,
+                                                   prefix, cellw, full)
+                # children are prefetched as they are made and looked up a batch later: the cache
+                # misses of many placements overlap
+                start = pending
+                pending = moves_into(full & ~occupied, r, occupied, cellw, width, not_first_col,
+                                      not_last_col, children, move_from, move_to, pending)
+                moves += pending - start
+                for j in range(start, pending):
+                    prefetch(table, children[j])
+                if pending >= BATCH:
+                    new += _mark_ignored_children(table, children, pending, depth, active_next)
+                    pending = 0
+                r += 1
+        new += _mark_ignored_children(table, children, pending, depth, active_next)
+        counts[b, 0] = found
+        counts[b, 1] = new
+        counts[b, 2] = moves
 
 
 @njit(cache=True, inline="always")

@@ -158,6 +158,21 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     (:func:`_record_regions`); the thread that owns a rank alone writes its regions' entries.
     The ``workers`` (one per thread) take the blocks of ``block`` ranks one at a time (``next_block``).
     """
+    nblocks = (table.shape[0] + block - 1) // block
+    counts = np.zeros((nblocks, 4), dtype=np.int64)
+    dispenser = block_dispenser()
+    for _ in prange(workers):
+        _minimized_worker(bits, table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses,
+                          active, active_next, za, za_base, za_region, binom, kfact, dispenser, counts)
+    return counts.sum(axis=0)
+
+
+@njit(cache=True, error_model="numpy")  # a prange body's error model (no division checks)
+def _minimized_worker(bits, table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses,
+                      active, active_next, za, za_base, za_region, binom, kfact, dispenser, counts):
+    """One thread's share of :func:`minimized_top_down`: blocks from the dispenser until none is left, each
+    block's counts in its row of ``counts``.  A function of its own, not the ``prange`` body, so that
+    Numba's parallel passes see a one-line loop (they are slow on a large body)."""
     entries = table.shape[0]
     nf = n - k
     full = cells_mask(n)
@@ -165,93 +180,89 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     nxt = numba.uint64(2 - (depth & 1))
     inverse_nf = 1.0 / nf
     nblocks = (entries + block - 1) // block
-    counts = np.zeros((nblocks, 4), dtype=np.int64)
-    dispenser = block_dispenser()
-    for _ in prange(workers):
-        size = BATCH + 4 * k
-        cells, digits, prefix, child_rank, child_state, child_cell, cellw = block_scratch(n, k, size)
-        child_free = np.empty(size, dtype=np.uint64)
-        unseen = np.empty(size, dtype=np.int64)
-        while True:
-            b, r0, r1 = next_active_block(dispenser, nblocks, block, entries, active)
-            if b < 0:
-                break
-            run_start = -entries
-            expanded_cells = 0
-            new = 0
-            new_cells = 0
-            moves = 0
-            pending = 0
-            for chunk in range(r0 >> CHUNK_SHIFT, ((r1 - 1) >> CHUNK_SHIFT) + 1):
-                if not active[chunk]:
-                    continue
-                s0 = max(r0, chunk << CHUNK_SHIFT) * nf
-                s1 = min(r1, (chunk + 1) << CHUNK_SHIFT) * nf
-                s = s0
-                # the frontier states of a word turn to 11 together, once every rank with states in the
-                # word has been read (when the scan moves past the word): one atomic XOR per word
-                retire_word = -1
-                retire = numba.uint64(0)
-                while s < s1:
-                    w = s >> 5
-                    current = slots_equal(bits[w], cur)
-                    if w != retire_word:
-                        if retire:
-                            atomic_xor_u64(bits, retire_word, retire)
-                        # a rank of more than 32 states may hold whole words, which the scan jumps over
-                        while 0 <= retire_word < w - 1:
-                            retire_word += 1
-                            retire = window_from(slots_equal(bits[retire_word], cur), retire_word, s0, s1) * (
-                                numba.uint64(3) - cur)
-                            if retire:
-                                atomic_xor_u64(bits, retire_word, retire)
-                        retire_word = w
-                        retire = window_from(current, w, s0, s1) * (numba.uint64(3) - cur)
-                    match = in_window(current, w, s, s1)
-                    if match == 0:
-                        s = (w + 1) * 32
-                        continue
-                    r = divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
-                    first = r * nf
-                    frontier = rank_free_equal(bits, first, nf, cur)
-                    occupied, run_start = unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
-                                                       cellw, full)
-                    if table[r] == UNSEEN:
-                        table[r] = depth
-                    # every cell of a frontier region carries its state: the union of the frontier regions is
-                    # the frontier cells, and the moves into it are the children of all of them
-                    free = full & ~occupied
-                    union = deposit_bits(frontier, free)
-                    expanded_cells += popcount(union)
-                    if za.shape[0]:
-                        _record_regions(za, za_base, za_region, binom, kfact, cells, k, n, free, union, depth,
-                                        not_first_col, not_last_col, width)
-                    start = pending
-                    pending = _minimized_children_into(union, r, occupied, free, cellw, width, nf, not_first_col,
-                                                       not_last_col, bits, child_rank, child_state, child_cell,
-                                                       child_free, pending)
-                    moves += pending - start
-                    if pending >= BATCH:
-                        a, c2 = _mark_minimized_children(bits, pending, child_rank, child_state, child_cell,
-                                                         child_free, unseen, nf, nxt, not_first_col, not_last_col,
-                                                         width, active_next)
-                        new += a
-                        new_cells += c2
-                        pending = 0
-                    s = first + nf
-                # the last rank read may end in a word the scan did not enter
-                while retire_word < (s1 - 1) >> 5:
+    size = BATCH + 4 * k
+    cells, digits, prefix, child_rank, child_state, child_cell, cellw = block_scratch(n, k, size)
+    child_free = np.empty(size, dtype=np.uint64)
+    unseen = np.empty(size, dtype=np.int64)
+    while True:
+        b, r0, r1 = next_active_block(dispenser, nblocks, block, entries, active)
+        if b < 0:
+            break
+        run_start = -entries
+        expanded_cells = 0
+        new = 0
+        new_cells = 0
+        moves = 0
+        pending = 0
+        for chunk in range(r0 >> CHUNK_SHIFT, ((r1 - 1) >> CHUNK_SHIFT) + 1):
+            if not active[chunk]:
+                continue
+            s0 = max(r0, chunk << CHUNK_SHIFT) * nf
+            s1 = min(r1, (chunk + 1) << CHUNK_SHIFT) * nf
+            s = s0
+            # the frontier states of a word turn to 11 together, once every rank with states in the
+            # word has been read (when the scan moves past the word): one atomic XOR per word
+            retire_word = -1
+            retire = numba.uint64(0)
+            while s < s1:
+                w = s >> 5
+                current = slots_equal(bits[w], cur)
+                if w != retire_word:
                     if retire:
                         atomic_xor_u64(bits, retire_word, retire)
-                    retire_word += 1
-                    retire = window_from(slots_equal(bits[retire_word], cur), retire_word, s0, s1) * (
-                        numba.uint64(3) - cur)
+                    # a rank of more than 32 states may hold whole words, which the scan jumps over
+                    while 0 <= retire_word < w - 1:
+                        retire_word += 1
+                        retire = window_from(slots_equal(bits[retire_word], cur), retire_word, s0, s1) * (
+                            numba.uint64(3) - cur)
+                        if retire:
+                            atomic_xor_u64(bits, retire_word, retire)
+                    retire_word = w
+                    retire = window_from(current, w, s0, s1) * (numba.uint64(3) - cur)
+                match = in_window(current, w, s, s1)
+                if match == 0:
+                    s = (w + 1) * 32
+                    continue
+                r = divide(w * 32 + (trailing_zeros(match) >> 1), nf, inverse_nf)
+                first = r * nf
+                frontier = rank_free_equal(bits, first, nf, cur)
+                occupied, run_start = unrank_next(r, run_start, n, k, inverses, weights, cells, digits, prefix,
+                                                   cellw, full)
+                if table[r] == UNSEEN:
+                    table[r] = depth
+                # every cell of a frontier region carries its state: the union of the frontier regions is
+                # the frontier cells, and the moves into it are the children of all of them
+                free = full & ~occupied
+                union = deposit_bits(frontier, free)
+                expanded_cells += popcount(union)
+                if za.shape[0]:
+                    _record_regions(za, za_base, za_region, binom, kfact, cells, k, n, free, union, depth,
+                                    not_first_col, not_last_col, width)
+                start = pending
+                pending = _minimized_children_into(union, r, occupied, free, cellw, width, nf, not_first_col,
+                                                   not_last_col, bits, child_rank, child_state, child_cell,
+                                                   child_free, pending)
+                moves += pending - start
+                if pending >= BATCH:
+                    a, c2 = _mark_minimized_children(bits, pending, child_rank, child_state, child_cell,
+                                                     child_free, unseen, nf, nxt, not_first_col, not_last_col,
+                                                     width, active_next)
+                    new += a
+                    new_cells += c2
+                    pending = 0
+                s = first + nf
+            # the last rank read may end in a word the scan did not enter
+            while retire_word < (s1 - 1) >> 5:
                 if retire:
                     atomic_xor_u64(bits, retire_word, retire)
-            a, c2 = _mark_minimized_children(bits, pending, child_rank, child_state, child_cell, child_free,
-                                             unseen, nf, nxt, not_first_col, not_last_col, width, active_next)
-            counts[b, 0] = expanded_cells
-            counts[b, 1] = new + a
-            counts[b, 2] = new_cells + c2
-            counts[b, 3] = moves
-    return counts.sum(axis=0)
+                retire_word += 1
+                retire = window_from(slots_equal(bits[retire_word], cur), retire_word, s0, s1) * (
+                    numba.uint64(3) - cur)
+            if retire:
+                atomic_xor_u64(bits, retire_word, retire)
+        a, c2 = _mark_minimized_children(bits, pending, child_rank, child_state, child_cell, child_free,
+                                         unseen, nf, nxt, not_first_col, not_last_col, width, active_next)
+        counts[b, 0] = expanded_cells
+        counts[b, 1] = new + a
+        counts[b, 2] = new_cells + c2
+        counts[b, 3] = moves
