@@ -11,7 +11,8 @@ import pytest
 from pdbtool.tables.build import build_table
 from pdbtool.puzzle.board import Board
 from pdbtool.heuristics import HeuristicError
-from pdbtool.heuristics.linear_conflict import LinearConflict, LineScanConflict, _line_conflict_table
+from pdbtool.heuristics.linear_conflict import (LinearConflict, LineScanConflict, _line_conflict_table,
+                                                line_conflicts)
 from pdbtool.heuristics.manhattan import Manhattan
 from pdbtool.heuristics.pattern_sum import PatternSum
 from pdbtool.tables.ranking import TilePattern
@@ -48,6 +49,28 @@ def test_line_conflict_table_is_the_least_removal(length):
         if len(set(goals)) != len(goals):
             continue  # two tiles with one goal slot never happen
         assert table[code] == brute_line_conflicts(goals)
+
+
+@pytest.mark.parametrize("length", [1, 2, 5, 8, 9])
+def test_line_conflicts_is_the_least_removal(length):
+    """The one function behind the code tables, the scanned lines and the sampler: on random lines (other
+    lines' tiles as -1, one entry read as another value or as none), against the subset search."""
+    rng = random.Random(length)
+    lines = np.full((3, length), -1, dtype=np.int64)
+    tails = np.zeros(length, dtype=np.int64)
+    for _ in range(150):
+        a = rng.randrange(3)
+        goals = rng.sample(range(length), rng.randint(0, length))
+        lines[a] = -1
+        for i, g in zip(rng.sample(range(length), len(goals)), goals):
+            lines[a, i] = g
+        entries = [int(x) for x in lines[a]]
+        assert line_conflicts(lines, a, -1, 0, tails) == brute_line_conflicts([g for g in entries if g >= 0])
+        pos = rng.randrange(length)
+        free = [g for g in range(length) if g not in entries] + [-1]
+        value = rng.choice(free)
+        entries[pos] = value
+        assert line_conflicts(lines, a, pos, value, tails) == brute_line_conflicts([g for g in entries if g >= 0])
 
 
 def test_manhattan_and_linear_conflict_values():

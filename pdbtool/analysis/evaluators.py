@@ -21,7 +21,7 @@ from numba.extending import overload
 from .._native.intrinsics import load_u8
 from ..heuristics.dynamic import DynamicHeuristic
 from ..heuristics.hooks import is_state
-from ..heuristics.linear_conflict import LinearConflict, LineScanConflict
+from ..heuristics.linear_conflict import LinearConflict, LineScanConflict, line_conflicts
 from ..heuristics.manhattan import Manhattan
 from ..heuristics.pattern_sum import PatternSum
 from ..heuristics.vertex_cover.graph import graph_from_scratch
@@ -46,20 +46,21 @@ def state_value(ev, tiles, where, cells):
     raise NotImplementedError("compiled only")
 
 
+@numba.njit(cache=True, inline="always")
+def _manhattan(md, tiles):
+    h = 0
+    for c in range(tiles.shape[0]):
+        h += md[tiles[c], c]
+    return h
+
+
 @overload(state_value, inline="always")
 def _state_value(ev, tiles, where, cells):
     if is_state(ev, ManhattanEval):
-        def impl(ev, tiles, where, cells):
-            h = 0
-            for c in range(tiles.shape[0]):
-                h += ev.md[tiles[c], c]
-            return h
-        return impl
+        return lambda ev, tiles, where, cells: _manhattan(ev.md, tiles)
     if is_state(ev, LinearConflictEval):
         def impl(ev, tiles, where, cells):
-            h = 0
-            for c in range(tiles.shape[0]):
-                h += ev.md[tiles[c], c]
+            h = _manhattan(ev.md, tiles)
             for r in range(ev.height):
                 where[r] = 0
             for c in range(ev.width):
@@ -75,29 +76,19 @@ def _state_value(ev, tiles, where, cells):
         return impl
     if is_state(ev, LineScanEval):
         def impl(ev, tiles, where, cells):
-            h = 0
-            for c in range(tiles.shape[0]):
-                h += ev.md[tiles[c], c]
-            w = ev.width
-            for line in range(ev.height + w):
-                # a row (its cells r * w + i) or a column (its cells i * w + x); ``cells``: the run's tails
-                row = line < ev.height
-                length = w if row else ev.height
-                count = 0
-                run = 0
-                for i in range(length):
-                    c = line * w + i if row else i * w + (line - ev.height)
-                    v = ev.row_val[tiles[c], c] if row else ev.col_val[tiles[c], c]
-                    if v < 0:
-                        continue
-                    count += 1
-                    j = 0
-                    while j < run and cells[j] < v:
-                        j += 1
-                    cells[j] = v
-                    if j == run:
-                        run += 1
-                h += 2 * (count - run)
+            h = _manhattan(ev.md, tiles)
+            n, w, height = tiles.shape[0], ev.width, ev.height
+            # ``where`` holds the entries of every row, then of every column; ``cells``: the run's tails
+            rows = where.reshape((height, w))
+            for c in range(n):
+                where[c] = ev.row_val[tiles[c], c]
+            for r in range(height):
+                h += line_conflicts(rows, r, -1, 0, cells)
+            cols = where.reshape((w, height))
+            for c in range(n):
+                cols[c % w, c // w] = ev.col_val[tiles[c], c]
+            for x in range(w):
+                h += line_conflicts(cols, x, -1, 0, cells)
             return h
         return impl
     if is_state(ev, PatternSumEval):

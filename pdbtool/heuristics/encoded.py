@@ -16,49 +16,37 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba.extending import overload
 
 from ..tables import encodings
 from ..tables.ranking import rank_cells
-from .hooks import HeuristicError, is_state
-from .pattern_sum import (SUM_STATES, PatternSum, PatternSumState, carry_moved, copy_level, rank_moved,
-                          table_value)
+from .hooks import HeuristicError
+from .pattern_sum import PatternSum, PatternSumState, rank_moved, serve_state
 
 
 # the pattern-sum state plus, per level and table row, the Manhattan distance of the pattern's tiles in the
 # table's own cells (mv), the moved row's Manhattan per child (child_m[d, m, 0/1]), the encoding's code and
 # min-nibble shift, and mdt[p, s, c]: Manhattan of table p's tile s in its cell c
 EncodedState = namedtuple("EncodedState", PatternSumState._fields + ("mv", "child_m", "code", "shift", "mdt"))  # type: ignore[misc]
-SUM_STATES.append(EncodedState)  # the pattern-sum hooks serve this state through the overloads below
 
 
-@overload(table_value, inline="always")
-def _table_value(hs, d, m, side, row, p, s, to_cell, from_cell):
-    if is_state(hs, EncodedState):
-        def impl(hs, d, m, side, row, p, s, to_cell, from_cell):
-            mc = hs.mv[d, row] + hs.mdt[p, s, to_cell] - hs.mdt[p, s, from_cell]
-            r = rank_moved(hs.cells, row, s, hs.kk[p], to_cell, from_cell, hs.cellmap.shape[1])
-            hs.child_m[d, m, side] = mc
-            return encodings.value_at(hs.code, hs.addrs[p], r, mc, hs.hv[d, row], hs.shift)
-        return impl
+def _encoded_value(hs, d, m, side, row, p, s, to_cell, from_cell):
+    mc = hs.mv[d, row] + hs.mdt[p, s, to_cell] - hs.mdt[p, s, from_cell]
+    r = rank_moved(hs.cells, row, s, hs.kk[p], to_cell, from_cell, hs.cellmap.shape[1])
+    hs.child_m[d, m, side] = mc
+    return encodings.value_at(hs.code, hs.addrs[p], r, mc, hs.hv[d, row], hs.shift)
 
 
-@overload(copy_level, inline="always")
-def _copy_level(hs, d, width):
-    if is_state(hs, EncodedState):
-        def impl(hs, d, width):
-            for j in range(width):
-                hs.hv[d + 1, j] = hs.hv[d, j]
-                hs.mv[d + 1, j] = hs.mv[d, j]
-        return impl
+def _encoded_copy(hs, d, width):
+    for j in range(width):
+        hs.hv[d + 1, j] = hs.hv[d, j]
+        hs.mv[d + 1, j] = hs.mv[d, j]
 
 
-@overload(carry_moved, inline="always")
-def _carry_moved(hs, d, m, side, row):
-    if is_state(hs, EncodedState):
-        def impl(hs, d, m, side, row):
-            hs.mv[d + 1, row] = hs.child_m[d, m, side]
-        return impl
+def _encoded_carry(hs, d, m, side, row):
+    hs.mv[d + 1, row] = hs.child_m[d, m, side]
+
+
+serve_state(EncodedState, _encoded_value, _encoded_copy, _encoded_carry)
 
 
 class EncodedPatternSum(PatternSum):

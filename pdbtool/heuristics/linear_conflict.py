@@ -1,11 +1,16 @@
 """Manhattan distance plus linear conflicts (Hansson, Mayer & Yung 1992).
 
 Per row and column, twice the least number of its tiles to remove so that the rest stand in goal order
-(counting the tiles that belong to the line and stand in it).  A line's tiles are summarized by a code
-(one digit per cell: 0, or 1 + the goal position in the line of the tile there) and its conflicts read
-from a table indexed by the code.  In the search a vertical move can change the conflicts of two rows, a
-horizontal move those of two columns; the code of the tile's own column (row) changes too, but not its
-conflicts, since within its own line only the digit's position moves, which keeps the order.
+(counting the tiles that belong to the line and stand in it): :func:`line_conflicts`.  In the search a
+vertical move can change the conflicts of two rows, a horizontal move those of two columns; the entry of
+the tile's own column (row) changes too, but not its conflicts, since within its own line only the tile's
+position moves, which keeps the order.
+
+Two search states give the same function.  On boards whose lines have at most 7 cells a line's tiles are
+summarized by a code (one digit per cell: 0, or 1 + the goal position in the line of the tile there) and
+its conflicts read from a table indexed by the code (:class:`LinearConflict`).  Longer lines have too many
+codes for a table: each line keeps its entries and its conflicts, and a move recomputes those of the one
+line they can change (:class:`LineScanConflict`).  The driver's hooks at the end serve both states.
 """
 
 from __future__ import annotations
@@ -25,15 +30,32 @@ from .manhattan import Manhattan
 
 MAX_LINE_TABLE = 1 << 21
 
-# hlev[d]: h at level d; row_code[r]/col_code[c]: the codes of the current node's lines;
-# row_contrib[t, c]: what tile t in cell c adds to its row's code; row_lc[code]: the row's conflicts
-LinearConflictState = namedtuple("LinearConflictState", ["hlev", "md", "row_of", "col_of", "row_code", "col_code",
-                                                         "row_contrib", "col_contrib", "row_lc", "col_lc"])
+
+@njit(cache=True, inline="always")
+def line_conflicts(lines, a, pos, value, tails):
+    """Conflicts of line ``a`` (``lines[a, i]``: the goal position of its i-th tile, -1 for a tile of another
+    line or the blank) with entry ``pos`` read as ``value`` (pos -1: none): 2 x (its tiles - the longest
+    increasing run of their goal positions), the run found by patience sorting (``tails``: scratch of at
+    least the line's length)."""
+    count = 0
+    run = 0
+    for i in range(lines.shape[1]):
+        v = value if i == pos else lines[a, i]
+        if v < 0:
+            continue
+        count += 1
+        j = 0
+        while j < run and tails[j] < v:
+            j += 1
+        tails[j] = v
+        if j == run:
+            run += 1
+    return 2 * (count - run)
 
 
 @njit(cache=True)
 def _line_conflict_table(length):
-    """``table[code]`` = 2 x (tiles of the line that belong to it - longest increasing run of goal slots).
+    """``table[code]``: the conflicts (:func:`line_conflicts`) of the line that ``code`` describes.
 
     A code has one base-(length+1) digit per cell of the line (digit j for position j): 0 when the cell
     holds no tile whose goal is in this line, else 1 + the goal position of that tile in the line.
@@ -41,27 +63,14 @@ def _line_conflict_table(length):
     base = length + 1
     size = base ** length
     table = np.zeros(size, dtype=np.int64)
-    goals = np.empty(length, dtype=np.int64)
-    best = np.empty(length, dtype=np.int64)
+    line = np.empty((1, length), dtype=np.int64)
+    tails = np.empty(length, dtype=np.int64)
     for code in range(size):
         x = code
-        count = 0
-        for _ in range(length):
-            digit = x % base
+        for i in range(length):
+            line[0, i] = x % base - 1
             x //= base
-            if digit:
-                goals[count] = digit - 1
-                count += 1
-        lis = 0
-        for i in range(count):
-            b = 1
-            for j in range(i):
-                if goals[j] < goals[i] and best[j] + 1 > b:
-                    b = best[j] + 1
-            best[i] = b
-            if b > lis:
-                lis = b
-        table[code] = 2 * (count - lis)
+        table[code] = line_conflicts(line, 0, -1, 0, tails)
     return table
 
 
@@ -70,6 +79,12 @@ def lines_fit_tables(board: Board) -> bool:
     cells); longer lines (8x8, 4x16, 2x32) are scanned instead (:class:`LineScanConflict`)."""
     w, h = board.width, board.height
     return (w + 1) ** w <= MAX_LINE_TABLE and (h + 1) ** h <= MAX_LINE_TABLE
+
+
+# hlev[d]: h at level d; row_code[r]/col_code[c]: the codes of the current node's lines;
+# row_contrib[t, c]: what tile t in cell c adds to its row's code; row_lc[code]: the row's conflicts
+LinearConflictState = namedtuple("LinearConflictState", ["hlev", "md", "row_of", "col_of", "row_code", "col_code",
+                                                         "row_contrib", "col_contrib", "row_lc", "col_lc"])
 
 
 class LinearConflict(Manhattan):
@@ -87,24 +102,28 @@ class LinearConflict(Manhattan):
 
     def __init__(self, board: Board):
         super().__init__(board)
-        w, h = board.width, board.height
         if not lines_fit_tables(board):
             raise HeuristicError(f"line code tables cover lines of at most 7 cells, not a {board.dims} board")
-        n = board.n
-        self.row_of = np.array([c // w for c in range(n)], dtype=np.int64)
-        self.col_of = np.array([c % w for c in range(n)], dtype=np.int64)
-        self.row_contrib = np.zeros((n, n), dtype=np.int64)
-        self.col_contrib = np.zeros((n, n), dtype=np.int64)
-        for t in range(1, n):
-            gr, gc = divmod(board.goal[t], w)
-            for c in range(n):
-                r, col = divmod(c, w)
-                if r == gr:
-                    self.row_contrib[t, c] = (gc + 1) * (w + 1) ** col
-                if col == gc:
-                    self.col_contrib[t, c] = (gr + 1) * (h + 1) ** r
+        self._goal_lines()
+        w, h = board.width, board.height
+        # digit (goal position + 1) at the cell's position in its line; 0 for a tile of another line
+        self.row_contrib = np.where(self.row_val >= 0, (self.row_val + 1) * (w + 1) ** self.col_of, 0)
+        self.col_contrib = np.where(self.col_val >= 0, (self.col_val + 1) * (h + 1) ** self.row_of, 0)
         self.row_lc = _line_conflict_table(w)
         self.col_lc = self.row_lc if h == w else _line_conflict_table(h)
+
+    def _goal_lines(self) -> None:
+        """``row_of[c]``/``col_of[c]``: the row and column of cell c; ``row_val[t, c]``/``col_val[t, c]``: the
+        goal position of tile t within the row (column) of cell c when its goal is in that line, else -1."""
+        b = self.board
+        n = b.n
+        self.row_of = np.arange(n, dtype=np.int64) // b.width
+        self.col_of = np.arange(n, dtype=np.int64) % b.width
+        goal = np.asarray(b.goal, dtype=np.int64)
+        goal_row, goal_col = (goal // b.width)[:, None], (goal % b.width)[:, None]
+        self.row_val = np.where(goal_row == self.row_of, goal_col, -1)
+        self.col_val = np.where(goal_col == self.col_of, goal_row, -1)
+        self.row_val[0] = self.col_val[0] = -1  # the blank is in no line's order
 
     def codes(self, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = self.board.n
@@ -123,9 +142,7 @@ class LinearConflict(Manhattan):
         return super().value(state) + self.conflicts(state)
 
     def setup(self, tiles: np.ndarray, capacity: int):
-        h0 = self.value(tiles)
-        hlev = np.zeros(capacity, dtype=np.int64)
-        hlev[0] = h0
+        h0, hlev = self.levels(tiles, capacity)
         row_code, col_code = self.codes(tiles)
         return h0, LinearConflictState(hlev, self.md, self.row_of, self.col_of, row_code, col_code,
                                        self.row_contrib, self.col_contrib, self.row_lc, self.col_lc)
@@ -140,9 +157,6 @@ def _move_codes(hs, t, to_cell, from_cell):
     hs.col_code[hs.col_of[to_cell]] += hs.col_contrib[t, to_cell]
 
 
-hooks.evaluated_alone(False, LinearConflictState)
-
-
 @njit(cache=True, inline="always")
 def _conflicts_moved(code, line_of, contrib, lc, t, to_cell, from_cell):
     """The change of the conflicts of the lines of ``from_cell`` and ``to_cell`` when tile t moves across."""
@@ -151,32 +165,12 @@ def _conflicts_moved(code, line_of, contrib, lc, t, to_cell, from_cell):
     return lc[a_old - contrib[t, from_cell]] + lc[b_old + contrib[t, to_cell]] - lc[a_old] - lc[b_old]
 
 
-@overload(hooks.child_h, inline="always")
-def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
-    if is_state(hs, LinearConflictState):
-        def impl(hs, d, m, t, to_cell, from_cell, bound, next_bound):
-            h = hs.hlev[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
-            if m == 0 or m == 3:  # a vertical move: the rows of both cells
-                return h + _conflicts_moved(hs.row_code, hs.row_of, hs.row_contrib, hs.row_lc, t, to_cell, from_cell)
-            return h + _conflicts_moved(hs.col_code, hs.col_of, hs.col_contrib, hs.col_lc, t, to_cell, from_cell)
-        return impl
-
-
-@overload(hooks.enter, inline="always")
-def _enter(hs, d, m, t, to_cell, from_cell, h):
-    if is_state(hs, LinearConflictState):
-        def impl(hs, d, m, t, to_cell, from_cell, h):
-            _move_codes(hs, t, to_cell, from_cell)
-            hs.hlev[d + 1] = h
-        return impl
-
-
-@overload(hooks.leave, inline="always")
-def _leave(hs, d, t, to_cell, from_cell):
-    if is_state(hs, LinearConflictState):
-        def impl(hs, d, t, to_cell, from_cell):
-            _move_codes(hs, t, to_cell, from_cell)
-        return impl
+def _codes_child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
+    """:func:`hooks.child_h` of the code tables (compiled inline into the driver)."""
+    h = hs.hlev[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
+    if m == 0 or m == 3:  # a vertical move: the rows of both cells
+        return h + _conflicts_moved(hs.row_code, hs.row_of, hs.row_contrib, hs.row_lc, t, to_cell, from_cell)
+    return h + _conflicts_moved(hs.col_code, hs.col_of, hs.col_contrib, hs.col_lc, t, to_cell, from_cell)
 
 
 # --- lines longer than the code tables: the conflicts of a line from its tiles ------------------------------
@@ -190,27 +184,6 @@ LineScanState = namedtuple("LineScanState", ["hlev", "md", "row_of", "col_of", "
 
 
 @njit(cache=True, inline="always")
-def line_conflicts(lines, a, pos, value, tails):
-    """Conflicts of line ``a`` (``lines[a, i]``: the goal position of its i-th tile, -1 for a tile of another
-    line or the blank) with entry ``pos`` read as ``value`` (pos -1: none): 2 x (its tiles - the longest
-    increasing run of their goal positions), the run found by patience sorting."""
-    count = 0
-    run = 0
-    for i in range(lines.shape[1]):
-        v = value if i == pos else lines[a, i]
-        if v < 0:
-            continue
-        count += 1
-        j = 0
-        while j < run and tails[j] < v:
-            j += 1
-        tails[j] = v
-        if j == run:
-            run += 1
-    return 2 * (count - run)
-
-
-@njit(cache=True, inline="always")
 def _line_change(lines, conf, a, b, pos_a, pos_b, val_from, val_to, tails):
     """The change of the conflicts of lines a and b (a != b) when a tile leaves entry ``pos_a`` of line a
     (where it had ``val_from``) for entry ``pos_b`` of line b (where it gets ``val_to``): only the line the
@@ -220,6 +193,18 @@ def _line_change(lines, conf, a, b, pos_a, pos_b, val_from, val_to, tails):
     if val_to >= 0:
         return line_conflicts(lines, b, pos_b, val_to, tails) - conf[b]
     return 0
+
+
+def _scan_child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
+    """:func:`hooks.child_h` of the scanned lines (compiled inline into the driver)."""
+    h = hs.hlev[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
+    if m == 0 or m == 3:  # a vertical move: the rows of both cells
+        return h + _line_change(hs.row_line, hs.row_conf, hs.row_of[from_cell], hs.row_of[to_cell],
+                                hs.row_pos[from_cell], hs.row_pos[to_cell], hs.row_val[t, from_cell],
+                                hs.row_val[t, to_cell], hs.tails)
+    return h + _line_change(hs.col_line, hs.col_conf, hs.col_of[from_cell], hs.col_of[to_cell],
+                            hs.col_pos[from_cell], hs.col_pos[to_cell], hs.col_val[t, from_cell],
+                            hs.col_val[t, to_cell], hs.tails)
 
 
 @njit(cache=True, inline="always")
@@ -250,21 +235,9 @@ class LineScanConflict(LinearConflict):
 
     def __init__(self, board: Board):
         Manhattan.__init__(self, board)
-        w, h, n = board.width, board.height, board.n
-        self.row_of = np.array([c // w for c in range(n)], dtype=np.int64)
-        self.col_of = np.array([c % w for c in range(n)], dtype=np.int64)
+        self._goal_lines()
         self.row_pos, self.col_pos = self.col_of, self.row_of
-        self.row_val = np.full((n, n), -1, dtype=np.int64)
-        self.col_val = np.full((n, n), -1, dtype=np.int64)
-        for t in range(1, n):
-            gr, gc = divmod(board.goal[t], w)
-            for c in range(n):
-                r, col = divmod(c, w)
-                if r == gr:
-                    self.row_val[t, c] = gc
-                if col == gc:
-                    self.col_val[t, c] = gr
-        self.tails = np.zeros(max(w, h), dtype=np.int64)
+        self.tails = np.zeros(max(board.width, board.height), dtype=np.int64)
 
     def lines(self, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The entries of every row and column of the state (see :data:`LineScanState`)."""
@@ -285,9 +258,7 @@ class LineScanConflict(LinearConflict):
         return int(row_conf.sum() + col_conf.sum())
 
     def setup(self, tiles: np.ndarray, capacity: int):
-        h0 = self.value(tiles)
-        hlev = np.zeros(capacity, dtype=np.int64)
-        hlev[0] = h0
+        h0, hlev = self.levels(tiles, capacity)
         rows, cols = self.lines(tiles)
         row_conf, col_conf = self.line_conflicts(tiles)
         return h0, LineScanState(hlev, self.md, self.row_of, self.col_of, self.row_pos, self.col_pos,
@@ -295,39 +266,46 @@ class LineScanConflict(LinearConflict):
                                  np.zeros_like(self.tails))
 
 
-hooks.evaluated_alone(False, LineScanState)
+# --- the driver's hooks, for both states ------------------------------------------------------------------
+
+# per state class: its child_h, and what a tile's move does to its lines
+_LINE_STATES = {LinearConflictState: (_codes_child_h, _move_codes), LineScanState: (_scan_child_h, _scan_move)}
+
+hooks.evaluated_alone(False, *_LINE_STATES)
+
+
+def _line_state(hs):
+    """(child_h, move) of the state whose Numba type is ``hs``, or None for another state."""
+    for cls, fns in _LINE_STATES.items():
+        if is_state(hs, cls):
+            return fns
+    return None
 
 
 @overload(hooks.child_h, inline="always")
-def _scan_child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
-    if is_state(hs, LineScanState):
-        def impl(hs, d, m, t, to_cell, from_cell, bound, next_bound):
-            h = hs.hlev[d] + hs.md[t, to_cell] - hs.md[t, from_cell]
-            if m == 0 or m == 3:  # a vertical move: the rows of both cells
-                return h + _line_change(hs.row_line, hs.row_conf, hs.row_of[from_cell], hs.row_of[to_cell],
-                                        hs.row_pos[from_cell], hs.row_pos[to_cell], hs.row_val[t, from_cell],
-                                        hs.row_val[t, to_cell], hs.tails)
-            return h + _line_change(hs.col_line, hs.col_conf, hs.col_of[from_cell], hs.col_of[to_cell],
-                                    hs.col_pos[from_cell], hs.col_pos[to_cell], hs.col_val[t, from_cell],
-                                    hs.col_val[t, to_cell], hs.tails)
-        return impl
+def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
+    fns = _line_state(hs)
+    return None if fns is None else fns[0]
 
 
 @overload(hooks.enter, inline="always")
-def _scan_enter(hs, d, m, t, to_cell, from_cell, h):
-    if is_state(hs, LineScanState):
+def _enter(hs, d, m, t, to_cell, from_cell, h):
+    fns = _line_state(hs)
+    if fns is not None:
+        move = fns[1]
+
         def impl(hs, d, m, t, to_cell, from_cell, h):
-            _scan_move(hs, t, to_cell, from_cell)
+            move(hs, t, to_cell, from_cell)
             hs.hlev[d + 1] = h
         return impl
 
 
 @overload(hooks.leave, inline="always")
-def _scan_leave(hs, d, t, to_cell, from_cell):
-    if is_state(hs, LineScanState):
-        def impl(hs, d, t, to_cell, from_cell):
-            _scan_move(hs, t, to_cell, from_cell)
-        return impl
+def _leave(hs, d, t, to_cell, from_cell):
+    fns = _line_state(hs)
+    if fns is not None:
+        move = fns[1]
+        return lambda hs, d, t, to_cell, from_cell: move(hs, t, to_cell, from_cell)
 
 
 __all__ = ["LinearConflict", "LinearConflictState", "LineScanConflict", "LineScanState", "MAX_LINE_TABLE",

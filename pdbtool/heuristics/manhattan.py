@@ -33,11 +33,16 @@ class Manhattan:
         tiles = as_tiles(state)
         return int(self.md[tiles, np.arange(self.board.n)].sum())
 
-    def setup(self, tiles: np.ndarray, capacity: int):
-        """(h0, search state) of a search from ``tiles`` with a stack of ``capacity`` levels."""
+    def levels(self, tiles: np.ndarray, capacity: int) -> tuple[int, np.ndarray]:
+        """(h0, hlev): h of ``tiles`` and the h of each level of a stack of ``capacity`` levels, level 0 set."""
         h0 = self.value(tiles)
         hlev = np.zeros(capacity, dtype=np.int64)
         hlev[0] = h0
+        return h0, hlev
+
+    def setup(self, tiles: np.ndarray, capacity: int):
+        """(h0, search state) of a search from ``tiles`` with a stack of ``capacity`` levels."""
+        h0, hlev = self.levels(tiles, capacity)
         return h0, ManhattanState(hlev, self.md)
 
 

@@ -9,8 +9,8 @@ them, so that their loads overlap, then the reflected ones only where they can m
 
 The lookup helpers here (``moved_value``, ``enter_sums``, ``leave_sums``) serve every state that carries
 the pattern fields of :data:`PatternSumState`: the byte tables here, the encoded tables of
-:mod:`pdbtool.heuristics.encoded` (which implements ``table_value``, ``copy_level`` and ``carry_moved`` for its
-state) and the static half of ``max`` in :mod:`pdbtool.heuristics.dynamic`.
+:mod:`pdbtool.heuristics.encoded` (which gives :func:`serve_state` its own ``table_value``, ``copy_level``
+and ``carry_moved``) and the static half of ``max`` in :mod:`pdbtool.heuristics.dynamic`.
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def _mapped(cellmap, row, c, mapped):
 def table_value(hs, d, m, side, row, p, s, to_cell, from_cell):
     """The value of table row ``row`` (pattern ``p``, ``side`` 0 direct / 1 reflected) at the parent's
     placement with slot ``s`` moved from ``from_cell`` to ``to_cell``, for the child of level ``d`` by move
-    ``m``; implemented per state class (byte here, encoded in :mod:`pdbtool.heuristics.encoded`)."""
+    ``m``; per state class (:func:`serve_state`)."""
     raise NotImplementedError("compiled only")
 
 
@@ -228,28 +228,57 @@ def carry_moved(hs, d, m, side, row):
     raise NotImplementedError("compiled only")
 
 
+SUM_STATES: list = []  # the state classes that the hooks of this module serve, in the order served
+_LOOKUPS: dict = {}  # state class -> the implementations of (table_value, copy_level, carry_moved)
+
+
+def serve_state(cls, table_value_impl, copy_level_impl, carry_moved_impl) -> None:
+    """Let the pattern-sum hooks serve the search state class ``cls`` (a namedtuple with the fields of
+    :data:`PatternSumState`), its table lookups given as the plain functions that implement
+    :func:`table_value`, :func:`copy_level` and :func:`carry_moved` for it (with their signatures); they are
+    compiled inline into the driver for that class alone."""
+    SUM_STATES.append(cls)
+    _LOOKUPS[cls] = (table_value_impl, copy_level_impl, carry_moved_impl)
+
+
+def _lookup(hs, which: int):
+    """The implementation number ``which`` for the state whose Numba type is ``hs`` (None: another state)."""
+    for cls, impls in _LOOKUPS.items():
+        if is_state(hs, cls):
+            return impls[which]
+    return None
+
+
 @overload(table_value, inline="always")
 def _table_value(hs, d, m, side, row, p, s, to_cell, from_cell):
-    if is_state(hs, PatternSumState):
-        def impl(hs, d, m, side, row, p, s, to_cell, from_cell):
-            r = rank_moved(hs.cells, row, s, hs.kk[p], to_cell, from_cell, hs.cellmap.shape[1])
-            return load_u8(hs.addrs[p] + r)
-        return impl
+    return _lookup(hs, 0)
 
 
 @overload(copy_level, inline="always")
 def _copy_level(hs, d, width):
-    if is_state(hs, PatternSumState):
-        def impl(hs, d, width):
-            for j in range(width):
-                hs.hv[d + 1, j] = hs.hv[d, j]
-        return impl
+    return _lookup(hs, 1)
 
 
 @overload(carry_moved, inline="always")
 def _carry_moved(hs, d, m, side, row):
-    if is_state(hs, PatternSumState):
-        return lambda hs, d, m, side, row: None
+    return _lookup(hs, 2)
+
+
+def _byte_value(hs, d, m, side, row, p, s, to_cell, from_cell):
+    r = rank_moved(hs.cells, row, s, hs.kk[p], to_cell, from_cell, hs.cellmap.shape[1])
+    return load_u8(hs.addrs[p] + r)
+
+
+def _byte_copy(hs, d, width):
+    for j in range(width):
+        hs.hv[d + 1, j] = hs.hv[d, j]
+
+
+def _byte_carry(hs, d, m, side, row):
+    return None
+
+
+serve_state(PatternSumState, _byte_value, _byte_copy, _byte_carry)
 
 
 @njit(cache=True, inline="always")
@@ -315,10 +344,7 @@ def leave_sums(hs, t, to_cell):
 
 # --- the driver's hooks, for byte tables and (through the helpers above) encoded ones ---------------------
 
-SUM_STATES: list = [PatternSumState]  # encoded.py adds its state: the hooks below serve both
-
-
-hooks.at_once(True, SUM_STATES)
+hooks.at_once(True, SUM_STATES)  # read when the driver compiles: states served later count
 
 
 @overload(hooks.children, inline="always")
@@ -372,5 +398,5 @@ def _leave(hs, d, t, to_cell, from_cell):
         return lambda hs, d, t, to_cell, from_cell: leave_sums(hs, t, to_cell)
 
 
-__all__ = ["PatternSum", "PatternSumState", "SUM_STATES", "moved_value", "enter_sums", "leave_sums", "rank_moved",
-           "table_value", "copy_level", "carry_moved"]
+__all__ = ["PatternSum", "PatternSumState", "SUM_STATES", "serve_state", "moved_value", "enter_sums", "leave_sums",
+           "rank_moved", "table_value", "copy_level", "carry_moved"]
