@@ -66,6 +66,33 @@ def pytest_sessionstart(session):
 # files whose every test needs Ray or builds and installs the package (markers for `make test-fast`)
 FILE_MARKERS = {"test_ray.py": "ray", "test_install.py": "install"}
 
+# the longest tests of a run from a fresh clone (their kernels' first compile included): `make test` runs
+# them, the edit loop (`make test-fast`) leaves them out as it leaves out the tests marked slow
+LONG_TESTS = (
+    "test_zero_aware.py::test_every_8_puzzle_state_admissible_and_at_least_each_partition",
+    "test_zero_aware.py::test_zero_aware_tables_dominate_minimized_ones_on_the_8_puzzle",
+    "test_64cells.py::test_threads_count_the_serial_nodes_on_8x8",
+    "test_dynamic_wide.py::test_the_search_on_a_wide_board_matches_a_reference_ida",
+    "test_dynamic_wide.py::test_incremental_equals_from_scratch_along_random_walks",
+    "test_dynamic_wide.py::test_covers_of_tiles_up_to_63_equal_brute_force",
+    "test_hanoi_encodings.py::test_encodings_decode_to_the_byte_table",
+    "test_hanoi_encodings.py::test_search_is_the_same_with_every_encoding",
+    "test_hanoi.py::test_tables_equal_a_breadth_first_search",
+    "test_hanoi.py::test_every_heuristic_is_admissible_and_consistent",
+    "test_dynamic_variants.py::test_goal_anywhere_is_exact_and_differs_only_where_home_cells_cut_the_board",
+    "test_encodings.py::test_nibble_and_sparse_saturate_admissibly_and_count_it",
+    "test_encodings.py::test_lossless_encodings_decode_every_rank_to_the_byte_value",
+    "test_encodings.py::test_ignored_tables_change_by_exactly_one_per_tile_move",
+    "test_solve_encodings.py::test_lossless_encodings_search_exactly_like_byte",
+    "test_35.py::test_stronger_heuristics_predict_fewer_nodes",
+    "test_35.py::test_the_benchmark_writes_its_rows_and_plot",
+    "test_numba_cache.py::test_every_cached_kernel_of_the_package_has_the_package_stamp",
+    "test_readme.py::test_readme_blocks_run",
+    "test_sample.py::test_sampled_line_scan_conflicts_equal_their_value",
+    "test_fuzz.py::test_structure_aware_mutations_of_every_kind",
+    "test_dynamic.py::test_incremental_equals_from_scratch_along_random_walks",
+)
+
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
@@ -73,6 +100,8 @@ def pytest_collection_modifyitems(config, items):
         marker = FILE_MARKERS.get(item.path.name)
         if marker:
             item.add_marker(getattr(pytest.mark, marker))
+        if f"{item.path.name}::{item.name.split('[')[0]}" in LONG_TESTS:
+            item.add_marker(pytest.mark.slow)
     if hasattr(config, "workerinput"):  # a process of a parallel run (each collects the same list)
         for item in items:
             group = xdist_group(item)
