@@ -88,20 +88,26 @@ def warm_up(processes: int, timeout: float = 600.0) -> tuple[int, int]:
     failed = 0
     with tempfile.TemporaryDirectory(prefix="pdbtool-warmup-") as cache_dir:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-        running: list[subprocess.Popen] = []
+        # each process writes to a file of its own, not a pipe: a pipe read only at the end would block a
+        # process that writes more than the pipe holds
+        running: list[tuple[subprocess.Popen, Path]] = []
         end = time.monotonic() + timeout
+        started = 0
         while queue or running:
             while queue and len(running) < processes:
-                running.append(subprocess.Popen([sys.executable, __file__, "--cache-dir", cache_dir, *queue.pop(0)],
-                                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                                text=True))
-            if time.monotonic() > end:
-                for proc in running:
+                log = Path(cache_dir) / f"job-{started}.log"
+                started += 1
+                with log.open("w") as out:
+                    running.append((subprocess.Popen([sys.executable, __file__, "--cache-dir", cache_dir,
+                                                      *queue.pop(0)], env=env, stdout=out,
+                                                     stderr=subprocess.STDOUT), log))
+            if time.monotonic() > end:  # the jobs not started are left to the tests
+                queue.clear()
+                for proc, _ in running:
                     proc.kill()
-            for proc in [p for p in running if p.poll() is not None]:
-                out = proc.stdout.read() if proc.stdout else ""
-                failed += out.count("warm-up job failed") + (1 if proc.returncode else 0)
-                running.remove(proc)
+            for proc, log in [r for r in running if r[0].poll() is not None]:
+                failed += log.read_text().count("warm-up job failed") + (1 if proc.returncode else 0)
+                running.remove((proc, log))
             time.sleep(0.05)  # a poll of the running processes, not a wait on any of them
     return len(names), failed
 
