@@ -635,14 +635,21 @@ def startup_section(plots: Plots, data) -> str:
 
 @section("Search kernels, one tree against another", ["kernels"], "python bench/run.py --only kernels")
 def kernels_section(plots: Plots, data) -> str:
+    return _kernels_table(data)
+
+
+def _kernels_table(data) -> str:
+    """The table of a ``bench_kernels.py --compare`` result: per heuristic the least ns per node of each tree,
+    their ratio and each round's."""
     out = []
     commits = data.get("commits") or {}
     out.append(f"`bench/bench_kernels.py` times each heuristic's search in two source trees in turn (this: "
                f"`{commits.get('this')}`, other: `{commits.get('other') or 'another tree'}`); the least CPU\n"
-               "nanoseconds per generated node of each, and their ratio:\n\n")
+               "nanoseconds per generated node of each, their ratio, and the ratio of each round:\n\n")
     rows = [[name, fmt(c["ns_per_node_min"]["this"], 1), fmt(c["ns_per_node_min"]["other"], 1),
-             fmt(c["ratio_of_minima"], 3)] for name, c in data.get("cases", {}).items()]
-    out.append(table(["heuristic", "this ns per node", "other ns per node", "this / other"], rows))
+             fmt(c["ratio_of_minima"], 3), ", ".join(f"{x:.3f}" for x in c.get("ratio_per_round", []))]
+            for name, c in data.get("cases", {}).items()]
+    out.append(table(["heuristic", "this ns per node", "other ns per node", "this / other", "per round"], rows))
     loads = [r[side].get("load_before") for c in data.get("cases", {}).values() for r in c.get("rounds", [])
              for side in ("this", "other") if side in r]
     out.append(f"\n_Measured {data.get('date', '?')} with `{data.get('command', '?')}`, on {data.get('cores', '?')} "
@@ -771,6 +778,14 @@ def house_kernels_section(plots: Plots, data) -> str:
                                "shorter first compiles (`before`), against the code after it, in fresh processes "
                                "taking turns, the same work each (`bench/bench_lift.py`, the search with the "
                                "parent rule in both); CPU seconds, medians:\n\n")
+
+
+@section("The package's rework: the search kernels alone", ["house_kernels_search"],
+         "python bench/bench_kernels.py --compare CHECKOUT --out bench/results/house_kernels_search.json")
+def house_kernels_search_section(plots: Plots, data) -> str:
+    return ("The search's CPU alone (`SolveResult.cpu_seconds`: no table loading, compile or solution check), "
+            "this tree after the rework against the tree before it (other), in fresh processes taking turns. "
+            + _kernels_table(data))
 
 
 def _before_after(data, intro: str) -> str:
@@ -921,7 +936,8 @@ def hanoi_section(plots: Plots, data) -> str:
 
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
             frontier_target_section, frontier_section, dynamic_cost_section, dynamic_definitions_section,
-            pruning_section, lift64_section, house_kernels_section, p35_section, predict_section, kernels_section,
+            pruning_section, lift64_section, house_kernels_section, house_kernels_search_section, p35_section,
+            predict_section, kernels_section,
             startup_section, load_checks_section, checkpoint_section, hanoi_section, hanoi_encodings_section,
             ray_section, scaling_section]
 

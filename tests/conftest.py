@@ -40,8 +40,11 @@ def examples(n: int) -> int:
 def pytest_sessionstart(session):
     """In a parallel run (``-n N``), before the test processes start: compile the common kernels once, in
     N processes at once (tests/kernel_warmup.py), unless the package's sources are those of the last
-    warm-up (their stamp, kept in pytest's cache) or ``PDBTOOL_TEST_WARMUP=0``."""
+    warm-up (their stamp, kept in pytest's cache) or ``PDBTOOL_TEST_WARMUP=0``.  The shared tables of
+    other stamps are removed first (:func:`forget_old_tables`)."""
     config = session.config
+    if not hasattr(config, "workerinput"):
+        forget_old_tables(config)
     processes = getattr(config.option, "numprocesses", None) or 0
     if processes < 2 or hasattr(config, "workerinput") or os.environ.get("PDBTOOL_TEST_WARMUP") == "0":
         return
@@ -94,13 +97,102 @@ LONG_TESTS = (
 )
 
 
+# the tests that take over about a second and a half with warm caches (an entry with its parameters in
+# brackets names one case): `make test` runs them, the edit loop leaves them out
+WARM_LONG_TESTS = (
+    "test_64cells.py::test_commands_on_large_boards[8x8]",
+    "test_64cells.py::test_encoded_tables_search_as_the_byte_tables_on_8x8[ignored-encodings1]",
+    "test_64cells.py::test_encoded_tables_search_as_the_byte_tables_on_8x8[minimized-encodings0]",
+    "test_64cells.py::test_move_pruning_keeps_the_length_on_6x6",
+    "test_bfs.py::test_block_dispenser_hands_out_every_block_exactly_once",
+    "test_bfs.py::test_builders_match_an_independent_search_of_the_abstraction[minimized-4-8-tiles7]",
+    "test_bfs.py::test_incremental_unrank_follows_any_increasing_ranks[3-3-2]",
+    "test_bfs.py::test_incremental_unrank_follows_any_increasing_ranks[4-4-1]",
+    "test_bfs.py::test_incremental_unrank_follows_any_increasing_ranks[4-4-7]",
+    "test_bfs.py::test_incremental_unrank_follows_any_increasing_ranks[5-5-3]",
+    "test_bfs.py::test_parallel_build_equals_single_thread_build",
+    "test_bfs.py::test_pattern_of_all_tiles_gives_true_distances[ignored-3-3-31]",
+    "test_bfs.py::test_pattern_of_all_tiles_gives_true_distances[minimized-3-3-31]",
+    "test_catalogue_lazy.py::test_lazy_rule_searches_5x5_walks_exactly_like_the_plain_evaluation[fsm]",
+    "test_catalogue_lazy.py::test_lazy_rule_searches_5x5_walks_exactly_like_the_plain_evaluation[parent]",
+    "test_catalogue_lazy.py::test_lazy_rule_searches_the_4x4_exactly_like_the_plain_evaluation[fsm]",
+    "test_catalogue_lazy.py::test_lazy_rule_searches_the_4x4_exactly_like_the_plain_evaluation[parent]",
+    "test_catalogue_lazy.py::test_lazy_rule_with_threads_counts_as_serial",
+    "test_dynamic.py::test_admissible_on_every_8puzzle_state",
+    "test_dynamic.py::test_incremental_equals_from_scratch_with_small_memos",
+    "test_dynamic.py::test_move_lookups_hold_what_holds_with_the_blank_where_the_tile_was[dims3-pairs+triples-region-150]",
+    "test_dynamic.py::test_packed_lookups_give_the_tables_edges[dims1-pairs+triples-region]",
+    "test_dynamic.py::test_region_values_match_an_exact_search",
+    "test_dynamic_variants.py::test_every_variant_is_admissible_and_at_most_the_region_set_on_every_8puzzle_state",
+    "test_dynamic_wide.py::test_move_lookups_hold_what_holds_with_the_blank_where_the_tile_was[6x6]",
+    "test_dynamic_wide.py::test_pair_tables_of_wide_boards_equal_a_plain_search[dims0]",
+    "test_dynamic_wide.py::test_pair_tables_of_wide_boards_equal_a_plain_search[dims1]",
+    "test_dynamic_wide.py::test_state_lookups_give_the_tables_edges[3x12]",
+    "test_dynamic_wide.py::test_state_lookups_give_the_tables_edges[6x6]",
+    "test_dynamic_wide.py::test_wide_boards_have_the_wide_layout[6x6]",
+    "test_encodings.py::test_minimized_tables_jump_by_three_or_more_on_some_tile_moves[dims3-tiles3]",
+    "test_faults.py::test_a_fifo_planted_as_a_table_name_never_blocks",
+    "test_faults.py::test_a_signal_while_saving_removes_the_temporary[2]",
+    "test_faults.py::test_crafted_region_rows_are_refused[group-group index]",
+    "test_faults.py::test_crafted_region_rows_are_refused[odd-odd or negative]",
+    "test_faults.py::test_crafted_region_rows_are_refused[order-not sorted]",
+    "test_faults.py::test_crafted_region_rows_are_refused[rank-rank out of range]",
+    "test_faults.py::test_crafted_sparse_values_offset_is_refused",
+    "test_faults.py::test_every_flipped_bit_and_every_truncation_is_refused",
+    "test_faults.py::test_interrupted_solve_reports_what_was_solved[2-interrupted-text]",
+    "test_faults.py::test_two_builds_of_one_table_build_it_once",
+    "test_fuzz.py::test_every_header_key_of_every_kind",
+    "test_fuzz.py::test_headers_that_lie_with_a_valid_checksum",
+    "test_fuzz.py::test_mutated_table_files",
+    "test_fuzz.py::test_random_instance_files",
+    "test_hanoi.py::test_goal_peg_instances_and_dynamic_search",
+    "test_hanoi.py::test_placement_goal_heuristics_are_admissible",
+    "test_hanoi.py::test_random_instances_solve_optimally",
+    "test_hanoi.py::test_search_counts_fall_with_a_stronger_heuristic",
+    "test_ida.py::test_goal_and_other_goals",
+    "test_ida.py::test_korf_instances_with_partitions[15-6-6-3]",
+    "test_large_boards.py::test_24_puzzle_smoke",
+    "test_large_boards.py::test_2x5_against_a_full_bfs",
+    "test_large_boards.py::test_ddb_and_max_threads_on_random_3x4_states[ddb]",
+    "test_large_boards.py::test_ddb_and_max_threads_on_random_3x4_states[max]",
+    "test_large_boards.py::test_rectangular_boards_build_and_solve[3x7]",
+    "test_large_boards.py::test_rectangular_boards_build_and_solve[4x8]",
+    "test_large_boards.py::test_solve_command_with_threads",
+    "test_large_boards.py::test_threads_find_the_serial_length_on_15_puzzles[93-ddb]",
+    "test_large_boards.py::test_threads_find_the_serial_length_on_15_puzzles[93-max]",
+    "test_large_boards.py::test_threads_find_the_serial_length_on_15_puzzles[93-pdb]",
+    "test_large_boards.py::test_threads_find_the_serial_length_on_15_puzzles[97-ddb]",
+    "test_large_boards.py::test_threads_find_the_serial_length_on_15_puzzles[97-max]",
+    "test_longruns.py::test_results_come_in_input_order_as_soon_as_those_before_are_done",
+    "test_pattern.py::test_every_rank_is_hit_once_in_order[3-3-8]",
+    "test_runtime.py::test_ctrl_c_stops_the_search_threads",
+    "test_sample.py::test_sampled_histogram_equals_python_values_of_the_same_states[LinearConflict]",
+    "test_solve_cli.py::test_jobs_give_the_same_results",
+    "test_solve_encodings.py::test_reflection_changes_the_search_so_its_lookups_are_exercised",
+    "test_solve_encodings.py::test_values_carried_down_the_stack_are_the_byte_values[mod3]",
+    "test_solve_encodings.py::test_values_carried_down_the_stack_are_the_byte_values[parity]",
+    "test_solve_encodings.py::test_values_carried_down_the_stack_are_the_byte_values[sparse]",
+    "test_verify.py::test_consistency_kernel_agrees_with_a_plain_oracle_on_mutated_tables[minimized]",
+    "test_zero_aware.py::test_builder_matches_a_01_bfs_of_each_blank_region[3-7-tiles7]",
+    "test_zero_aware.py::test_builder_matches_a_01_bfs_of_each_blank_region[5-5-tiles6]",
+    "test_zero_aware.py::test_one_partition_catalogue_searches_exactly_like_the_pattern_sum",
+    "test_zero_aware.py::test_parallel_zero_aware_build_equals_single_thread_build",
+    "test_zero_aware.py::test_random_8_puzzle_and_3x4_states_solve_optimally[zero-aware]",
+)
+
+
+COLLECTED: list[str] = []  # every case this run collected, for tests/test_long_lists.py
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
+    COLLECTED[:] = [f"{item.path.name}::{item.name}" for item in items]  # before -m deselects any
     for item in items:
         marker = FILE_MARKERS.get(item.path.name)
         if marker:
             item.add_marker(getattr(pytest.mark, marker))
-        if f"{item.path.name}::{item.name.split('[')[0]}" in LONG_TESTS:
+        if f"{item.path.name}::{item.name.split('[')[0]}" in LONG_TESTS or \
+                f"{item.path.name}::{item.name}" in WARM_LONG_TESTS:
             item.add_marker(pytest.mark.slow)
     if hasattr(config, "workerinput"):  # a process of a parallel run (each collects the same list)
         for item in items:
@@ -177,17 +269,51 @@ def korf100_instances() -> dict[int, tuple[tuple[int, ...], int]]:
     return korf100()
 
 
+TABLES_DIR = "pdbtool-tables"  # below pytest's cache directory: the shared tables, one folder per package stamp
+
+
+def shared_tables_root(config) -> Path | None:
+    """Where the shared tables of every run are kept (pytest's cache directory), None without one."""
+    cache = getattr(config, "cache", None)
+    return None if cache is None else Path(cache.mkdir(TABLES_DIR))
+
+
 @pytest.fixture(scope="session")
-def shared_cache_dir(tmp_path_factory) -> Path:
+def shared_cache_dir(tmp_path_factory, pytestconfig) -> Path:
     """A table cache for the whole run, the parallel processes' too: for tables that tests only read
     (never damage, move or count), so that each is built once.  The cache's lock makes a process that
-    asks for a table another is building wait for it, then read it."""
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # the run's directory, above each process's own
-    path = root / "shared-tables"
+    asks for a table another is building wait for it, then read it.
+
+    It is kept between runs, for the package's sources of its stamp (that of Numba's cache): a run after
+    an edit of the package builds its tables afresh, a run of unchanged sources (the edit loop on tests,
+    ``make test-fast`` again) reads them.  Without pytest's cache (``-p no:cacheprovider``) it is a
+    directory of the run."""
+    from pdbtool._native.numba_cache import package_stamp
+
+    root = shared_tables_root(pytestconfig)
+    if root is None:
+        root = tmp_path_factory.getbasetemp()
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            root = root.parent  # the run's directory, above each process's own
+        path = root / "shared-tables"
+    else:
+        path = root / package_stamp()[:16]
     path.mkdir(exist_ok=True)
     return path
+
+
+def forget_old_tables(config) -> None:
+    """Remove the shared tables of other package stamps (at the start of a run, before its processes)."""
+    import shutil
+
+    from pdbtool._native.numba_cache import package_stamp
+
+    root = shared_tables_root(config)
+    if root is None:
+        return
+    for old in root.iterdir():
+        if old.name != package_stamp()[:16]:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 class LazyDynamicTables(dict):
