@@ -81,6 +81,15 @@ def test_readme_is_short():
     assert len(README.read_bytes()) <= MAX_BYTES
 
 
+# the docs that describe the code are read whole by a newcomer: their limits (bytes)
+DOC_LIMITS = {"docs/design.md": 35_000, "docs/cluster.md": 12_000}
+
+
+def test_design_docs_are_within_their_limits():
+    sizes = {name: len((ROOT / name).read_bytes()) for name in DOC_LIMITS}
+    assert all(sizes[name] <= limit for name, limit in DOC_LIMITS.items()), sizes
+
+
 def test_links_of_readme_and_docs_lead_somewhere():
     for page in [README, *sorted((ROOT / "docs").glob("*.md"))]:
         for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", page.read_text()):
