@@ -207,6 +207,13 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda item: rank[id(item)])
 
 
+SCHEDULED: list[tuple[str, str | None]] = []  # (node id, xdist group) of each test as the scheduler gets it
+
+
+def pytest_collection_finish(session):
+    SCHEDULED[:] = [(item.nodeid, group_mark(item)) for item in session.items]
+
+
 def group_mark(item) -> str | None:
     mark = item.get_closest_marker("xdist_group")
     if mark is None:
