@@ -771,6 +771,32 @@ def lift64_section(plots: Plots, data) -> str:
                                "[large-boards.md](large-boards.md)); CPU seconds, medians:\n\n")
 
 
+@section("A*+IDA* on the 24-puzzle: what a frontier could save", ["frontier_order"],
+         "python bench/bench_frontier_order.py")
+def frontier_order_section(plots: Plots, data) -> str:
+    out = [f"What A*+IDA* (Bu & Korf 2019) could add to IDA* with {data.get('partition')} and the pruning automaton "
+           "(`bench/bench_frontier_order.py`; [frontier-24.md](frontier-24.md)). The last iteration of each "
+           "instance, searched on past the goal: no order of its frontier can save more than the nodes before the "
+           "goal there.\n\n"]
+    rows = [[i, fmt(r["nodes"]), fmt(r["earlier_iterations"]), fmt(r["found_after"]),
+             fmt(r["last_iteration_whole"]), fmt(r["best_order_saves_at_most"], 2)]
+            for i, r in (data.get("last_iteration") or {}).items()]
+    out.append(table(["id", "nodes", "earlier iterations", "last iteration to the goal", "last iteration whole",
+                      "the best order saves at most"], rows))
+    dup = data.get("duplicates") or {}
+    out.append(f"\nDuplicates among the nodes within the last bound at a cut depth (instance {dup.get('id')}):\n\n")
+    rows = [[name, depth, fmt(c["within_bound"]), fmt(c["distinct"]), fmt(c["within_bound"] / c["distinct"], 3)]
+            for name, by in dup.items() if isinstance(by, dict) for depth, c in by.items()]
+    out.append(table(["pruning", "depth", "nodes", "distinct", "nodes / distinct"], rows))
+    out.append("\nThe last iteration's distinct frontier at one depth searched node by node in three orders, "
+               "until the goal (nodes generated, the top of the tree included):\n\n")
+    rows = [[i, r["depth"], fmt(r["frontier"]), fmt(r["depth-first"]["nodes"]), fmt(r["h ascending"]["nodes"]),
+             fmt(r["h descending"]["nodes"])] for i, r in (data.get("orders") or {}).items()]
+    out.append(table(["id", "depth", "frontier", "depth-first", "h ascending", "h descending"], rows))
+    out.append("\n" + provenance(data) + "\n")
+    return "".join(out)
+
+
 @section("The package's rework: the kernels keep their speed", ["house_kernels"],
          "python bench/bench_lift.py --before CHECKOUT --out bench/results/house_kernels.json")
 def house_kernels_section(plots: Plots, data) -> str:
@@ -935,9 +961,9 @@ def hanoi_section(plots: Plots, data) -> str:
 
 
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
-            frontier_target_section, frontier_section, dynamic_cost_section, dynamic_definitions_section,
-            pruning_section, lift64_section, house_kernels_section, house_kernels_search_section, p35_section,
-            predict_section, kernels_section,
+            frontier_target_section, frontier_section, frontier_order_section, dynamic_cost_section,
+            dynamic_definitions_section, pruning_section, lift64_section, house_kernels_section,
+            house_kernels_search_section, p35_section, predict_section, kernels_section,
             startup_section, load_checks_section, checkpoint_section, hanoi_section, hanoi_encodings_section,
             ray_section, scaling_section]
 
