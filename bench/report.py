@@ -717,7 +717,7 @@ def frontier_target_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
-FRONTIER = ["frontier_24_catalogue"]
+FRONTIER = ["frontier_24_catalogue", "frontier_24_cat7"]
 
 
 @section("The 24-puzzle: zero-aware tables and catalogues", FRONTIER, "python bench/run.py --only 24")
@@ -824,6 +824,14 @@ def _before_after(data, intro: str) -> str:
                      fmt(c.get("after_median"), 3), fmt(c.get("ratio_after_before"), 4),
                      f"{min(loads):.1f} to {max(loads):.1f}" if loads else ""])
     out.append(table(["case", "rounds", "before CPU s", "after CPU s", "after / before", "load"], rows))
+    command = (data.get("meta") or {}).get("command")
+    later = {}
+    for name, c in (data.get("cases") or {}).items():
+        if c.get("command") and c.get("command") != command:
+            later.setdefault(c["command"], []).append(name)
+    for other, names in later.items():
+        out.append(f"\n_{', '.join(names)}: measured again with `{other}` (after at "
+                   f"`{str((data['cases'][names[0]].get('commits') or {}).get('after'))[:12]}`)._\n")
     out.append("\n" + provenance(data) + "\n")
     return "".join(out)
 
