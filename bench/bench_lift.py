@@ -15,7 +15,7 @@ figure that a loaded machine disturbs least.  Cases:
 * ``solve-24``: 24-puzzle instances (``--ids24``, Korf & Felner's numbering) with 6-6-6-6 and reflection.
 
 The solve cases read their tables from ``--cache-dir`` (the same files for both checkouts).  Writes
-``bench/results/lift64.json``: per case the CPU seconds of every round, the medians, after / before (the
+``bench/results/history/lift64.json``: per case the CPU seconds of every round, the medians, after / before (the
 ratio of the medians), the load averages and both commits, with the machine, load and command of the run
 (``--append`` keeps the cases of an earlier run, each with its own commits and command).
 """
@@ -121,7 +121,7 @@ def main() -> None:
                         help="Korf's instances with Manhattan")
     parser.add_argument("--ids24", type=lambda s: [int(x) for x in s.split(",")], default=[38, 40],
                         help="24-puzzle instances with 6-6-6-6")
-    parser.add_argument("--out", type=Path, default=_results.RESULTS / "lift64.json")
+    parser.add_argument("--out", type=Path, default=_results.RESULTS / "history" / "lift64.json")
     parser.add_argument("--append", action="store_true",
                         help="keep the cases of --out that this run does not measure (each with its own meta)")
     args = parser.parse_args()

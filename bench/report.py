@@ -635,12 +635,6 @@ def startup_section(plots: Plots, data) -> str:
 
 @section("Search kernels, one tree against another", ["kernels"], "python bench/run.py --only kernels")
 def kernels_section(plots: Plots, data) -> str:
-    return _kernels_table(data)
-
-
-def _kernels_table(data) -> str:
-    """The table of a ``bench_kernels.py --compare`` result: per heuristic the least ns per node of each tree,
-    their ratio and each round's."""
     out = []
     commits = data.get("commits") or {}
     out.append(f"`bench/bench_kernels.py` times each heuristic's search in two source trees in turn (this: "
@@ -763,14 +757,6 @@ def pruning_section(plots: Plots, data, whole) -> str:
     return "".join(out)
 
 
-@section("Boards up to 64 cells: the 32-cell boards keep their speed", ["lift64"],
-         "python bench/bench_lift.py --before CHECKOUT")
-def lift64_section(plots: Plots, data) -> str:
-    return _before_after(data, "The code before the lift to 64 cells (`before`) and after it, in fresh processes "
-                               "taking turns, the same work each (`bench/bench_lift.py`; "
-                               "[large-boards.md](large-boards.md)); CPU seconds, medians:\n\n")
-
-
 @section("A*+IDA* on the 24-puzzle: what a frontier could save", ["frontier_order"],
          "python bench/bench_frontier_order.py")
 def frontier_order_section(plots: Plots, data) -> str:
@@ -793,45 +779,6 @@ def frontier_order_section(plots: Plots, data) -> str:
     rows = [[i, r["depth"], fmt(r["frontier"]), fmt(r["depth-first"]["nodes"]), fmt(r["h ascending"]["nodes"]),
              fmt(r["h descending"]["nodes"])] for i, r in (data.get("orders") or {}).items()]
     out.append(table(["id", "depth", "frontier", "depth-first", "h ascending", "h descending"], rows))
-    out.append("\n" + provenance(data) + "\n")
-    return "".join(out)
-
-
-@section("The package's rework: the kernels keep their speed", ["house_kernels"],
-         "python bench/bench_lift.py --before CHECKOUT --out bench/results/house_kernels.json")
-def house_kernels_section(plots: Plots, data) -> str:
-    return _before_after(data, "The code before the rework into packages of one job each, the registry and the "
-                               "shorter first compiles (`before`), against the code after it, in fresh processes "
-                               "taking turns, the same work each (`bench/bench_lift.py`, the search with the "
-                               "parent rule in both); CPU seconds, medians:\n\n")
-
-
-@section("The package's rework: the search kernels alone", ["house_kernels_search"],
-         "python bench/bench_kernels.py --compare CHECKOUT --out bench/results/house_kernels_search.json")
-def house_kernels_search_section(plots: Plots, data) -> str:
-    return ("The search's CPU alone (`SolveResult.cpu_seconds`: no table loading, compile or solution check), "
-            "this tree after the rework against the tree before it (other), in fresh processes taking turns. "
-            + _kernels_table(data))
-
-
-def _before_after(data, intro: str) -> str:
-    """The table of a ``bench_lift.py`` result: per case the medians before and after, their ratio, the load."""
-    out = [intro]
-    rows = []
-    for name, c in (data.get("cases") or {}).items():
-        loads = [x[0] for x in c.get("load_averages", []) if x]
-        rows.append([name, len(c.get("before_cpu_seconds", [])), fmt(c.get("before_median"), 3),
-                     fmt(c.get("after_median"), 3), fmt(c.get("ratio_after_before"), 4),
-                     f"{min(loads):.1f} to {max(loads):.1f}" if loads else ""])
-    out.append(table(["case", "rounds", "before CPU s", "after CPU s", "after / before", "load"], rows))
-    command = (data.get("meta") or {}).get("command")
-    later = {}
-    for name, c in (data.get("cases") or {}).items():
-        if c.get("command") and c.get("command") != command:
-            later.setdefault(c["command"], []).append(name)
-    for other, names in later.items():
-        out.append(f"\n_{', '.join(names)}: measured again with `{other}` (after at "
-                   f"`{str((data['cases'][names[0]].get('commits') or {}).get('after'))[:12]}`)._\n")
     out.append("\n" + provenance(data) + "\n")
     return "".join(out)
 
@@ -970,8 +917,7 @@ def hanoi_section(plots: Plots, data) -> str:
 
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
             frontier_target_section, frontier_section, frontier_order_section, dynamic_cost_section,
-            dynamic_definitions_section, pruning_section, lift64_section, house_kernels_section,
-            house_kernels_search_section, p35_section, predict_section, kernels_section,
+            dynamic_definitions_section, pruning_section, p35_section, predict_section, kernels_section,
             startup_section, load_checks_section, checkpoint_section, hanoi_section, hanoi_encodings_section,
             ray_section, scaling_section]
 
