@@ -285,6 +285,13 @@ def shared_tables_root(config) -> Path | None:
     return None if cache is None else Path(cache.mkdir(TABLES_DIR))
 
 
+def stamp_folder() -> str:
+    """The folder below :func:`shared_tables_root` of the package's sources as they are now."""
+    from pdbtool._native.numba_cache import package_stamp
+
+    return package_stamp()[:16]
+
+
 @pytest.fixture(scope="session")
 def shared_cache_dir(tmp_path_factory, pytestconfig) -> Path:
     """A table cache for the whole run, the parallel processes' too: for tables that tests only read
@@ -295,8 +302,6 @@ def shared_cache_dir(tmp_path_factory, pytestconfig) -> Path:
     an edit of the package builds its tables afresh, a run of unchanged sources (the edit loop on tests,
     ``make test-fast`` again) reads them.  Without pytest's cache (``-p no:cacheprovider``) it is a
     directory of the run."""
-    from pdbtool._native.numba_cache import package_stamp
-
     root = shared_tables_root(pytestconfig)
     if root is None:
         root = tmp_path_factory.getbasetemp()
@@ -304,7 +309,7 @@ def shared_cache_dir(tmp_path_factory, pytestconfig) -> Path:
             root = root.parent  # the run's directory, above each process's own
         path = root / "shared-tables"
     else:
-        path = root / package_stamp()[:16]
+        path = root / stamp_folder()
     path.mkdir(exist_ok=True)
     return path
 
@@ -313,13 +318,11 @@ def forget_old_tables(config) -> None:
     """Remove the shared tables of other package stamps (at the start of a run, before its processes)."""
     import shutil
 
-    from pdbtool._native.numba_cache import package_stamp
-
     root = shared_tables_root(config)
     if root is None:
         return
     for old in root.iterdir():
-        if old.name != package_stamp()[:16]:
+        if old.name != stamp_folder():
             shutil.rmtree(old, ignore_errors=True)
 
 
