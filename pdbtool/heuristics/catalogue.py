@@ -270,7 +270,7 @@ class CatalogueSum:
 
 # --- the kernel's lookups ----------------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _row_index(hs, x, row, k, n, blank):
     """The index of row ``x``'s placement in its table (row ``row`` of the catalogue's patterns)."""
     cells = hs.cells[x]
@@ -285,7 +285,7 @@ def _row_index(hs, x, row, k, n, blank):
     return rank_cells(cells[:k], n)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _moved(hs, d, j, side, t, to_cell, from_cell):
     """(value, sum) of partition j's side (0 direct, 1 reflected) in the child of level ``d`` in which tile t
     moved from ``from_cell`` to ``to_cell`` (the child's blank); the side's sum at level d must be exact."""
@@ -313,7 +313,7 @@ def _moved(hs, d, j, side, t, to_cell, from_cell):
     return v, hs.hsum[d, side * P + j] + v - hs.hv[d, x]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _refresh(hs, d, y, blank):
     """Look up the stale rows of partition-side ``y`` on the node at level ``d`` (its blank in ``blank``), so
     that the side's sum there is exact again."""
@@ -335,7 +335,7 @@ def _refresh(hs, d, y, blank):
     hs.ub[d, y] = hs.hsum[d, y]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _may_prune(hs, d, y, j, side, t, slack, h):
     """Whether partition-side ``y``'s sum in the child by tile t's move may exceed both ``slack`` (the most h
     a child within the bound has) and ``h`` (the child's h so far): its upper bound says so."""
@@ -347,7 +347,7 @@ def _may_prune(hs, d, y, j, side, t, slack, h):
 hooks.at_once(True, [CatalogueState])
 
 
-@overload(hooks.children, inline="always")
+@overload(hooks.children, jit_options={"forceinline": True})
 def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
     if is_state(hs, CatalogueState):
         def impl(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
@@ -394,13 +394,13 @@ def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
         return impl
 
 
-@overload(hooks.child_h, inline="always")
+@overload(hooks.child_h, jit_options={"forceinline": True})
 def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
     if is_state(hs, CatalogueState):
         return lambda hs, d, m, t, to_cell, from_cell, bound, next_bound: hs.child_h[d, m]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _enter_side(hs, d, d1, m, y, x, t, bit, slot, to_cell):
     """Level d1's row x (the moved tile's row in partition-side y) and side y after the move of tile t."""
     hs.cells[x, slot] = hs.cellmap[x, to_cell]
@@ -414,7 +414,7 @@ def _enter_side(hs, d, d1, m, y, x, t, bit, slot, to_cell):
         hs.dirty[d1, y] |= bit
 
 
-@overload(hooks.enter, inline="always")
+@overload(hooks.enter, jit_options={"forceinline": True})
 def _enter(hs, d, m, t, to_cell, from_cell, h):
     if is_state(hs, CatalogueState):
         def impl(hs, d, m, t, to_cell, from_cell, h):
@@ -438,7 +438,7 @@ def _enter(hs, d, m, t, to_cell, from_cell, h):
         return impl
 
 
-@overload(hooks.leave, inline="always")
+@overload(hooks.leave, jit_options={"forceinline": True})
 def _leave(hs, d, t, to_cell, from_cell):
     if is_state(hs, CatalogueState):
         def impl(hs, d, t, to_cell, from_cell):

@@ -50,7 +50,7 @@ WideDynamicState = namedtuple("WideDynamicState", ["hd", "md", "use_static", "su
 hooks.evaluated_alone(False, DynamicState, WideDynamicState)
 
 
-@overload(hooks.child_h, inline="always")
+@overload(hooks.child_h, jit_options={"forceinline": True})
 def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
     if is_state(hs, DynamicState, WideDynamicState):
         move = try_move_wide if is_state(hs, WideDynamicState) else try_move
@@ -99,7 +99,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
         return impl
 
 
-@overload(hooks.enter, inline="always")
+@overload(hooks.enter, jit_options={"forceinline": True})
 def _enter(hs, d, m, t, to_cell, from_cell, h):
     if is_state(hs, DynamicState, WideDynamicState):
         def impl(hs, d, m, t, to_cell, from_cell, h):
@@ -109,7 +109,7 @@ def _enter(hs, d, m, t, to_cell, from_cell, h):
         return impl
 
 
-@overload(hooks.leave, inline="always")
+@overload(hooks.leave, jit_options={"forceinline": True})
 def _leave(hs, d, t, to_cell, from_cell):
     if is_state(hs, DynamicState, WideDynamicState):
         def impl(hs, d, t, to_cell, from_cell):

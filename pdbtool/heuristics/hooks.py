@@ -4,9 +4,11 @@ A heuristic keeps what its incremental evaluation needs in a *search state*: a n
 few scalars) of a class of its own, made by its ``setup(tiles, capacity)``.  The driver owns the stack, the
 moves, the goal test, the bounds and the node counts, and calls the hooks below on that state.  They
 are plain Python functions here; each heuristic module implements them for its state class with
-``numba.extending.overload(..., inline="always")``, checking the class with :func:`is_state`, and declares
-the driver's walk for it with :func:`at_once`.  So the one cached driver compiles one specialization per
-state class, with that walk alone and the hooks inlined into it.
+``numba.extending.overload(..., jit_options={"forceinline": True})``, checking the class with
+:func:`is_state`, and declares the driver's walk for it with :func:`at_once`.  So the one cached driver
+compiles one specialization per state class, with that walk alone and the hooks inlined into it by LLVM
+(``forceinline``: each hook is typed and compiled once, then inlined; Numba's own ``inline="always"``
+types it again at every call site, which costs several times the compile for the same machine code).
 
 Levels are those of the driver's stack: level ``d`` describes the node at depth d on the current path.
 A move slides tile ``t`` from cell ``from_cell`` (the child's blank) into ``to_cell`` (the parent's blank).
@@ -80,7 +82,7 @@ def evaluated_alone(at_once_value: bool, *classes) -> None:
 
     at_once(at_once_value, classes)
 
-    @overload(children, inline="always")
+    @overload(children, jit_options={"forceinline": True})
     def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
         if is_state(hs, *classes):
             return lambda hs, d, blank, prev_move, tiles, nb, bound, next_bound: None

@@ -31,7 +31,7 @@ from .manhattan import Manhattan
 MAX_LINE_TABLE = 1 << 21
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def line_conflicts(lines, a, pos, value, tails):
     """Conflicts of line ``a`` (``lines[a, i]``: the goal position of its i-th tile, -1 for a tile of another
     line or the blank) with entry ``pos`` read as ``value`` (pos -1: none): 2 x (its tiles - the longest
@@ -148,7 +148,7 @@ class LinearConflict(Manhattan):
                                        self.row_contrib, self.col_contrib, self.row_lc, self.col_lc)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _move_codes(hs, t, to_cell, from_cell):
     """Tile t leaves ``from_cell`` for ``to_cell``: the codes of the lines it leaves and enters change."""
     hs.row_code[hs.row_of[from_cell]] -= hs.row_contrib[t, from_cell]
@@ -157,7 +157,7 @@ def _move_codes(hs, t, to_cell, from_cell):
     hs.col_code[hs.col_of[to_cell]] += hs.col_contrib[t, to_cell]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _conflicts_moved(code, line_of, contrib, lc, t, to_cell, from_cell):
     """The change of the conflicts of the lines of ``from_cell`` and ``to_cell`` when tile t moves across."""
     a_old = code[line_of[from_cell]]
@@ -183,7 +183,7 @@ LineScanState = namedtuple("LineScanState", ["hlev", "md", "row_of", "col_of", "
                                              "col_val", "row_line", "col_line", "row_conf", "col_conf", "tails"])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _line_change(lines, conf, a, b, pos_a, pos_b, val_from, val_to, tails):
     """The change of the conflicts of lines a and b (a != b) when a tile leaves entry ``pos_a`` of line a
     (where it had ``val_from``) for entry ``pos_b`` of line b (where it gets ``val_to``): only the line the
@@ -207,7 +207,7 @@ def _scan_child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
                             hs.col_val[t, to_cell], hs.tails)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _scan_lines_move(lines, conf, of, pos, val, tails, t, to_cell, from_cell):
     """Tile t leaves ``from_cell`` for ``to_cell``: its entries in one direction's lines, and the conflicts
     of the line it leaves or enters across."""
@@ -222,7 +222,7 @@ def _scan_lines_move(lines, conf, of, pos, val, tails, t, to_cell, from_cell):
             conf[b] = line_conflicts(lines, b, -1, 0, tails)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _scan_move(hs, t, to_cell, from_cell):
     _scan_lines_move(hs.row_line, hs.row_conf, hs.row_of, hs.row_pos, hs.row_val, hs.tails, t, to_cell, from_cell)
     _scan_lines_move(hs.col_line, hs.col_conf, hs.col_of, hs.col_pos, hs.col_val, hs.tails, t, to_cell, from_cell)
@@ -282,13 +282,13 @@ def _line_state(hs):
     return None
 
 
-@overload(hooks.child_h, inline="always")
+@overload(hooks.child_h, jit_options={"forceinline": True})
 def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
     fns = _line_state(hs)
     return None if fns is None else fns[0]
 
 
-@overload(hooks.enter, inline="always")
+@overload(hooks.enter, jit_options={"forceinline": True})
 def _enter(hs, d, m, t, to_cell, from_cell, h):
     fns = _line_state(hs)
     if fns is not None:
@@ -300,7 +300,7 @@ def _enter(hs, d, m, t, to_cell, from_cell, h):
         return impl
 
 
-@overload(hooks.leave, inline="always")
+@overload(hooks.leave, jit_options={"forceinline": True})
 def _leave(hs, d, t, to_cell, from_cell):
     fns = _line_state(hs)
     if fns is not None:

@@ -49,7 +49,7 @@ class Manhattan:
 hooks.evaluated_alone(True, ManhattanState)
 
 
-@overload(hooks.child_h, inline="always")
+@overload(hooks.child_h, jit_options={"forceinline": True})
 def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
     if is_state(hs, ManhattanState):
         def impl(hs, d, m, t, to_cell, from_cell, bound, next_bound):
@@ -57,7 +57,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
         return impl
 
 
-@overload(hooks.enter, inline="always")
+@overload(hooks.enter, jit_options={"forceinline": True})
 def _enter(hs, d, m, t, to_cell, from_cell, h):
     if is_state(hs, ManhattanState):
         def impl(hs, d, m, t, to_cell, from_cell, h):
@@ -65,7 +65,7 @@ def _enter(hs, d, m, t, to_cell, from_cell, h):
         return impl
 
 
-@overload(hooks.leave, inline="always")
+@overload(hooks.leave, jit_options={"forceinline": True})
 def _leave(hs, d, t, to_cell, from_cell):
     if is_state(hs, ManhattanState):
         return lambda hs, d, t, to_cell, from_cell: None

@@ -182,7 +182,7 @@ class PatternSum:
 
 # --- lookups of a moved placement ---------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _rank_row(cells, p, k, n):
     """Rank of the placement in row ``p`` of ``cells`` (first ``k`` entries), as ``ranking.rank_cells``."""
     used = numba.uint64(0)
@@ -195,7 +195,7 @@ def _rank_row(cells, p, k, n):
     return r
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def rank_moved(cells, row, s, k, to_cell, from_cell, n):
     """The rank of row ``row``'s placement with slot s in ``to_cell`` instead of ``from_cell`` (cells as
     the table sees them); the row is left as it was."""
@@ -205,7 +205,7 @@ def rank_moved(cells, row, s, k, to_cell, from_cell, n):
     return r
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _mapped(cellmap, row, c, mapped):
     """The cell at which table row ``row`` sees cell c (c itself when no table is shared)."""
     return cellmap[row, c] if mapped else c
@@ -249,17 +249,17 @@ def _lookup(hs, which: int):
     return None
 
 
-@overload(table_value, inline="always")
+@overload(table_value, jit_options={"forceinline": True})
 def _table_value(hs, d, m, side, row, p, s, to_cell, from_cell):
     return _lookup(hs, 0)
 
 
-@overload(copy_level, inline="always")
+@overload(copy_level, jit_options={"forceinline": True})
 def _copy_level(hs, d, width):
     return _lookup(hs, 1)
 
 
-@overload(carry_moved, inline="always")
+@overload(carry_moved, jit_options={"forceinline": True})
 def _carry_moved(hs, d, m, side, row):
     return _lookup(hs, 2)
 
@@ -281,7 +281,7 @@ def _byte_carry(hs, d, m, side, row):
 serve_state(PatternSumState, _byte_value, _byte_copy, _byte_carry)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def moved_value(hs, d, m, side, t, to_cell, from_cell):
     """(value, sum) of side 0 (direct) or 1 (reflected) for the child of level ``d`` in which tile t moved
     from ``from_cell`` to ``to_cell``: the table value of the pattern holding t (or R(t)), 0 if none, and
@@ -306,7 +306,7 @@ def moved_value(hs, d, m, side, t, to_cell, from_cell):
     return v, hs.hsum[d, side] + v - hs.hv[d, row]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def enter_sums(hs, d, m, t, to_cell, v_direct, v_reflected):
     """Level ``d + 1`` := the child in which tile t moved to ``to_cell``, its moved values given."""
     d1 = d + 1
@@ -329,7 +329,7 @@ def enter_sums(hs, d, m, t, to_cell, v_direct, v_reflected):
             carry_moved(hs, d, m, 1, row)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def leave_sums(hs, t, to_cell):
     """Tile t goes back to ``to_cell``: its placements in the rows that hold it."""
     p = hs.pat[t]
@@ -347,7 +347,7 @@ def leave_sums(hs, t, to_cell):
 hooks.at_once(True, SUM_STATES)  # read when the driver compiles: states served later count
 
 
-@overload(hooks.children, inline="always")
+@overload(hooks.children, jit_options={"forceinline": True})
 def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
     if is_state(hs, *SUM_STATES):
         def impl(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
@@ -378,13 +378,13 @@ def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
         return impl
 
 
-@overload(hooks.child_h, inline="always")
+@overload(hooks.child_h, jit_options={"forceinline": True})
 def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
     if is_state(hs, *SUM_STATES):
         return lambda hs, d, m, t, to_cell, from_cell, bound, next_bound: hs.child_h[d, m]
 
 
-@overload(hooks.enter, inline="always")
+@overload(hooks.enter, jit_options={"forceinline": True})
 def _enter(hs, d, m, t, to_cell, from_cell, h):
     if is_state(hs, *SUM_STATES):
         def impl(hs, d, m, t, to_cell, from_cell, h):
@@ -392,7 +392,7 @@ def _enter(hs, d, m, t, to_cell, from_cell, h):
         return impl
 
 
-@overload(hooks.leave, inline="always")
+@overload(hooks.leave, jit_options={"forceinline": True})
 def _leave(hs, d, t, to_cell, from_cell):
     if is_state(hs, *SUM_STATES):
         return lambda hs, d, t, to_cell, from_cell: leave_sums(hs, t, to_cell)

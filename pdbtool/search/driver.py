@@ -24,7 +24,7 @@ Conventions
   whose table loads then overlap, and Manhattan), or each child generated as the walk reaches it (linear
   conflict, measured faster so; ddb/max, whose conflict graph holds one child's edges at a time).  The
   counts are the same.  The loop is compiled per state class with its walk as a constant, so Numba drops
-  the other walk before it inlines the hooks into the one kept (the ddb hooks are large, so this shortens
+  the other walk before it types the hooks of the one kept (the ddb hooks are large, so this shortens
   the first compile of their driver).
 * Statuses: ``RUNNING`` (budget used up; call again), ``FOUND`` (the path is on the stack, depth =
   ``reg[R_DEPTH]``), ``EXHAUSTED`` (nothing left under any bound), ``GROW`` (the next bound needs a deeper
@@ -76,7 +76,7 @@ class SearchFault(PdbtoolError):
     damaged or crafted.  The message says what was seen; the solver names the tables."""
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _is_goal(tiles, goal_tiles):
     for c in range(tiles.shape[0]):
         if tiles[c] != goal_tiles[c]:
@@ -84,13 +84,13 @@ def _is_goal(tiles, goal_tiles):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _pruned(fsm, fsm_state, d, m):
     """Whether the move-pruning automaton rejects move ``m`` from level ``d`` (never without one)."""
     return fsm.shape[0] > 0 and fsm[4 * fsm_state[d] + m] < 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _later_siblings(nb, prev_move, depth, blank, fsm, fsm_state):
     """The children generated after each node on the path to level ``depth`` (whose blank is ``blank``)."""
     later = 0
@@ -104,7 +104,7 @@ def _later_siblings(nb, prev_move, depth, blank, fsm, fsm_state):
     return later
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _children(hs, d, blank, prev_move, tiles, nbm, bound, next_bound, fsm, fsm_state, nb):
     """``hooks.children`` with the moves that the automaton prunes shown to the heuristic as off the board
     (in ``nbm``, the search's copy of ``nb``, restored after the call), so that it evaluates only the
@@ -121,7 +121,7 @@ def _children(hs, d, blank, prev_move, tiles, nbm, bound, next_bound, fsm, fsm_s
             nbm[blank, m] = nb[blank, m]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _generate(hs, d, blank, prev_move, tiles, nb, bound, next_bound, walk, nwalk, fsm, fsm_state, nbm):
     """Generate the children of the node at level ``d`` at once: their h, the moves of those within the
     bound (``walk[d, :nwalk[d]]``, in move order).  Returns the new next bound and the number generated."""
@@ -154,8 +154,8 @@ def _search_loop(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, w
 # no reference counting: the hooks are inlined and allocate nothing (the vertex cover's kernels need it so)
 @overload(_search_loop, jit_options={"_nrt": False, "nogil": True})
 def _search_loop_for(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state, nbm):
-    # a constant of the closure: Numba's dead-branch pruning drops the other walk before typing inlines the
-    # hooks, so their code is compiled once, not at each of the three places that call child_h
+    # a constant of the closure: Numba's dead-branch pruning drops the other walk before typing, so the hooks
+    # of that walk are never compiled for this state class
     at_once = hooks.walks_at_once(hs)
 
     def impl(hs, tiles, nb, goal_tiles, reg, budget, next_move, prev_move, walk, nwalk, fsm, fsm_state, nbm):

@@ -38,7 +38,8 @@ opens or closes the region the blank needs (how often: ``bench/bench_encodings.p
 table below a minimized table is exactly the blank-ignored one; so mod3 and parity refuse minimized tables.
 
 Decoding kernels (``*_at``) take the payload's address (an int64, as the IDA* kernel keeps its tables) and
-are ``inline="always"``; ``value_of`` / ``exact_of`` take the arrays, for tests and Python callers.
+are ``forceinline`` (inlined by LLVM into the kernel that calls them); ``value_of`` / ``exact_of`` take the
+arrays, for tests and Python callers.
 """
 
 from __future__ import annotations
@@ -85,29 +86,29 @@ class EncodingError(PdbtoolError, ValueError):
 
 # --- decoding kernels (callable from other @njit kernels) ------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def byte_at(addr, rank):
     return load_u8(addr + rank)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def nibble_excess_at(addr, index):
     """The ``index``-th nibble (low nibble first)."""
     return (load_u8(addr + (index >> 1)) >> ((index & 1) << 2)) & 15
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def nibble_at(addr, rank, manhattan):
     return manhattan + 2 * nibble_excess_at(addr, rank)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def min_nibble_at(addr, rank, manhattan, shift):
     """Value of ``rank`` from a min-nibble payload of groups of ``1 << shift`` ranks."""
     return manhattan + 2 * nibble_excess_at(addr, rank >> shift)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def sparse_count_before(addr, rank):
     """Nonzero entries among ranks ``0 .. rank - 1`` (rank1 through the directory)."""
     w = rank >> 6
@@ -121,7 +122,7 @@ def sparse_count_before(addr, rank):
     return count + popcount(word & below)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def sparse_excess_at(addr, rank):
     word = load_u64(addr + 8 * (SPARSE_PREAMBLE + (rank >> 6)))
     if (word >> numba.uint64(rank & 63)) & numba.uint64(1) == 0:
@@ -132,18 +133,18 @@ def sparse_excess_at(addr, rank):
     return np.int64((v >> numba.uint64((idx & 15) << 2)) & numba.uint64(15))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def sparse_at(addr, rank, manhattan):
     return manhattan + 2 * sparse_excess_at(addr, rank)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def mod3_residue_at(addr, rank):
     q = np.int64(numba.uint64(rank) // numba.uint64(5))    # unsigned: a multiply and a shift
     return _MOD3_DIGITS[load_u8(addr + q), rank - 5 * q]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def mod3_child_at(addr, rank, parent):
     """CHILD-H: exact value of a child from the parent's exact value (they differ by at most one)."""
     q = np.int64(numba.uint64(rank) // numba.uint64(5))
@@ -151,12 +152,12 @@ def mod3_child_at(addr, rank, parent):
     return parent + _MOD3_CHILD[(load_u8(addr + q) * 5 + rank - 5 * q) * 3 + _MOD3_OF[parent]]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def parity_bit_at(addr, rank):
     return (load_u8(addr + (rank >> 3)) >> (rank & 7)) & 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def parity_child_at(addr, rank, manhattan, parent):
     """CHILD-H: exact value of a child (``manhattan`` its pattern's Manhattan distance) from its parent's.
 
@@ -170,7 +171,7 @@ def parity_child_at(addr, rank, manhattan, parent):
     return parent - 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def value_at(code, addr, rank, manhattan, parent, shift):
     """The value of ``rank`` in a payload of encoding ``code`` (one of the module's codes).
 
@@ -190,7 +191,7 @@ def value_at(code, addr, rank, manhattan, parent, shift):
     return sparse_at(addr, rank, manhattan)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def free_neighbour(nb, c, mv, occ):
     """The cell next to ``c`` in direction ``mv`` if it is on the board and free of pattern tiles (``occ``:
     the occupied cells), else -1: where a pattern tile on ``c`` can move in the abstract space."""
@@ -200,7 +201,7 @@ def free_neighbour(nb, c, mv, occ):
     return q
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def rank_moved(cells, i, q, n):
     """The rank of the placement ``cells`` with tile ``i`` moved to cell ``q`` (``cells`` is left as it was)."""
     c = cells[i]
@@ -300,7 +301,7 @@ def sparse_select1(payload, j):
 
 # --- Manhattan distances of consecutive ranks -------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def manhattan_run(r0, count, n, k, md_rows, cells, out):
     """``out[j]`` = Manhattan distance of placement ``r0 + j`` for j < count.
 
@@ -325,7 +326,7 @@ def manhattan_run(r0, count, n, k, md_rows, cells, out):
             j += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _excess(h, m):
     """Excess of a byte value over Manhattan, saturated at 15 (unreachable: 15)."""
     if h == UNREACHABLE:
@@ -334,13 +335,13 @@ def _excess(h, m):
     return NIBBLE_CAP if e > NIBBLE_CAP else e
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _saturates(h, m):
     """A reachable entry whose excess over Manhattan does not fit a nibble."""
     return h != UNREACHABLE and (h - m) >> 1 > NIBBLE_CAP
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _chunk(ch, entries, n, k, md_rows):
     """Chunk ``ch`` of the ranks: its first rank ``r0``, its size and ``ms[j]``, the Manhattan distance of
     placement ``r0 + j``."""

@@ -601,7 +601,7 @@ def _pair_region_rows(rows, groups, n, units, out):
     return m
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def pair_units_at(units, start, ent, key, blank):
     """Units of the pair placement ``key`` with the blank in cell ``blank`` (rows as in :class:`DynamicTables`)."""
     w = np.int64(units[key])

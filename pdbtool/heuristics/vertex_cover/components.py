@@ -34,7 +34,7 @@ def _component(t, g, hl):
     return comp
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _compact(m, core):
     """The bits of ``m`` (a subset of ``core``) packed to the low end as ``core``'s are (BMI2 ``pext``), one
     popcount per bit: a constraint has two or three, and ``pext`` is microcoded (tens to hundreds of cycles) on
@@ -60,7 +60,7 @@ def _cover_of(comp, g, hl, cons, memo):
     return _least_cover(_list_constraints(comp, 0, g, hl, cons, CM), g, cons, memo)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _list_constraints(tiles, skip, g, hl, cons, row):
     """Write the constraints of the whole components ``tiles`` into ``cons[row]`` (masks) and
     ``cons[row + 1]`` (weights), leaving out those of the tiles ``skip``; return their count."""
@@ -126,7 +126,7 @@ def _least_cover(nc, g, cons, memo):
     return fixed + value
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _set_component(comp, cov, g):
     """Every vertex of ``comp`` records it as its component, with the component's cover."""
     rem = comp

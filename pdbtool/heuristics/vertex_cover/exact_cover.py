@@ -18,7 +18,7 @@ from ..._native.intrinsics import trailing_zeros
 from .layout import BEST, CM, CW, DEG, G_ROWS, ORDER, _work_rows
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _reduce(cons, lv, k):
     """Simplify the k constraints of level ``lv`` in place by rules that keep the least cover exact; return
     (the cover they fix, the count of constraints left, each with at least two vertices, none in one only).
@@ -66,7 +66,7 @@ def _reduce(cons, lv, k):
             return cost, k
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _disjoint_weights(cons, mrow, k):
     """The weights of vertex-disjoint constraints among the k of ``cons[mrow]`` (weights in the next row),
     taken greedily, those of weight 2 or more first: each needs its own units, so this bounds their least
@@ -88,7 +88,7 @@ def _disjoint_weights(cons, mrow, k):
     return lb
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _busiest_vertex(cons, lv, k):
     """A vertex in the most constraints of level ``lv`` (bit-sliced counters, saturating above 4)."""
     b0 = np.int64(0)

@@ -35,7 +35,7 @@ CM, CW = 0, 1
 U_APPLIED, U_OH, U_NOLD, U_ROW = range(4)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _work_rows(n):
     """``(c0, end)``: the first row of cons in ``work``, and its count of rows: g's rows first, then hl's,
     then the 2 (n + 1) + 3 of cons (the branch and bound's levels, A | B, the memo key).  Also called from
@@ -44,7 +44,7 @@ def _work_rows(n):
     return c0, c0 + 2 * (n + 1) + 3
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _views(work, n):
     """``(g, hl, cons)``: the graph's arrays, views of the rows of ``work`` (:func:`graph_work`)."""
     c0, end = _work_rows(n)

@@ -53,14 +53,14 @@ def is_wide(n: int) -> bool:
     return n > NARROW_CELLS
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _key_record(near, records, word, cu):
     """The record of the key (word, cu) of a narrow layout; its bit in ``near[word]`` must be set."""
     w = near[np.uint64(word)]
     return records[np.uint64((w >> 32) + popcount(w & ((np.int64(1) << cu) - 1)))]
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _wide_key_record(near, records, word, cu, index_at):
     """The record of the key (word, cu) of a wide layout, whose first key's index is at
     ``near[index_at + word]``; its bit in ``near[word]`` must be set."""
@@ -68,7 +68,7 @@ def _wide_key_record(near, records, word, cu, index_at):
     return records[np.uint64(near[np.uint64(index_at + word)] + popcount(w & ((np.int64(1) << cu) - 1)))]
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _state_key_record(near, records, word, cu, n):
     """The record of the key (word, cu) of a state's look-ups (:func:`pack_lookups`), either layout."""
     n3 = n * n * n
@@ -77,7 +77,7 @@ def _state_key_record(near, records, word, cu, n):
     return _wide_key_record(near, records, word, cu, n3)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _record_units(rec, records, rows, blank):
     """The pair units of a key's record with the blank in cell ``blank``."""
     w = (rec >> 48) & 255

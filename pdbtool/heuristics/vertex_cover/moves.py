@@ -73,7 +73,7 @@ def _same_edges(t, new_adj, nh, g, hl):
     return old == nh and pairs == popcount(new_adj)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _append_new_constraints(t, g, hl, out, row, k):
     """Write t's new constraints, as :func:`try_move` left them (pair neighbours ``g[GS, G_NADJ]`` with
     weights in ``g[NROW]``, then hyperedges ``hl[NHM/NHW, :g[GS, G_NH]]``), into ``out[row]`` (masks) and
@@ -93,7 +93,7 @@ def _append_new_constraints(t, g, hl, out, row, k):
     return k
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _move_hits(t, base, n, look, g):
     """The tiles u whose key (t's move, u in its cell) has a pair value or entries: one branch-free pass
     over the filter words ``look[base + u]`` (it vectorizes).  The look-ups' indices are unsigned (see the
@@ -105,7 +105,7 @@ def _move_hits(t, base, n, look, g):
     return hits & ~(np.int64(1) << t)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _new_edges(t, c, m, n, look, g, hl, wide):
     """t's new edges when it moves into c from m: ``(new_adj, nh)``, the pair neighbours (their weights in
     ``g[NROW]``) and the count of hyperedges in ``hl[NHM/NHW]``.  ``wide``: the layout of the move look-ups
@@ -156,7 +156,7 @@ def _new_edges(t, c, m, n, look, g, hl, wide):
 
 # inline: the driver has one call site (the ddb hooks' child_h), and the call's 26 argument words cost more
 # than the extra compile
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def try_move(t, c, m, need, n, look, work, memo):
     """The change of the least cover when tile t moves into cell ``c`` from c's neighbour ``m`` (up, left,
     right, down), where the blank will be.  ``look``: the narrow move look-ups (:func:`pack_move_lookups`;
@@ -179,7 +179,7 @@ def try_move(t, c, m, need, n, look, work, memo):
     return _cover_change(t, need, new_adj, nh, g, hl, cons, memo)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def try_move_wide(t, c, m, need, n, look, work, memo):
     """:func:`try_move` with the wide move look-ups of a board of more than 32 cells."""
     g, hl, cons = _views(work, n)
@@ -187,7 +187,7 @@ def try_move_wide(t, c, m, need, n, look, work, memo):
     return _cover_change(t, need, new_adj, nh, g, hl, cons, memo)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _cover_change(t, need, new_adj, nh, g, hl, cons, memo):
     """The rest of :func:`try_move`, given t's new edges: the change of the least cover, or a lower bound
     of at least ``need``."""
@@ -283,7 +283,7 @@ def _cover_change(t, need, new_adj, nh, g, hl, cons, memo):
     return new_total - old_total
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _edges_back(t, g, hl, hmask, hw, oh):
     """Give tile t back its old constraints ``hmask/hw[:oh]`` in place of its present ones."""
     bt = np.int64(1) << t
@@ -371,7 +371,7 @@ def restore_move(t, c, n, work, undo, d):
 
 
 # The search calls these: a move that changed no edge (a common case) costs no call
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def keep_move(t, c, n, work, undo, d):
     """:func:`commit_saving`, inline when the move changed no edge."""
     if work[GS, G_PENDING]:
@@ -382,7 +382,7 @@ def keep_move(t, c, n, work, undo, d):
         work[POS, t] = c
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def undo_move(t, c, n, work, undo, d):
     """:func:`restore_move`, inline when the move had changed no edge."""
     if undo[d, U_APPLIED]:

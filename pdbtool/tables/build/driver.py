@@ -32,6 +32,12 @@ UNSEEN = 255
 BLANK_RULES = tuple(registry.BLANK_RULES)
 
 
+def read_only(a: np.ndarray) -> np.ndarray:
+    """``a``, marked read-only (a compiled kernel's signature includes whether each array is writable)."""
+    a.setflags(write=False)
+    return a
+
+
 @dataclass
 class BuildResult:
     table: np.ndarray           # uint8 distance per rank (zero-aware: per entry of its layout; 255: unreachable)
@@ -121,9 +127,9 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                 za = np.empty(za_layout.entries, dtype=np.uint8)
                 fill_parallel(za, UNSEEN)
                 za_args = (za, za_layout.base, za_layout.region, za_layout.binom, za_layout.kfact)
-            else:
-                za_args = (np.empty(0, np.uint8), np.empty(1, np.int64), np.empty(0, np.uint8),
-                           np.empty((1, 1), np.int64), 1)
+            else:  # read-only like a zero-aware layout's arrays: both builds share one compiled builder
+                za_args = (np.empty(0, np.uint8), *(read_only(a) for a in (
+                    np.empty(1, np.int64), np.empty(0, np.uint8), np.empty((1, 1), np.int64))), 1)
             nfree = pattern.free_cells
             bits = np.zeros(bits_bytes(pattern) // 8, dtype=np.uint64)
             goal_cells = pattern.goal_cells()
