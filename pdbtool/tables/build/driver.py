@@ -128,8 +128,8 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
                 fill_parallel(za, UNSEEN)
                 za_args = (za, za_layout.base, za_layout.region, za_layout.binom, za_layout.kfact)
             else:  # read-only like a zero-aware layout's arrays: both builds share one compiled builder
-                za_args = (np.empty(0, np.uint8), *(read_only(a) for a in (
-                    np.empty(1, np.int64), np.empty(0, np.uint8), np.empty((1, 1), np.int64))), 1)
+                za_args = (np.empty(0, np.uint8), read_only(np.empty(1, np.int64)),
+                           read_only(np.empty(0, np.uint8)), read_only(np.empty((1, 1), np.int64)), 1)
             nfree = pattern.free_cells
             bits = np.zeros(bits_bytes(pattern) // 8, dtype=np.uint64)
             goal_cells = pattern.goal_cells()
