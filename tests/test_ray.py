@@ -290,12 +290,13 @@ def test_units_wanted_follows_the_estimated_iteration():
 @needs_ray
 @pytest.mark.slow
 def test_units_of_a_node_count_count_like_serial(cluster, cache_dir):
-    """Iterations cut into units of about 2,000 nodes (many more than 4 per worker): serial counts."""
+    """Iterations cut into units of about 20,000 nodes (hundreds, many more than 4 per worker): serial
+    counts."""
     solver = ray_solver(Board(4, 4), SolveOptions(partition="15-5-5-5", cache_dir=str(cache_dir)),
-                        unit_nodes=2000)
+                        unit_nodes=20_000)
     for state, optimal in korf([3, 10]):
         check_like_serial(solver, state, optimal)
-        assert max(solver.outcome.subtrees) > 3 * 4 * 2
+        assert max(solver.outcome.subtrees) >= 100
 
 
 @needs_ray

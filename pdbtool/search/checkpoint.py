@@ -374,12 +374,14 @@ def checkpointed_search(heuristic, state, h0: int, recorder: Recorder, threads: 
                         deadline: float | None = None, node_limit: int | None = None,
                         progress: Callable[[int, int, int], None] | None = None, chunk: int = UNIT_CHUNK_NODES,
                         unit_nodes: int = UNIT_NODES, serial_below: int = SERIAL_BELOW,
-                        search_units: Callable | None = None, report_every: float = 0.5) -> ParallelOutcome:
+                        search_units: Callable | None = None, report_every: float = 0.5,
+                        frontier_per_thread: int = FRONTIER_PER_THREAD) -> ParallelOutcome:
     """IDA* from ``state`` (not the goal) that records its progress with ``recorder`` and resumes from what
     ``recorder.load()`` returns; see the module docstring.  ``threads`` > 1: each iteration's units are
     searched by ``search_units`` (default: threads here; called as :func:`pdbtool.search.parallel._search_units`
     with ``on_result(index, result)``).  An iteration after one of fewer than ``serial_below`` nodes is one
-    unit; a larger one is cut into units of about ``unit_nodes`` nodes by an estimate.  The limits apply to
+    unit; a larger one is cut into ``frontier_per_thread`` units per thread, or into units of about
+    ``unit_nodes`` nodes by an estimate when that makes more (:func:`units_wanted`).  The limits apply to
     this run.  ``progress(bound, generated, expanded)`` between chunks.  The outcome's counts are those of
     the whole search, earlier runs included."""
     state = tuple(int(t) for t in state)
@@ -404,7 +406,7 @@ def checkpointed_search(heuristic, state, h0: int, recorder: Recorder, threads: 
             elif last < serial_below:
                 target = 1
             else:
-                target = units_wanted(threads, FRONTIER_PER_THREAD if threads > 1 else 1, unit_nodes, last, before)
+                target = units_wanted(threads, frontier_per_thread if threads > 1 else 1, unit_nodes, last, before)
             recorder.iteration_started(bound, target)
             out.iterations = recorder.progress.iterations + 1
             out.bound = bound

@@ -184,7 +184,8 @@ class RaySolver(Solver):
             executor.close()
 
     def _executor_options(self) -> dict:
-        options = dict(search_units=self.executor, serial_below=self.serial_below, report_every=WAIT_SECONDS)
+        options = dict(search_units=self.executor, serial_below=self.serial_below, report_every=WAIT_SECONDS,
+                       frontier_per_thread=self.units_per_worker)
         return options if self.unit_nodes is None else dict(options, unit_nodes=self.unit_nodes)
 
     def _parallel_outcome(self, state, h0, threads, deadline, node_limit, progress, chunk):
