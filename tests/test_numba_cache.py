@@ -25,12 +25,22 @@ def _package_modules():
             continue
 
 
-# imports the module first, then the helper: the module alone must have put the package's locators in
-_CHECK_ONE = """
-import importlib, sys
-module = importlib.import_module(sys.argv[1])
-from pdbtool._native.numba_cache import cached_kernels
-print(" ".join(name for name, stamped in cached_kernels(module) if not stamped))
+# one interpreter that imports Numba (not pdbtool), then forks a child per module: the child imports the module
+# first, then the helper, so the module alone must have put the package's locators in; each child prints
+# "module: the kernels without the package's stamp"
+_CHECK_EACH = """
+import importlib, os, sys
+import numba
+for name in sys.argv[1:]:
+    pid = os.fork()
+    if pid == 0:
+        module = importlib.import_module(name)
+        from pdbtool._native.numba_cache import cached_kernels
+        print(name + ":", " ".join(k for k, stamped in cached_kernels(module) if not stamped), flush=True)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    if status:
+        sys.exit(f"{name}: the check failed ({status})")
 """
 
 
@@ -40,10 +50,12 @@ def test_every_cached_kernel_of_the_package_has_the_package_stamp():
     modules = [m for m in _package_modules() if numba_cache.cached_kernels(m)]
     names = [m.__name__ for m in modules]
     assert len(names) >= 8 and "pdbtool.search.driver" in names
-    for name in names:
-        run = subprocess.run([sys.executable, "-c", _CHECK_ONE, name], capture_output=True, text=True,
-                             check=True)
-        assert run.stdout.strip() == "", f"{name}: cached kernels stamped with their own file only: {run.stdout}"
+    run = subprocess.run([sys.executable, "-c", _CHECK_EACH, *names], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = dict(line.split(":", 1) for line in run.stdout.splitlines())
+    assert sorted(lines) == sorted(names), run.stdout
+    unstamped = {name: kernels.split() for name, kernels in lines.items() if kernels.strip()}
+    assert not unstamped, f"cached kernels stamped with their own file only: {unstamped}"
     # and the stamp they carry is the whole package's
     from pdbtool.search.driver import ida
 
