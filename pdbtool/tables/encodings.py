@@ -53,6 +53,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from .._native.arrays import read_only
 from .._native.intrinsics import (atomic_or_u64 as _atomic_or, load_u8, load_u64, popcount, select_bit,
                           trailing_zeros)
 from .. import registry
@@ -826,7 +827,7 @@ def decode(payload: np.ndarray, pattern: TilePattern, encoding: str, params: dic
         block = 4096
         depth = 0
         while True:
-            found, bad = decode_layer(CODES[encoding], payload, out, depth, n, k, nb, md, block)
+            found, bad = decode_layer(CODES[encoding], read_only(payload), out, depth, n, k, nb, md, block)
             if bad:
                 raise EncodingError(f"{encoding} payload is inconsistent ({bad} residues contradict their "
                                     f"neighbours at depth {depth + 1}): a damaged or misencoded table")

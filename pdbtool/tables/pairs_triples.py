@@ -53,6 +53,7 @@ import numpy as np
 from numba import njit
 
 from . import fileformat
+from .._native.arrays import read_only
 from .._native.intrinsics import trailing_zeros
 from ..errors import PdbtoolError
 from ..puzzle.board import MAX_CELLS, Board
@@ -778,7 +779,7 @@ def make_lookups(board: Board, name: str, pairs: np.ndarray, triples: np.ndarray
         if definition.keep_against == "minimized":
             # then no pair reads its rows, and a triple kept holds wherever the blank is
             pstart, pent = _csr(np.zeros((0, 5), dtype=np.int64), keys)
-        args = (np.ascontiguousarray(triples), tgroups, n, keep_units, pstart, pent, regions,
+        args = (read_only(np.ascontiguousarray(triples)), tgroups, n, keep_units, pstart, pent, regions,
                 definition.triple_rule == "sum", definition.regions, np.uint64(not_first), np.uint64(not_last),
                 board.width)
         count = _triple_rows(*args, np.zeros((0, 5), dtype=np.int64), False)

@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
+from .._native.arrays import read_only
 from . import fileformat
 from ..errors import PdbtoolError
 from .ranking import TilePattern, cells_mask, column_masks, flood_region, rank_cells, unrank_cells
@@ -489,8 +490,8 @@ def _check_consistency(table: PatternTable, values: np.ndarray, samples: int, fu
     previous = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
-        bad, index, code, other = consistency_scan(values, ranks, count, board.n, pattern.k, board.neighbours(),
-                                                   pattern.md_rows(), table.blank == "minimized",
+        bad, index, code, other = consistency_scan(read_only(values), ranks, count, board.n, pattern.k,
+                                                   board.neighbours(), pattern.md_rows(), table.blank == "minimized",
                                                    pattern.goal_rank(), np.uint64(nf), np.uint64(nl),
                                                    board.width, block, not lossy)
     finally:

@@ -21,6 +21,7 @@ import numba
 import numpy as np
 
 from ... import registry
+from ..._native.arrays import read_only
 from ..ranking import TilePattern, column_masks, radix_inverses, rank_weights
 from ..zero_aware import layout_of
 from .checks import excess_violations, zero_aware_violations
@@ -30,12 +31,6 @@ from .scheduling import CHUNK, block_size, fill_parallel
 
 UNSEEN = 255
 BLANK_RULES = tuple(registry.BLANK_RULES)
-
-
-def read_only(a: np.ndarray) -> np.ndarray:
-    """``a``, marked read-only (a compiled kernel's signature includes whether each array is writable)."""
-    a.setflags(write=False)
-    return a
 
 
 @dataclass
