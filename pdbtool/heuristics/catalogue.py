@@ -123,6 +123,19 @@ class CatalogueSum:
             self.tcell = self.rtile = np.arange(n, dtype=np.int64)
         self.rprow = self.prow[:, self.rtile].copy()
         self.rpslot = self.pslot[:, self.rtile].copy()
+        # slot_tile[x, s]: the tile of the state whose cell slot s of row-side x takes (the twin R(t) of the
+        # slot's tile t on the reflected side); slot_used zeroes the slots past a row's k (and, without the
+        # reflection, the reflected rows)
+        self.slot_tile = np.zeros((2 * R, max(p.k for p in rows)), dtype=np.int64)
+        self.slot_used = np.zeros(self.slot_tile.shape, dtype=np.int64)
+        for row, p in enumerate(rows):
+            via = self.row_shared[row]
+            slots = via.slots() if via is not None else {t: s for s, t in enumerate(p.tiles)}
+            for t in p.tiles:
+                self.slot_tile[row, slots[t]] = t
+                self.slot_tile[R + row, slots[t]] = self.rtile[t]
+                self.slot_used[row, slots[t]] = 1
+                self.slot_used[R + row, slots[t]] = int(self.reflect)
         for row in range(R):
             self.cellmap[R + row] = self.cellmap[row][self.tcell]
         self.mapped = bool((self.cellmap[:R] != np.arange(n)).any())
@@ -211,27 +224,16 @@ class CatalogueSum:
 
     # --- whole-state evaluation ------------------------------------------------------------------------
     def _row_values(self, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(cells, values): each row's placement in its table's cells, and its table value."""
+        """(cells, values): each row's placement in its table's cells, and its table value (the reflected
+        rows too, with the reflection)."""
         n, R = self.board.n, self.nrow
         where = np.empty(n, dtype=np.int64)
         where[tiles] = np.arange(n)
-        blank = int(where[0])
-        cells = np.zeros((2 * R, self.kmax), dtype=np.int64)
+        cells = np.take_along_axis(self.cellmap, where[self.slot_tile], axis=1) * self.slot_used
         values = np.zeros(2 * R, dtype=np.int64)
-        for side in range(2 if self.reflect else 1):
-            for row, p in enumerate(self.rows):
-                via = self.row_shared[row]
-                slots = via.slots() if via is not None else {t: s for s, t in enumerate(p.tiles)}
-                x = side * R + row
-                for t in p.tiles:
-                    # reflected state: tile t stands where R(t) stands in the state, transposed
-                    cells[x, slots[t]] = self.cellmap[x, where[self.rtile[t]] if side else where[t]]
-                own = np.ascontiguousarray(cells[x, :p.k])
-                if self.row_za[row]:
-                    idx = self.layouts[p.k].index(own, int(self.cellmap[x, blank]))
-                else:
-                    idx = rank_cells(own, n)
-                values[x] = int(self.row_tables[row][idx])
+        lookup = RowLookup(cells, self.kk, self.cellmap, self.addrs, self.zk, self.zbase, self.zregion, self.zb_off,
+                           self.zr_off, self.colex, self.kfact)
+        _whole_values(lookup, 2 * R if self.reflect else R, int(where[0]), values)
         return cells, values
 
     def sums(self, state) -> np.ndarray:
@@ -283,6 +285,23 @@ def _row_index(hs, x, row, k, n, blank):
             return first + order
         return first + np.int64(hs.zregion[hs.zr_off[row] + mr * n + blank]) * hs.kfact[row] + order
     return rank_cells(cells[:k], n)
+
+
+# what _row_index and _whole_values read, for a whole state outside the search (the fields as in CatalogueState)
+RowLookup = namedtuple("RowLookup", ["cells", "kk", "cellmap", "addrs", "zk", "zbase", "zregion", "zb_off",
+                                     "zr_off", "colex", "kfact"])
+
+
+@njit(cache=True)
+def _whole_values(lk, rows, blank, values):
+    """``values[x]``: the table value of row-side x < ``rows`` of the state whose placements are ``lk.cells``
+    (its blank in cell ``blank``), read as the search's kernel reads it."""
+    R = lk.kk.shape[0]
+    n = lk.cellmap.shape[1]
+    for x in range(rows):
+        row = x - R if x >= R else x
+        idx = _row_index(lk, x, row, lk.kk[row], n, lk.cellmap[x, blank])
+        values[x] = np.int64(load_u8(lk.addrs[row] + idx))
 
 
 @njit(cache=True, forceinline=True)
