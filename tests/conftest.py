@@ -60,8 +60,10 @@ def pytest_sessionstart(session):
     jobs, failed = warm_up(processes)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
-        reporter.write_line(f"kernels warmed up: {jobs - failed} of {jobs} jobs in {processes} processes, "
+        reporter.write_line(f"kernels warmed up: {jobs - len(failed)} of {jobs} jobs in {processes} processes, "
                             f"{time.monotonic() - start:.0f} s")
+        for line in failed:  # the tests of that code say what is wrong; this says where the time went
+            reporter.write_line(f"  {line}")
     if cache is not None and not failed:
         cache.set("pdbtool/warmed-kernels", stamp)
 

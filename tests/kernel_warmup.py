@@ -80,12 +80,12 @@ def run_job(job: str, cache_dir: str) -> None:
     Solver(Board(3, 3), **options).solve(STATE, **solve)
 
 
-def warm_up(processes: int, timeout: float = 600.0) -> tuple[int, int]:
+def warm_up(processes: int, timeout: float = 600.0) -> tuple[int, list[str]]:
     """Run every job, in at most ``processes`` processes at once, each group of jobs (:func:`job_groups`)
-    starting as soon as a process is free; (jobs done, jobs that failed)."""
+    starting as soon as a process is free; (jobs, a line for each job or process that failed)."""
     names = jobs()
     queue = job_groups(names, processes)
-    failed = 0
+    failed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="pdbtool-warmup-") as cache_dir:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
         # each process writes to a file of its own, not a pipe: a pipe read only at the end would block a
@@ -106,7 +106,10 @@ def warm_up(processes: int, timeout: float = 600.0) -> tuple[int, int]:
                 for proc, _ in running:
                     proc.kill()
             for proc, log in [r for r in running if r[0].poll() is not None]:
-                failed += log.read_text().count("warm-up job failed") + (1 if proc.returncode else 0)
+                text = log.read_text()
+                failed += [line for line in text.splitlines() if line.startswith("warm-up job failed")]
+                if proc.returncode:
+                    failed.append(f"a warm-up process exited with {proc.returncode}: {text.strip()[-300:]}")
                 running.remove((proc, log))
             time.sleep(0.05)  # a poll of the running processes, not a wait on any of them
     return len(names), failed
@@ -121,7 +124,8 @@ def main(argv: list[str]) -> int:
         try:
             run_job(job, cache_dir)
         except Exception as exc:  # reported, not raised: the tests of that code say what is wrong
-            print(f"warm-up job failed: {job}: {type(exc).__name__}: {exc}", flush=True)
+            detail = " ".join(str(exc).split())  # one line: the run's output shows it
+            print(f"warm-up job failed: {job}: {type(exc).__name__}: {detail[:400]}", flush=True)
     return 0
 
 
