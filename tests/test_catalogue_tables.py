@@ -71,6 +71,7 @@ def _row_values_reference(h, tiles):
     """Each row's placement and table value, row by row in Python (the search kernel's setup reads the
     compiled evaluation; this is its oracle)."""
     from pdbtool.tables.ranking import rank_cells
+    from pdbtool.tables.zero_aware import layout
 
     n, R = h.board.n, h.nrow
     where = np.empty(n, dtype=np.int64)
@@ -86,7 +87,7 @@ def _row_values_reference(h, tiles):
             for t in p.tiles:
                 cells[x, slots[t]] = h.cellmap[x, where[h.rtile[t]] if side else where[t]]
             own = np.ascontiguousarray(cells[x, :p.k])
-            idx = (h.layouts[p.k].index(own, int(h.cellmap[x, blank])) if h.row_za[row]
+            idx = (layout(h.board.width, h.board.height, p.k).index(own, int(h.cellmap[x, blank])) if h.row_za[row]
                    else rank_cells(own, n))
             values[x] = int(h.row_tables[row][idx])
     return cells, values

@@ -128,14 +128,11 @@ class CatalogueSum:
         # reflection, the reflected rows)
         self.slot_tile = np.zeros((2 * R, max(p.k for p in rows)), dtype=np.int64)
         self.slot_used = np.zeros(self.slot_tile.shape, dtype=np.int64)
-        for row, p in enumerate(rows):
-            via = self.row_shared[row]
-            slots = via.slots() if via is not None else {t: s for s, t in enumerate(p.tiles)}
-            for t in p.tiles:
-                self.slot_tile[row, slots[t]] = t
-                self.slot_tile[R + row, slots[t]] = self.rtile[t]
-                self.slot_used[row, slots[t]] = 1
-                self.slot_used[R + row, slots[t]] = int(self.reflect)
+        for j in range(P):
+            for t in map(int, np.flatnonzero(self.prow[j] >= 0)):
+                row, slot = int(self.prow[j, t]), int(self.pslot[j, t])
+                self.slot_tile[row, slot], self.slot_tile[R + row, slot] = t, self.rtile[t]
+                self.slot_used[row, slot], self.slot_used[R + row, slot] = 1, int(self.reflect)
         for row in range(R):
             self.cellmap[R + row] = self.cellmap[row][self.tcell]
         self.mapped = bool((self.cellmap[:R] != np.arange(n)).any())
@@ -220,7 +217,6 @@ class CatalogueSum:
         self.zbase = np.concatenate(bases) if bases else np.zeros(1, dtype=np.int64)
         self.zregion = np.concatenate(regions) if regions else np.zeros(1, dtype=np.uint8)
         self.colex = colex_chunks(n, self.kmax)
-        self.layouts = {k: lay for k, (_, _, lay) in where.items()}
 
     # --- whole-state evaluation ------------------------------------------------------------------------
     def _row_values(self, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
