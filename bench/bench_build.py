@@ -8,7 +8,8 @@ builds every table a second time with another builder module (e.g. an older ``bf
 git, its relative imports made absolute), alternating with the current one, so that before/after ratios come
 from one run under one load.
 
-Writes bench/results/build.json (machine, cores, load, date, git commit, command) and prints a table.
+Writes bench/results/build.json (machine, cores, load, date, git commit, command) and prints a table; with
+``--baseline`` the run describes a change, not the code, and writes bench/results/history/build_baseline.json.
 Targets (2 idle cores): 15-7-8 minimized <= 100 s and <= 1.8 GB; its 7-tile table <= 10 s; 15-6-6-3
 <= 3 s; one 24-puzzle 6-tile table <= 20 s; 24-6-6-6-6 (two tables built, two shared) <= 45 s.
 ``--quick`` leaves out the 8-tile and 24-puzzle builds.  ``--append`` keeps the rows of the results file
@@ -127,7 +128,8 @@ def main(argv=None):
     parser.add_argument("--append", action="store_true",
                         help="keep the results file's rows of the cases and builders not measured again")
     args = parser.parse_args(argv)
-    kept = _earlier_rows() if args.append else []
+    out = RESULTS / "history" / "build_baseline.json" if args.baseline else RESULTS / "build.json"
+    kept = _earlier_rows(out) if args.append else []
     blanks = ("minimized", "ignored") if args.blank == "both" else (args.blank,)
     builders = [("current", None)] + ([("baseline", str(Path(args.baseline).resolve()))] if args.baseline else [])
     rates: dict[int, float] = {}
@@ -172,13 +174,13 @@ def main(argv=None):
                       + (f" / {target[1] / 1e9:g} GB" if target[1] else "")
                       + ("" if target[0] is None else ("  ok" if row["meets_target"] else "  MISSED")), flush=True)
                 # after every row: a long run stopped early keeps what it measured
-                write_report(_merged(kept, rows), rates)
-    return write_report(_merged(kept, rows), rates)
+                write_report(_merged(kept, rows), rates, out)
+    return write_report(_merged(kept, rows), rates, out)
 
 
-def _earlier_rows():
+def _earlier_rows(path: Path):
     try:
-        return json.loads((RESULTS / "build.json").read_text())["rows"]
+        return json.loads(path.read_text())["rows"]
     except (OSError, ValueError, KeyError):
         return []
 
@@ -194,13 +196,13 @@ def _merged(kept, rows):
     return sorted(merged, key=lambda row: (order.get(row["partition"], len(order)), row["blank"] != "minimized"))
 
 
-def write_report(rows, rates):
-    RESULTS.mkdir(exist_ok=True)
+def write_report(rows, rates, path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
     report = {"benchmark": "build", "machine": platform.processor() or platform.machine(),
               "cpu_model": _cpu_model(), "cpu_count": os.cpu_count(), "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
               "git_commit": git_commit(), "command": " ".join([Path(sys.executable).name, *sys.argv]),
               "random_byte_loads_per_second": {str(k): round(v) for k, v in rates.items()}, "rows": rows}
-    (RESULTS / "build.json").write_text(json.dumps(report, indent=2))
+    path.write_text(json.dumps(report, indent=2))
     return report
 
 

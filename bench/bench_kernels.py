@@ -8,7 +8,9 @@ archive`` of an older commit), alternating the two in every round, so that both 
 node counts of the two must be equal, and the report gives each round's CPU ratio.
 
 Writes ``bench/results/kernels.json`` (machine, cores, load, date, commit, command, per case and round:
-nodes, CPU seconds, nanoseconds per node).  Tables are taken from the cache (``--cache-dir`` or
+nodes, CPU seconds, nanoseconds per node), the page's figures of the code as it is; a run with ``--compare``
+describes a change, not the code, and writes ``bench/results/history/kernels_<this>_vs_<other>.json``
+unless ``--out`` says where.  Tables are taken from the cache (``--cache-dir`` or
 ``$PDBTOOL_CACHE_DIR``) and built there on first use (the 15-7-8 tables take many minutes once).
 
     .venv/bin/python bench/bench_kernels.py [--quick] [--rounds N] [--only CASE ...] [--compare DIR]
@@ -101,10 +103,15 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="case names (default: all)")
     ap.add_argument("--compare", type=Path, help="another checkout of pdbtool to alternate with")
     ap.add_argument("--cache-dir", default=os.environ.get("PDBTOOL_CACHE_DIR"))
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "kernels.json")
+    ap.add_argument("--out", type=Path, help="default: bench/results/kernels.json, or with --compare "
+                                             "bench/results/history/kernels_<this>_vs_<other>.json")
     args = ap.parse_args()
     cases = args.only or [c for c in CASES if not args.quick or c in QUICK]
     trees = {"this": ROOT} | ({"other": args.compare.resolve()} if args.compare else {})
+    if args.out is None:
+        results = ROOT / "bench" / "results"
+        args.out = results / "kernels.json" if not args.compare else \
+            results / "history" / f"kernels_{commit_of(ROOT)}_vs_{commit_of(args.compare) or args.compare.name}.json"
     report = {"machine": platform.node(), "processor": platform.processor() or platform.machine(),
               "cores": os.cpu_count(), "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
               "command": " ".join([Path(sys.executable).name, *sys.argv]),

@@ -27,6 +27,19 @@ def test_every_committed_result_file_is_rendered(tmp_path):
     assert committed - report.LOADED == set(), "result files no section of bench/report.py renders"
 
 
+def test_no_result_on_the_page_compares_the_code_with_an_older_tree():
+    """A before/after run (``--compare``, ``--baseline``, ``--before``) describes a change, not the code: it
+    belongs in bench/results/history/, which the page does not render."""
+    for path in sorted((ROOT / "bench" / "results").glob("*.json")):
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):  # a list of runs, each of the code it ran
+            continue
+        assert (data.get("commits") or {}).get("other") is None and "other" not in (data.get("trees") or {}), path
+        assert all(row.get("builder", "current") == "current" for row in data.get("rows", [])
+                   if isinstance(row, dict)), path
+        assert "before" not in data, path
+
+
 def test_figures_measured_under_load_are_marked(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
