@@ -98,3 +98,46 @@ def test_installing_twice_adds_the_locators_once():
     assert numba_cache.install()
     assert classes == before
     assert sum(getattr(c, "pdbtool_package_stamp", False) for c in classes) == 3
+
+
+# a writer of one specialization of ``total`` into the cache at argv[1]; its save stops before it writes the
+# index until the other writer has come that far too (or BARRIER_SECONDS passed), the window in which
+# Numba's unlocked save lets both pick the same data file
+_WRITER = """
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+import pdbtool._native  # the locks
+import numba.core.caching as caching
+here, size, cache = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+save_index = caching.IndexDataCacheFile._save_index
+def waiting(self, overloads):
+    open(os.path.join(here, f"at-save-{size}"), "w").close()
+    end = time.monotonic() + {seconds}
+    while time.monotonic() < end and len([n for n in os.listdir(here) if n.startswith("at-save-")]) < 2:
+        time.sleep(0.01)
+    save_index(self, overloads)
+caching.IndexDataCacheFile._save_index = waiting
+import summed
+assert summed.total((1,) * size) == size
+"""
+BARRIER_SECONDS = 2.0
+
+
+def test_two_processes_compiling_one_function_keep_both_specializations(tmp_path):
+    """Two processes that save specializations of one cached function at once: each keeps its data file
+    and its index entry, and a third process loads both with their own types (without the lock, both
+    writers pick the same data file: one entry is lost and the other may map to the wrong machine code)."""
+    (tmp_path / "summed.py").write_text("from numba import njit\n\n\n@njit(cache=True)\ndef total(t):\n"
+                                        "    s = 0\n    for x in t:\n        s += x\n    return s\n")
+    cache = tmp_path / "cache"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    code = _WRITER.replace("{seconds}", repr(BARRIER_SECONDS))
+    writers = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(size), str(cache)], env=env)
+               for size in (1, 2)]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0]
+    assert len(list(cache.rglob("summed.total*.nbc"))) == 2
+    reader = ("import sys; sys.path.insert(0, sys.argv[1]); import pdbtool._native, summed; "
+              "print(summed.total((1,)), summed.total((1, 1)))")
+    out = subprocess.run([sys.executable, "-c", reader, str(tmp_path)], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-500:]
+    assert out.stdout.split() == ["1", "2"]

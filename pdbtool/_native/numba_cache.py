@@ -7,13 +7,30 @@ installed here stamp every pdbtool function with the sizes and modification time
 source files, so that any edit recompiles them all.  An installed release behaves the same either way.
 Functions outside the package keep Numba's own locators.  Every module that compiles cached kernels
 imports this one first (``pdbtool._native`` does, and the modules that do not import it name it).
+
+Numba reads and writes a function's cache without a lock: a save reads the index, picks the first unused
+data file name and writes the index, then the data.  Two processes that compile specializations of one
+function at once (test processes, a batch's workers, the builders of two commands) can both pick the same
+name, so that the index maps one signature to the other's machine code, which every later process then
+loads: a typing error, or a kernel that runs with the wrong types (numba/numba#10128).  :func:`install`
+also makes each save hold an exclusive lock on the cache directory, and each load a shared one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
+import os
 from functools import cache
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: Numba's unlocked cache
+    fcntl = None  # type: ignore[assignment]
+
+LOCK_NAME = ".pdbtool-numba.lock"  # in each directory of cached kernels
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -72,9 +89,48 @@ def cached_kernels(module) -> list[tuple[str, bool]]:
     return found
 
 
+@contextlib.contextmanager
+def directory_lock(directory: str, exclusive: bool):
+    """Hold an ``flock`` on ``directory``'s lock file, exclusive or shared; nothing where the file cannot
+    be opened (no such directory yet, or one this user cannot write: nobody saves there either)."""
+    try:
+        fd = os.open(os.path.join(directory, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _locked(method, exclusive: bool):
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with directory_lock(self._cache_path, exclusive):
+            return method(self, *args, **kwargs)
+
+    locked.pdbtool_locked = True  # type: ignore[attr-defined]
+    return locked
+
+
+def _install_locks(caching) -> bool:
+    """Numba's index-and-data cache file, its saves under an exclusive lock and its loads under a shared
+    one (once); False where this Numba or this system has no such class or no ``flock``."""
+    files = getattr(caching, "IndexDataCacheFile", None)
+    if fcntl is None or files is None or not all(hasattr(files, m) for m in ("save", "load", "flush")):
+        return False  # pragma: no cover - another Numba, or Windows
+    if not getattr(files.save, "pdbtool_locked", False):
+        files.save = _locked(files.save, exclusive=True)
+        files.flush = _locked(files.flush, exclusive=True)
+        files.load = _locked(files.load, exclusive=False)
+    return True
+
+
 def install() -> bool:
-    """Put the package's locators ahead of the ones they derive from (once); False where this Numba has
-    no such locators (its own per-file stamps then apply)."""
+    """Put the package's locators ahead of the ones they derive from, and lock the cache files (once);
+    False where this Numba has no such locators (its own per-file stamps then apply)."""
     try:
         from numba.core import caching
 
@@ -82,6 +138,7 @@ def install() -> bool:
         bases = (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator)
     except (ImportError, AttributeError):  # pragma: no cover - another Numba
         return False
+    _install_locks(caching)
     if any(getattr(c, "pdbtool_package_stamp", False) for c in classes):
         return True
     extended = []
