@@ -824,19 +824,30 @@ def test_a_checkpointed_search_resumes_on_the_cluster(cluster, cache_dir, tmp_pa
     """``checkpoint`` with RaySolver: the units that come back from the cluster are recorded; a search
     stopped within an iteration resumes on the cluster, and a checkpoint written there resumes on one
     thread with the serial counts."""
+    from pdbtool.search.ray_backend import RaySolver
     from pdbtool.search.solver import Solver
+    from pdbtool.search.units import search_unit, split_iteration
 
     (state, optimal), = korf([2])
     serial = Solver(Board(4, 4), heuristic="manhattan")
     plain = serial.solve(state)
-    solver = ray_solver(Board(4, 4), SolveOptions(heuristic="manhattan", cache_dir=str(cache_dir)))
+    solver = RaySolver(Board(4, 4), SolveOptions(heuristic="manhattan", cache_dir=str(cache_dir)), serial_below=0,
+                       units_per_worker=16)
     path = tmp_path / "ck.json"
-    # the limit stops the sixth iteration (1.4 M nodes before it, 9.7 M in it) with more nodes left than its
-    # largest unit holds (4.4 M), so the first unit to come back is whole, however the cluster orders them
-    limit = 7_000_000
+    # the sixth iteration (bound 53: 1.4 M nodes before it, 9.7 M in it) is cut into 54 units of at most
+    # 1.8 M nodes, four in flight (two per worker); the limit leaves 5.0 M nodes for it.  Every unit started
+    # while nothing has come back has that budget and finishes, so the first result back is a whole unit;
+    # and the driver stops the iteration once the units back hold 5.0 M nodes, when the 4.7 M left cannot
+    # all be in the four in flight (4.2 M at most), so the iteration never completes
+    limit = 6_400_000
     stopped = solver.solve(state, node_limit=limit, checkpoint=path, checkpoint_every=3600.0)
     assert stopped.timed_out and path.exists()
     saved = json.loads(path.read_text())["progress"]
+    # the premises above, of this split
+    units, _ = split_iteration(solver.heuristic, state, saved["bound"], saved["current"]["target"])
+    sizes = sorted(search_unit(solver.heuristic, state, unit).generated for unit in units)
+    budget = limit - saved["generated"]
+    assert sizes[-1] < budget and sum(sizes) - budget > sum(sizes[-4:]), (saved["bound"], budget, sizes[-4:])
     assert saved["iterations"] >= 1 and saved["current"]["done"]  # units of the iteration in progress
     resumed = solver.solve(state, checkpoint=path, checkpoint_every=3600.0)
     assert resumed.length == optimal == plain.length and not path.exists()
