@@ -53,11 +53,13 @@ def test_goal_anywhere_is_exact_and_differs_only_where_home_cells_cut_the_board(
                 continue
             splitting += 1
             assert (excess <= region_excess).all() and (excess < region_excess).any(), tiles
-            rows = group_regions(board, tiles, goal="anywhere")
+            rows_of: dict[int, list] = {}  # rank -> its rows, in order
+            for rr, mask, e in group_regions(board, tiles, goal="anywhere"):
+                rows_of.setdefault(int(rr), []).append((int(mask), int(e)))
             for (cells, blank), d in anywhere_distances(board, tiles).items():
                 exact = d - sum(int(md[t, c]) for t, c in zip(tiles, cells))
                 r = pattern.rank(cells)
-                listed = [int(e) for rr, mask, e in rows if rr == r and int(mask) >> blank & 1]
+                listed = [e for mask, e in rows_of.get(r, []) if mask >> blank & 1]
                 assert (listed[0] if listed else int(excess[r])) == exact, (tiles, cells, blank)
     # 3x3: the pairs (1,3), (1,5), (3,7), (5,7) around the corners and the triples that hold them or cut
     # off two or three cells (e.g. 2, 4, 6 on the anti-diagonal)
