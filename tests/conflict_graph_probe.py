@@ -7,7 +7,6 @@ ddb hooks."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import product
 
 import numpy as np
 from numba import njit
@@ -21,14 +20,16 @@ from pdbtool.tables.pairs_triples import pair_units_at
 
 
 def brute_force_cover(edges: Sequence[tuple[Sequence[int], int]], n: int) -> int:
-    """The least weighted cover of hyperedges (vertices, weight) by trying every assignment (tiny graphs only)."""
+    """The least weighted cover of hyperedges (vertices, weight) by trying every assignment of 0 .. the
+    largest weight to the n vertices, all at once with NumPy (small graphs only)."""
     top = max((w for _, w in edges), default=0)
-    best = None
-    for y in product(range(top + 1), repeat=n):
-        if all(sum(y[v] for v in vs) >= w for vs, w in edges):
-            s = sum(y)
-            best = s if best is None or s < best else best
-    return best or 0
+    if top == 0 or n == 0:
+        return 0
+    y = np.indices((top + 1,) * n).reshape(n, -1)
+    ok = np.ones(y.shape[1], dtype=bool)
+    for vs, w in edges:
+        ok &= y[list(vs)].sum(axis=0) >= w
+    return int(y.sum(axis=0)[ok].min())
 
 
 @njit(cache=True)
