@@ -24,26 +24,32 @@ sys.path.insert(0, str(HERE))
 from _results import RESULTS, load_average, metadata  # noqa: E402
 
 
+# benchmarks that compare this tree with another checkout (``--before DIR``): run by name only
+COMPARISONS = {"lift"}
+
+
 def scripts(only: list[str] | None) -> list[Path]:
     found = sorted(HERE.glob("bench_*.py"))
-    if not only:
-        return found
     names = {p.stem.removeprefix("bench_"): p for p in found}
+    if not only:
+        return [p for name, p in names.items() if name not in COMPARISONS]
     unknown = [n for n in only if n not in names]
     if unknown:
         raise SystemExit(f"unknown benchmark(s) {', '.join(unknown)}: choose from {', '.join(sorted(names))}")
     return [names[n] for n in only]
 
 
-def output_of(script: Path, args: list[str]) -> Path:
+def result_files(args: list[str]) -> dict[Path, float]:
+    """The result files a run may write, with their modification times: every JSON file below
+    bench/results (a script names its own, some several), and ``--out``'s."""
+    paths = set(RESULTS.rglob("*.json"))
     if "--out" in args:
-        return Path(args[args.index("--out") + 1])
-    return RESULTS / (script.stem.removeprefix("bench_") + ".json")
+        paths.add(Path(args[args.index("--out") + 1]).resolve())
+    return {p: p.stat().st_mtime_ns for p in paths if p.exists()}
 
 
 def run_one(script: Path, args: list[str]) -> bool:
-    out = output_of(script, args)
-    before_mtime = out.stat().st_mtime if out.exists() else None
+    before = result_files(args)
     command = ["python", f"bench/{script.name}", *args]
     print(f"== {' '.join(command)}", flush=True)
     load_before = load_average()
@@ -54,18 +60,20 @@ def run_one(script: Path, args: list[str]) -> bool:
     if code:
         print(f"   {script.name} failed with status {code}", file=sys.stderr)
         return False
-    if not out.exists() or out.stat().st_mtime == before_mtime:
-        print(f"   {script.name} wrote no {out}", file=sys.stderr)
+    written = sorted(p for p, mtime in result_files(args).items() if before.get(p) != mtime)
+    if not written:
+        print(f"   {script.name} wrote no result file", file=sys.stderr)
         return False
-    data = json.loads(out.read_text())
     meta = metadata(command, started, load_before,
                     cpu_seconds=round(after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime, 1))
-    if isinstance(data, list):  # a file of runs that the script appends to: the metadata goes with the new one
-        data[-1]["meta"] = meta
-    else:
-        data["meta"] = meta
-    out.write_text(json.dumps(data, indent=1) + "\n")
-    print(f"   written {out}", flush=True)
+    for out in written:
+        data = json.loads(out.read_text())
+        if isinstance(data, list):  # a file of runs that the script appends to: the metadata goes with the new one
+            data[-1]["meta"] = meta
+        else:
+            data["meta"] = meta
+        out.write_text(json.dumps(data, indent=1) + "\n")
+        print(f"   written {out}", flush=True)
     return True
 
 

@@ -116,6 +116,31 @@ def test_bench_runner_adds_metadata_to_a_file_of_runs_and_to_a_single_result(tmp
     assert data["result"] == 1 and "--shape dict" in data["meta"]["command"]
 
 
+def test_bench_runner_finds_the_files_a_benchmark_names_itself(tmp_path, monkeypatch):
+    """A benchmark whose result file is not named after it (bench_load.py writes load_checks.json,
+    bench_35.py p35.json) or that writes two gets the metadata in each; one that writes nothing fails; the
+    comparisons with another checkout run by name only."""
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "bench" / "run.py")
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    results = tmp_path / "results"
+    (results / "history").mkdir(parents=True)
+    (results / "untouched.json").write_text("{}")
+    monkeypatch.setattr(runner, "RESULTS", results)
+    script = tmp_path / "bench_probe.py"
+    script.write_text("import json, sys\n"
+                      "for name in sys.argv[1:]:\n"
+                      "    json.dump({'result': name}, open(name, 'w'))\n")
+    assert runner.run_one(script, [str(results / "named.json"), str(results / "history" / "also.json")])
+    for name in ("named.json", "history/also.json"):
+        assert "meta" in json.loads((results / name).read_text())
+    assert json.loads((results / "untouched.json").read_text()) == {}
+    assert not runner.run_one(script, [])
+    everything = [p.stem for p in runner.scripts(None)]
+    assert "bench_lift" not in everything and "bench_build" in everything
+    assert [p.stem for p in runner.scripts(["lift"])] == ["bench_lift"]
+
+
 def test_a_result_just_written_does_not_make_the_commit_dirty(tmp_path):
     """bench/run.py records the commit after the benchmark has written its results: those files must not
     mark the run ``+dirty``, while a change to any other tracked file must."""
