@@ -90,6 +90,9 @@ ENCODINGS: dict[str, str] = {
     "sparse": "the nonzero excesses, with a bit per state and a rank directory",
 }
 DEFAULT_ENCODING = "byte"
+# encodings whose values only bound the distances from below: a table of them may drop by more than one per
+# move even with the blank ignored
+LOSSY_ENCODINGS = ("min-nibble",)
 
 # the sets of pair and triple tables of the dynamic heuristics (pdbtool.tables.pairs_triples)
 # (docs/design.md, "The sets", says how they differ)

@@ -6,8 +6,9 @@ driver refuses what would corrupt memory (an h below zero, a path past its stack
 solution of length L is reported, the heuristic is evaluated along it: h(goal) must be 0, h of the start at
 most L, and, since the path is optimal, h of the i-th state at most L - i (any admissible heuristic), with h
 never dropping by more than one per move for a consistent one (:func:`is_consistent`: Manhattan distance,
-linear conflicts, and pattern tables that ignore the blank; a table that minimizes over the blank's cells, or
-the dynamic sets' vertex cover, can drop by more in one move and still be admissible).
+linear conflicts, and pattern tables that ignore the blank and keep their values whole; a table that
+minimizes over the blank's cells, a lossy encoding's, or the dynamic sets' vertex cover can drop by more in
+one move and still be admissible).
 A violation raises :class:`SolutionCheckError` naming the tables (:func:`guarded`).
 """
 
@@ -17,6 +18,7 @@ import contextlib
 from collections.abc import Sequence
 
 from ..errors import PdbtoolError
+from ..registry import LOSSY_ENCODINGS
 
 
 class SolutionCheckError(PdbtoolError):
@@ -27,7 +29,7 @@ def is_consistent(solver) -> bool:
     """Whether the solver's heuristic is consistent by construction (h drops by at most one per move)."""
     if solver.heuristic_name in ("manhattan", "linear-conflict"):
         return True
-    return solver.heuristic_name == "pdb" and solver.blank == "ignored"
+    return solver.heuristic_name == "pdb" and solver.blank == "ignored" and solver.encoding not in LOSSY_ENCODINGS
 
 
 def check_goal(heuristic, source: str) -> None:

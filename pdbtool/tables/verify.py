@@ -34,6 +34,7 @@ from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 from .._native.arrays import read_only
 from . import fileformat
 from ..errors import PdbtoolError
+from ..registry import LOSSY_ENCODINGS
 from .ranking import TilePattern, cells_mask, column_masks, flood_region, rank_cells, unrank_cells
 from .table import UNREACHABLE, PatternTable
 
@@ -420,8 +421,8 @@ def _distances(table: PatternTable, threads: int | None) -> tuple[np.ndarray | N
 
 def _lossy(table: PatternTable) -> str:
     """Why the decoded values may lie below the distances ('' when they are the distances themselves)."""
-    if table.encoding == "min-nibble":
-        return "min-nibble keeps the least value of each group"
+    if table.encoding in LOSSY_ENCODINGS:
+        return f"{table.encoding} keeps the least value of each group"
     saturated = (table.header.get("conversion") or {}).get("saturated")
     if table.encoding in ("nibble", "sparse") and saturated:
         return f"{saturated} entries saturate at an excess of 15"
