@@ -44,7 +44,7 @@ def result_files(args: list[str]) -> dict[Path, float]:
     bench/results (a script names its own, some several), and ``--out``'s."""
     paths = set(RESULTS.rglob("*.json"))
     if "--out" in args:
-        paths.add(Path(args[args.index("--out") + 1]).resolve())
+        paths.add((HERE.parent / args[args.index("--out") + 1]).resolve())  # the scripts run from the root
     return {p: p.stat().st_mtime_ns for p in paths if p.exists()}
 
 

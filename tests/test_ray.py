@@ -254,7 +254,7 @@ def ray_solver(board, options, **kwargs):
     from pdbtool.search.ray_backend import RaySolver
 
     # every iteration cut into units, few of them: the unit machinery is exercised even on small searches
-    return RaySolver(board, options, serial_below=0, units_per_worker=4, **kwargs)
+    return RaySolver(board, options, **{"serial_below": 0, "units_per_worker": 4, **kwargs})
 
 
 @needs_ray
@@ -824,15 +824,14 @@ def test_a_checkpointed_search_resumes_on_the_cluster(cluster, cache_dir, tmp_pa
     """``checkpoint`` with RaySolver: the units that come back from the cluster are recorded; a search
     stopped within an iteration resumes on the cluster, and a checkpoint written there resumes on one
     thread with the serial counts."""
-    from pdbtool.search.ray_backend import RaySolver
     from pdbtool.search.solver import Solver
     from pdbtool.search.units import search_unit, split_iteration
 
     (state, optimal), = korf([2])
     serial = Solver(Board(4, 4), heuristic="manhattan")
     plain = serial.solve(state)
-    solver = RaySolver(Board(4, 4), SolveOptions(heuristic="manhattan", cache_dir=str(cache_dir)), serial_below=0,
-                       units_per_worker=16)
+    solver = ray_solver(Board(4, 4), SolveOptions(heuristic="manhattan", cache_dir=str(cache_dir)),
+                        units_per_worker=16)
     path = tmp_path / "ck.json"
     # the sixth iteration (bound 53: 1.4 M nodes before it, 9.7 M in it) is cut into 54 units of at most
     # 1.8 M nodes, four in flight (two per worker); the limit leaves 5.0 M nodes for it.  Every unit started
