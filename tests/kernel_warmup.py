@@ -4,8 +4,8 @@ Each process of ``make test`` would otherwise compile a kernel the first time on
 at the start of a run they all need the same ones at once.  :func:`warm_up` runs the jobs below in as many
 processes as the run has, each job compiling different kernels, so that the test processes load them from
 the cache.  The jobs are drawn from the registry (every heuristic, blank rule and encoding, on the 8-puzzle),
-so that a new name is warmed without an edit here.  A job that fails only costs its compile later; it does
-not fail the run (the tests of that code will).
+so that a new name is warmed without an edit here; one job runs the Towers of Hanoi.  A job that fails
+only costs its compile later; it does not fail the run (the tests of that code will).
 
 Run by tests/conftest.py; by hand: ``python tests/kernel_warmup.py [JOB ...]``.
 """
@@ -23,10 +23,14 @@ ROOT = Path(__file__).resolve().parents[1]
 STATE = (8, 1, 3, 4, 0, 2, 7, 6, 5)  # an 8-puzzle state a few moves from the goal
 
 
-# the jobs that compile the most (a driver of their own, a builder), in the order they start: the first two
-# share no large kernel, so that two processes do not compile the same one at once; the other jobs follow
-# in groups, a process each, each group mostly loading what the jobs before it compiled
-FIRST = ("heuristic:pdb", "heuristic:ddb", "encoding:nibble", "blank:zero-aware", "encoding:mod3")
+# the groups of jobs that start first, a process each, in this order.  The pattern sum's job compiles the
+# blank-minimized builder, which the jobs of pair tables, other encodings and blank rules need too: the
+# second group needs none of its kernels (no table, or blank-ignored ones, or another domain), and lasts
+# longer than that compile, so that no two processes compile the builder at once and the jobs after them
+# load it; the other jobs follow in groups, a process each
+FIRST = (("heuristic:pdb",),
+         ("domain:hanoi4", "heuristic:manhattan", "heuristic:linear-conflict", "encoding:mod3", "encoding:parity"),
+         ("heuristic:ddb",), ("encoding:nibble",), ("blank:zero-aware",))
 
 
 def jobs() -> list[str]:
@@ -37,15 +41,16 @@ def jobs() -> list[str]:
     out += [f"encoding:{name}" for name in registry.ENCODINGS if name != registry.DEFAULT_ENCODING]
     out += [f"blank:{name}" for name in registry.BLANK_RULES if name != registry.DEFAULT_BLANK]
     out += [f"pruning:{name}" for name in registry.PRUNING_RULES if name != registry.DEFAULT_PRUNING]
-    out += ["threads:2"]
+    out += ["threads:2", "domain:hanoi4"]
     return out
 
 
 def job_groups(names: list[str], processes: int) -> list[list[str]]:
-    """The jobs in groups, one process each, in the order they start: the expensive ones alone (``FIRST``),
-    the rest shared out over ``processes`` groups."""
-    first = [[name] for name in FIRST if name in names]
-    rest = [name for name in names if name not in FIRST]
+    """The jobs in groups, one process each, in the order they start: ``FIRST``, then the rest shared out
+    over ``processes`` groups."""
+    first = [kept for kept in ([name for name in group if name in names] for group in FIRST) if kept]
+    placed = {name for group in first for name in group}
+    rest = [name for name in names if name not in placed]
     return first + [share for share in (rest[i::processes] for i in range(processes)) if share]
 
 
@@ -56,6 +61,8 @@ def run_job(job: str, cache_dir: str) -> None:
     from pdbtool.search.solver import Solver
 
     kind, _, name = job.partition(":")
+    if kind == "domain":
+        return run_domain_job(name, cache_dir)
     options: dict = dict(cache_dir=cache_dir)
     solve: dict = {}
     if kind == "heuristic":
@@ -78,6 +85,26 @@ def run_job(job: str, cache_dir: str) -> None:
     else:
         raise ValueError(f"unknown warm-up job {job!r}")
     Solver(Board(3, 3), **options).solve(STATE, **solve)
+
+
+def run_domain_job(name: str, cache_dir: str) -> None:
+    """Another domain's kernels: the four-peg Towers of Hanoi, 8 disks with each table encoding, the search
+    to the middle state and to the goal peg with the dynamic and infinite-peg heuristics."""
+    if name != "hanoi4":
+        raise ValueError(f"unknown warm-up domain {name!r}")
+    from pdbtool.hanoi4.instance import standard
+    from pdbtool.hanoi4.search import solve
+    from pdbtool.hanoi4.tables import get_table
+    from pdbtool.tables.cache import TableCache
+
+    cache = TableCache(cache_dir)
+    for encoding in ("byte", "nibble", "mod3"):
+        def table_for(k: int, goal: str, encoding: str = encoding):
+            return get_table(k, goal, cache=cache, encoding=encoding)
+
+        solve(standard(8), "static:6-2", table_for=table_for)
+        if encoding != "mod3":
+            solve(standard(8), "dynamic:6-2,infinite", middle=False, table_for=table_for)
 
 
 def warm_up(processes: int, timeout: float = 600.0) -> tuple[int, list[str]]:
