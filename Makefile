@@ -24,19 +24,19 @@ $(BIN)/python:
 	$(PIP) install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet --no-compile -e .
+	$(PIP) install --quiet -e .
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet --no-compile -e '.[test,ray]'
+	$(PIP) install --quiet -e '.[test,ray]'
 	touch $@ $(VENV)/.installed
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet --no-compile -e '.[test,ray,bench]'
+	$(PIP) install --quiet -e '.[test,ray,bench]'
 	touch $@ $(VENV)/.installed-test $(VENV)/.installed
 
 $(VENV)/.installed-lint: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet --no-compile -e '.[lint]'
+	$(PIP) install --quiet -e '.[lint]'
 	touch $@ $(VENV)/.installed
 
 venv: $(BIN)/python
