@@ -704,12 +704,12 @@ def frontier_target_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
-FRONTIER = ["frontier_24_catalogue", "frontier_24_cat7"]
+FRONTIER = ["frontier_24_catalogue", "frontier_24_cat7", "frontier_24_7773"]
 
 
 @section("The 24-puzzle: zero-aware tables and catalogues", FRONTIER, "python bench/run.py --only 24")
 def frontier_section(plots: Plots, *files) -> str:
-    out = ["Each configuration on the same instances, one thread, in turn (`bench/bench_24.py`; "
+    out = ["Each configuration on the same instances, in turn (`bench/bench_24.py`; "
            "[frontier-24.md](frontier-24.md) says what the configurations are):\n\n"]
     for name, data in zip(FRONTIER, files):
         if not data:
@@ -721,7 +721,8 @@ def frontier_section(plots: Plots, *files) -> str:
                          fmt(c.get("cpu_seconds"), 1), fmt(both.get("nodes_ratio_to_first"), 3),
                          fmt(both.get("cpu_ratio_to_first"), 3)])
         ids = ", ".join(str(i.get("id")) for i in data.get("instances", []))
-        out.append(f"`{name}.json` (instances {ids}):\n\n")
+        threads = data.get("threads") or 1
+        out.append(f"`{name}.json` (instances {ids}; {threads} search thread{'s' if threads > 1 else ''}):\n\n")
         out.append(table(["configuration", "solved", "nodes generated", "CPU s", "first's nodes / these",
                            "first's CPU / this"], rows))
         out.append("\n" + provenance(data) + "\n\n")

@@ -262,6 +262,14 @@ def test_24_puzzle_partition_needs_two_tables():
     assert plan[2].symmetry.name == "180-degree rotation"
 
 
+def test_the_7_7_7_3_example_covers_the_board_with_its_transposed_pair_sharing_a_table():
+    part = load_partition(str(Path(__file__).resolve().parents[1] / "examples" / "24-7-7-7-3.txt"))
+    assert part.board.dims == "5x5" and sorted(part.tiles) == list(range(1, 25))
+    plan = share_tables(part.patterns, "minimized")
+    assert [s is None for s in plan] == [True, False, True, True]
+    assert str(plan[1].source) == "1,2,3,4,8,9,14" and plan[1].symmetry.name == "main-diagonal reflection"
+
+
 def test_shared_tables_search_exactly_like_direct_ones(cache, tmp_path):
     board = Board(4, 4)
     partition = [(2, 3, 6, 7), (8, 9, 12, 13), (1, 4, 5), (10, 11, 14, 15)]
