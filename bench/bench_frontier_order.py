@@ -109,7 +109,7 @@ def main(argv=None) -> int:
     ap.add_argument("--order-ids", default="40,25,38")
     ap.add_argument("--order-depth", type=int, default=16)
     ap.add_argument("--cache-dir", default=None)
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "frontier_order.json"))
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "history" / "frontier_order.json"))
     args = ap.parse_args(argv)
     started, load_before = time.time(), load_average()
     cpu_start = time.process_time()

@@ -122,8 +122,7 @@ def provenance(data: dict) -> str:
             f"{load_text}; {meta.get('wall_seconds', '?')} s wall{cpu}.{busy}_")
 
 
-BUSY = ("**Measured under load:** the load average reached the core count, so times are inflated and the share of"
-        " the cores a run got (hence any speed-up from threads) was limited; compare ratios within the run.")
+BUSY = "**Measured under load** (the load average reached the core count: compare ratios within the run)."
 
 
 def busy_note(loads, cores) -> str:
@@ -704,12 +703,12 @@ def frontier_target_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
-FRONTIER = ["frontier_24_catalogue", "frontier_24_cat7", "frontier_24_7773"]
+FRONTIER = ["frontier_24_catalogue", "frontier_24_cat7"]
 
 
 @section("The 24-puzzle: zero-aware tables and catalogues", FRONTIER, "python bench/run.py --only 24")
 def frontier_section(plots: Plots, *files) -> str:
-    out = ["Each configuration on the same instances, in turn (`bench/bench_24.py`; "
+    out = ["Each configuration on the same instances, one thread, in turn (`bench/bench_24.py`; "
            "[frontier-24.md](frontier-24.md) says what the configurations are):\n\n"]
     for name, data in zip(FRONTIER, files):
         if not data:
@@ -721,8 +720,7 @@ def frontier_section(plots: Plots, *files) -> str:
                          fmt(c.get("cpu_seconds"), 1), fmt(both.get("nodes_ratio_to_first"), 3),
                          fmt(both.get("cpu_ratio_to_first"), 3)])
         ids = ", ".join(str(i.get("id")) for i in data.get("instances", []))
-        threads = data.get("threads") or 1
-        out.append(f"`{name}.json` (instances {ids}; {threads} search thread{'s' if threads > 1 else ''}):\n\n")
+        out.append(f"`{name}.json` (instances {ids}):\n\n")
         out.append(table(["configuration", "solved", "nodes generated", "CPU s", "first's nodes / these",
                            "first's CPU / this"], rows))
         out.append("\n" + provenance(data) + "\n\n")
@@ -748,32 +746,6 @@ def pruning_section(plots: Plots, data, whole) -> str:
                    f"{fmt(r.get('nodes_generated'))} nodes generated ({fmt(whole.get('node_ratio'), 3)} times fewer "
                    f"than the parent rule's {fmt(whole.get('parent_rule_nodes_generated'))}), "
                    f"{fmt(r.get('cpu_seconds'), 1)} CPU s.\n\n" + provenance(whole) + "\n")
-    return "".join(out)
-
-
-@section("A*+IDA* on the 24-puzzle: what a frontier could save", ["frontier_order"],
-         "python bench/bench_frontier_order.py")
-def frontier_order_section(plots: Plots, data) -> str:
-    out = [f"What A*+IDA* (Bu & Korf 2019) could add to IDA* with {data.get('partition')} and the pruning automaton "
-           "(`bench/bench_frontier_order.py`; [frontier-24.md](frontier-24.md)). The last iteration of each "
-           "instance, searched on past the goal: no order of its frontier can save more than the nodes before the "
-           "goal there.\n\n"]
-    rows = [[i, fmt(r["nodes"]), fmt(r["earlier_iterations"]), fmt(r["found_after"]),
-             fmt(r["last_iteration_whole"]), fmt(r["best_order_saves_at_most"], 2)]
-            for i, r in (data.get("last_iteration") or {}).items()]
-    out.append(table(["id", "nodes", "earlier iterations", "last iteration to the goal", "last iteration whole",
-                      "the best order saves at most"], rows))
-    dup = data.get("duplicates") or {}
-    out.append(f"\nDuplicates among the nodes within the last bound at a cut depth (instance {dup.get('id')}):\n\n")
-    rows = [[name, depth, fmt(c["within_bound"]), fmt(c["distinct"]), fmt(c["within_bound"] / c["distinct"], 3)]
-            for name, by in dup.items() if isinstance(by, dict) for depth, c in by.items()]
-    out.append(table(["pruning", "depth", "nodes", "distinct", "nodes / distinct"], rows))
-    out.append("\nThe last iteration's distinct frontier at one depth searched node by node in three orders, "
-               "until the goal (nodes generated, the top of the tree included):\n\n")
-    rows = [[i, r["depth"], fmt(r["frontier"]), fmt(r["depth-first"]["nodes"]), fmt(r["h ascending"]["nodes"]),
-             fmt(r["h descending"]["nodes"])] for i, r in (data.get("orders") or {}).items()]
-    out.append(table(["id", "depth", "frontier", "depth-first", "h ascending", "h descending"], rows))
-    out.append("\n" + provenance(data) + "\n")
     return "".join(out)
 
 
@@ -910,7 +882,7 @@ def hanoi_section(plots: Plots, data) -> str:
 
 
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
-            frontier_target_section, frontier_section, frontier_order_section, dynamic_cost_section,
+            frontier_target_section, frontier_section, dynamic_cost_section,
             dynamic_definitions_section, pruning_section, p35_section, predict_section, kernels_section,
             startup_section, load_checks_section, checkpoint_section, hanoi_section, hanoi_encodings_section,
             ray_section, scaling_section]

@@ -24,15 +24,16 @@ sys.path.insert(0, str(HERE))
 from _results import RESULTS, load_average, metadata  # noqa: E402
 
 
-# benchmarks that compare this tree with another checkout (``--before DIR``): run by name only
-COMPARISONS = {"lift"}
+# benchmarks run by name only: one that compares this tree with another checkout (``--before DIR``), and one
+# that measures a design not built (A*+IDA*); both write to bench/results/history/
+BY_NAME_ONLY = {"lift", "frontier_order"}
 
 
 def scripts(only: list[str] | None) -> list[Path]:
     found = sorted(HERE.glob("bench_*.py"))
     names = {p.stem.removeprefix("bench_"): p for p in found}
     if not only:
-        return [p for name, p in names.items() if name not in COMPARISONS]
+        return [p for name, p in names.items() if name not in BY_NAME_ONLY]
     unknown = [n for n in only if n not in names]
     if unknown:
         raise SystemExit(f"unknown benchmark(s) {', '.join(unknown)}: choose from {', '.join(sorted(names))}")
