@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import korf100  # noqa: E402
+from conftest import EXAMPLES, korf100  # noqa: E402
 from oracle import true_distances  # noqa: E402
 
 from pdbtool.tables.build import build_table  # noqa: E402
@@ -263,7 +263,7 @@ def test_24_puzzle_partition_needs_two_tables():
 
 
 def test_the_7_7_7_3_example_covers_the_board_with_its_transposed_pair_sharing_a_table():
-    part = load_partition(str(Path(__file__).resolve().parents[1] / "examples" / "24-7-7-7-3.txt"))
+    part = load_partition(str(EXAMPLES / "24-7-7-7-3.txt"))
     assert part.board.dims == "5x5" and sorted(part.tiles) == list(range(1, 25))
     plan = share_tables(part.patterns, "minimized")
     assert [s is None for s in plan] == [True, False, True, True]
