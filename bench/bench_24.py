@@ -2,7 +2,8 @@
 
 Each configuration ``NAME:BLANK[:PRUNING]`` is a partition or catalogue (``partitions/``: ``24-6-6-6-6``,
 ``24-cat-2``, ``24-cat-7``, or a file) with a blank rule (``minimized``, ``zero-aware``) and optionally a
-pruning rule (``parent``, ``fsm``; else ``--pruning``), always with the diagonal reflection.
+pruning rule (``parent``, ``fsm``, or ``fsmL`` for the automaton of the duplicates of up to L moves, e.g.
+``fsm16``; else ``--pruning``), always with the diagonal reflection.
 Every instance is solved with every configuration in turn (configurations alternate per
 instance, so that a change in the machine's load falls on all of them alike); per instance and
 configuration: h(start), nodes generated, CPU and wall seconds, the length (checked against the optimum),
@@ -73,6 +74,9 @@ def make_solver(config: str, args) -> Solver:
     if pruning:
         if "pruning" not in inspect.signature(Solver).parameters:
             raise SystemExit(f"--pruning {pruning}: this pdbtool's Solver has no pruning option")
+        if pruning.startswith("fsm") and pruning[3:].isdigit():
+            kwargs["fsm_depth"] = int(pruning[3:])
+            pruning = "fsm"
         kwargs["pruning"] = pruning
     solver = Solver(Board(5, 5), **kwargs)
     if args.copy_tables:

@@ -216,6 +216,80 @@ def test_the_automaton_is_per_board_and_cached():
     assert build_automaton(Board(3, 3), 8).run(4, [0, 1, 3, 2, 0, 1]) >= 0  # the smaller way survives
 
 
+def test_colliding_keys_build_the_same_automaton(monkeypatch):
+    """The enumeration finds arrangements by their Zobrist keys, but only equal rows make a duplicate: with
+    every key equal (each lookup meets every earlier arrangement) the automaton is the same."""
+    from pdbtool.search import move_automaton
+
+    for dims, depth in (("3x3", 10), ("2x4", 12)):
+        board = Board.parse(dims)
+        expected = build_automaton(board, depth)
+        with monkeypatch.context() as m:
+            m.setattr(move_automaton, "_zobrist", lambda cells: np.zeros((cells, cells), dtype=np.int64))
+            colliding = build_automaton(board, depth)
+        assert colliding.duplicates == expected.duplicates
+        assert np.array_equal(colliding.table, expected.table) and np.array_equal(colliding.starts, expected.starts)
+
+
+def test_a_deeper_automaton_prunes_more_and_keeps_the_lengths():
+    """``fsm_depth`` (``--fsm-depth``): the duplicates of up to L moves; a deeper automaton holds every
+    duplicate of a shallower one, so it never generates more nodes, and the lengths stay optimal."""
+    board = Board(4, 4)
+    nb = board.neighbours()
+    rng = random.Random(7)
+    solvers = {d: Solver(board, heuristic="manhattan", pruning="fsm", fsm_depth=d) for d in (8, 10, 14)}
+    assert [solvers[d].heuristic.automaton.depth for d in (8, 10, 14)] == [8, 10, 14]
+    fewer = tried = 0
+    while tried < 3:
+        state, blank = tuple(board.goal_tiles), board.goal_tiles.index(0)
+        for _ in range(150):  # a random walk
+            m = rng.choice([m for m in range(4) if nb[blank, m] >= 0])
+            state, blank = _apply(nb, state, blank, m)
+        if not 26 <= solvers[8].h(state) <= 34:  # far enough for duplicates of 9 to 14 moves, quick enough
+            continue
+        tried += 1
+        runs = [solvers[d].solve(state) for d in (8, 10, 14)]
+        assert len({r.length for r in runs}) == 1
+        assert runs[0].nodes_generated >= runs[1].nodes_generated >= runs[2].nodes_generated
+        fewer += runs[0].nodes_generated > runs[2].nodes_generated
+    assert fewer == 3
+    assert Solver(board, heuristic="manhattan", pruning="fsm").fsm_depth == 12   # the default
+    assert Solver(board, heuristic="manhattan").fsm_depth is None   # the parent rule on 4x4
+    with pytest.raises(PdbtoolError, match="applies to --pruning fsm"):
+        Solver(board, heuristic="manhattan", fsm_depth=12)
+    for bad in (1, 25, "12", 12.0, True):
+        with pytest.raises(PruningError, match="whole number from 2 to 24"):
+            Solver(board, heuristic="manhattan", pruning="fsm", fsm_depth=bad)
+
+
+def test_fsm_depth_on_the_command_line(tmp_path):
+    from click.testing import CliRunner
+
+    from pdbtool.cli.main import cli
+
+    import json
+
+    from conftest import EXAMPLES
+
+    path = EXAMPLES / "8puzzle.txt"   # each line with its '# optimal', which the command checks
+    runner = CliRunner()
+    nodes = {}
+    for depth in ("6", "14"):
+        result = runner.invoke(cli, ["solve", str(path), "--heuristic", "manhattan", "--pruning", "fsm",
+                                     "--fsm-depth", depth, "--format", "json"])
+        assert result.exit_code == 0, result.output
+        rows = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+        nodes[depth] = sum(r["nodes_generated"] for r in rows if "nodes_generated" in r)
+    assert nodes["14"] < nodes["6"]
+    result = runner.invoke(cli, ["solve", str(path), "--heuristic", "manhattan", "--pruning", "parent",
+                                 "--fsm-depth", "10"])
+    assert result.exit_code == 2 and "--fsm-depth applies with --pruning fsm" in result.output
+    result = runner.invoke(cli, ["solve", str(path), "--heuristic", "manhattan", "--fsm-depth", "30"])
+    assert result.exit_code == 2 and "30 is not in the range 2<=x<=24" in result.output
+    result = runner.invoke(cli, ["solve", str(path), "--heuristic", "manhattan", "--fsm-depth", "10"])
+    assert result.exit_code == 1 and "applies to --pruning fsm" in result.output and "Traceback" not in result.output
+
+
 def test_korf_1985_counts_kept_under_the_parent_rule():
     board = Board(4, 4)
     state = (14, 1, 9, 6, 4, 8, 12, 5, 7, 2, 3, 0, 10, 11, 13, 15)  # Korf's instance 12 (1985: 546,344 nodes)

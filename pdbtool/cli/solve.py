@@ -35,6 +35,9 @@ from ._common import Interrupted, batch_status, board_option, cache_dir_option, 
                    "with a shorter or equal equivalent, by a finite-state machine; fewer nodes, same lengths). "
                    "Default: fsm on 5x5, parent elsewhere (Korf & Felner's published 24-puzzle counts need "
                    "--pruning parent).")
+@click.option("--fsm-depth", type=click.IntRange(2, 24), default=None, metavar="L",
+              help="With fsm: prune the duplicates of up to L moves (longer: fewer nodes, a larger automaton, "
+                   "slower to build).  Default: the board's (docs/pruning.md).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Solve instances in this many processes (they share the memory-mapped tables).")
 @click.option("--threads", type=click.IntRange(1, 1024), default=1, show_default=True,
@@ -62,7 +65,7 @@ from ._common import Interrupted, batch_status, board_option, cache_dir_option, 
 @user_errors
 def command(instances, board_dims, goal, partition, heuristic, dynamic, no_reflect, jobs, threads, time_limit,
             cache_dir, fmt, blank, encoding, group, ray_address, output, resume, checkpoint, checkpoint_every,
-            show_progress, pruning):
+            show_progress, pruning, fsm_depth):
     """Solve the instances of a file (or - for stdin) optimally with IDA*.
 
     A line holds the tile in each cell, row by row (0 = blank), optionally preceded by an id; '#' starts a
@@ -110,6 +113,8 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         raise click.UsageError("--resume applies with --output FILE")
     if checkpoint is not None and jobs > 1:
         raise click.UsageError("--checkpoint follows one search at a time: use --threads, not --jobs")
+    if fsm_depth is not None and pruning == "parent":
+        raise click.UsageError("--fsm-depth applies with --pruning fsm")
     if encoding != "byte" or group is not None:
         from ..heuristics.encoded import check_encoding
 
@@ -118,7 +123,7 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     if not items:
         say(f"{instances if instances != '-' else '<stdin>'}: no instances")
     options = SolveOptions(heuristic=heuristic, blank=blank, encoding=encoding, group=group, pruning=pruning,
-                           partition=partition, reflect=not no_reflect,
+                           fsm_depth=fsm_depth, partition=partition, reflect=not no_reflect,
                            cache_dir=cache_dir, time_limit=time_limit, dynamic=dynamic,
                            threads=threads if threads > 1 else None, search_threads=threads,
                            checkpoint=checkpoint, checkpoint_every=checkpoint_every)

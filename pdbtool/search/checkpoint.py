@@ -292,8 +292,21 @@ def _mismatch(have: dict, want: dict) -> str | None:
                 what += f" ({shown}, not {want.get(key)})"
             elif key == "state" and isinstance(shown, list):
                 what += f" ({' '.join(map(str, shown))})"
+            elif key == "options" and isinstance(shown, dict):
+                what += f" ({_options_text(shown)}, not {_options_text(want.get(key) or {})})"
             return what
     return None
+
+
+def _options_text(options: dict) -> str:
+    text = f"pruning {options.get('pruning')}"
+    if options.get("pruning") == "fsm":
+        text += f" with --fsm-depth {options.get('fsm_depth', LEGACY_FSM_DEPTH)}"
+    return text
+
+
+# the automaton's depth of the checkpoints that do not name one (written before the depth was an option)
+LEGACY_FSM_DEPTH = 12
 
 
 def search_identity(board, state, label: str, options: dict, tables: list) -> dict:

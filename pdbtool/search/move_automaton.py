@@ -31,8 +31,10 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from .. import registry
+from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 from ..errors import PdbtoolError
 from ..puzzle.board import Board
 
@@ -76,47 +78,113 @@ class MoveAutomaton:
         return s
 
 
-def _void_rows(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    return a.view(np.dtype((np.void, a.shape[1]))).ravel()
+# Zobrist keys of (cell, label): an arrangement's key is the XOR over its cells, so a move updates it with
+# four of them; a key only finds candidates, which the rows themselves then confirm
+_ZOBRIST_SEED = 0x5EED_F5A1
 
 
-def _enumerate_cell(nb: np.ndarray, p: int, depth: int):
+def _zobrist(cells: int) -> np.ndarray:
+    return np.random.default_rng(_ZOBRIST_SEED).integers(0, 2**63, size=(cells, cells), dtype=np.int64)
+
+
+@njit(cache=True)
+def _next_level(nb, p, states, blank, last, key, before, before_key, zobrist):
+    """The children of one level of the canonical tree of cell ``p`` (``states``: the arrangements of its
+    canonical sequences, as cell labels; ``before``: those of the level before it).  Children are taken
+    parent by parent in the move order; a child whose arrangement is in ``before`` or was already reached at
+    this level is a duplicate, the others are the next level.  Returns the next level (arrangements, blank
+    cells, last moves, keys) and the (parent, move) of its canonical sequences and of the duplicates."""
+    n, cells = states.shape
+    nb_before = before.shape[0]
+    cap = 4 * n
+    size = 1
+    while size < 2 * (nb_before + cap):
+        size *= 2
+    slots = np.full(size, -1, dtype=np.int64)  # entries (positions in keys and rows)
+    total = nb_before + cap
+    rows = np.empty((total, cells), dtype=np.uint8)
+    keys = np.empty(total, dtype=np.int64)
+    rows[:nb_before] = before
+    keys[:nb_before] = before_key
+    mask = size - 1
+    for e in range(nb_before):
+        slot = keys[e] & mask
+        while slots[slot] >= 0:
+            slot = (slot + 1) & mask
+        slots[slot] = e
+    count = 0
+    can_parent = np.empty(cap, dtype=np.int64)
+    can_move = np.empty(cap, dtype=np.int64)
+    dup_parent = np.empty(cap, dtype=np.int64)
+    dup_move = np.empty(cap, dtype=np.int64)
+    new_blank = np.empty(cap, dtype=np.int64)
+    ndup = 0
+    child = np.empty(cells, dtype=np.uint8)
+    for i in range(n):
+        b = blank[i]
+        for m in range(4):
+            q = nb[b, m]
+            if q < 0 or last[i] == 3 - m:
+                continue
+            t = states[i, q]
+            k = key[i] ^ zobrist[b, p] ^ zobrist[q, t] ^ zobrist[b, t] ^ zobrist[q, p]
+            for c in range(cells):
+                child[c] = states[i, c]
+            child[b] = t
+            child[q] = p
+            slot = k & mask
+            found = False
+            while True:
+                e = slots[slot]
+                if e < 0:
+                    break
+                if keys[e] == k:
+                    same = True
+                    for c in range(cells):
+                        if rows[e, c] != child[c]:
+                            same = False
+                            break
+                    if same:
+                        found = True
+                        break
+                slot = (slot + 1) & mask
+            if found:
+                dup_parent[ndup] = i
+                dup_move[ndup] = m
+                ndup += 1
+                continue
+            e = nb_before + count
+            rows[e] = child
+            keys[e] = k
+            slots[slot] = e
+            can_parent[count] = i
+            can_move[count] = m
+            new_blank[count] = q
+            count += 1
+    out = rows[nb_before:nb_before + count].copy()
+    return (out, new_blank[:count].copy(), can_move[:count].copy(), keys[nb_before:nb_before + count].copy(),
+            can_parent[:count].copy(), can_move[:count].copy(), dup_parent[:ndup].copy(), dup_move[:ndup].copy())
+
+
+def _enumerate_cell(nb: np.ndarray, p: int, depth: int, zobrist: np.ndarray):
     """The canonical tree of cell ``p``: per level the (parent, move) of its canonical sequences, and the
     (parent, move) of the duplicates found at each level (their parent is a canonical sequence one shorter)."""
     cells = nb.shape[0]
-    states = np.arange(cells, dtype=np.uint8)[None, :]
+    states = np.arange(cells, dtype=np.uint8)[None, :].copy()
     blank = np.array([p], dtype=np.int64)
     last = np.array([-1], dtype=np.int64)
-    previous = states[:0]
+    key = np.array([np.bitwise_xor.reduce(zobrist[np.arange(cells), np.arange(cells)])], dtype=np.int64)
+    before = states[:0].copy()
+    before_key = key[:0].copy()
     levels = [(np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int64))]
     dups = [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))]
     for _ in range(depth):
-        parents, moves = [], []
-        for m in range(4):
-            ok = (nb[blank, m] >= 0) & (last != 3 - m)
-            idx = np.flatnonzero(ok)
-            parents.append(idx)
-            moves.append(np.full(idx.size, m, dtype=np.int64))
-        parent = np.concatenate(parents)
-        move = np.concatenate(moves)
-        order = np.argsort(parent * 4 + move, kind="stable")  # the move order, parent by parent
-        parent, move = parent[order], move[order]
-        src = blank[parent]
-        dst = nb[src, move]
-        child = states[parent].copy()
-        rows = np.arange(parent.size)
-        child[rows, src] = child[rows, dst]
-        child[rows, dst] = p  # the blank's label
-        keys = _void_rows(np.concatenate([previous, child]))
-        _, first = np.unique(keys, return_index=True)
-        new = np.zeros(keys.size, dtype=bool)
-        new[first] = True
-        new = new[previous.shape[0]:]
-        dups.append((parent[~new], move[~new]))
-        levels.append((parent[new], move[new]))
-        previous = states
-        states, blank, last = child[new], dst[new], move[new]
+        nxt, nblank, nlast, nkey, cp, cm, dp, dm = _next_level(nb, p, states, blank, last, key, before, before_key,
+                                                              zobrist)
+        levels.append((cp, cm))
+        dups.append((dp, dm))
+        before, before_key = states, key
+        states, blank, last, key = nxt, nblank, nlast, nkey
         if states.shape[0] == 0:
             break
     return levels, dups
@@ -124,13 +192,12 @@ def _enumerate_cell(nb: np.ndarray, p: int, depth: int):
 
 def build_automaton(board: Board, depth: int) -> MoveAutomaton:
     """The automaton of ``board`` for the duplicates of at most ``depth`` moves (see the module docstring)."""
-    depth = int(depth)
-    if not 2 <= depth <= MAX_DEPTH:
-        raise PruningError(f"the automaton's depth must be between 2 and {MAX_DEPTH}, not {depth}")
+    depth = check_depth(depth)
     if board.n > 255:
         raise PruningError(f"a board of {board.n} cells is too large for the automaton")
     nb = board.neighbours()
     cells = board.n
+    zobrist = _zobrist(cells)
     # trie nodes: the roots (one per cell) first; then per cell and level the canonical sequences that are
     # prefixes of a duplicate, and the duplicates (terminal)
     node_parent = [np.full(cells, -1, dtype=np.int64)]
@@ -140,7 +207,7 @@ def build_automaton(board: Board, depth: int) -> MoveAutomaton:
     count = cells
     duplicates = 0
     for p in range(cells):
-        levels, dups = _enumerate_cell(nb, p, depth)
+        levels, dups = _enumerate_cell(nb, p, depth, zobrist)
         # which canonical sequences lead to a duplicate (walk up from the duplicates' parents)
         needed = [np.zeros(lp.size, dtype=bool) for lp, _ in levels]
         for k in range(len(levels) - 1, -1, -1):
@@ -236,6 +303,48 @@ def _breadth_first(table: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, n
     return out, number[starts]
 
 
+@njit(cache=True)
+def _refined(table, cls):
+    """One round of Moore's partition refinement: states get the same new class when they have the same
+    class and their moves lead to the same classes (``PRUNED`` a class of its own).  Returns the new classes
+    and their count."""
+    n = table.shape[0]
+    size = 1
+    while size < 2 * n:
+        size *= 2
+    mask = size - 1
+    slots = np.full(size, -1, dtype=np.int64)  # a representative state per signature seen
+    new = np.empty(n, dtype=np.int64)
+    count = 0
+    sig = np.empty(5, dtype=np.int64)
+    for s in range(n):
+        sig[0] = cls[s]
+        h = cls[s] * 0x9E3779B97F4A7C15
+        for m in range(4):
+            t = table[s, m]
+            sig[m + 1] = cls[t] if t >= 0 else -1
+            h = (h ^ (sig[m + 1] + 1)) * 0xBF58476D1CE4E5B9
+        slot = (h ^ (h >> 31)) & mask
+        while True:
+            r = slots[slot]
+            if r < 0:
+                slots[slot] = s
+                new[s] = count
+                count += 1
+                break
+            same = cls[r] == sig[0]
+            for m in range(4):
+                if not same:
+                    break
+                t = table[r, m]
+                same = (cls[t] if t >= 0 else -1) == sig[m + 1]
+            if same:
+                new[s] = new[r]
+                break
+            slot = (slot + 1) & mask
+    return new, count
+
+
 def _minimized(table: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The minimal automaton of the same language (Moore's partition refinement: states stay together while
     their transitions lead to the same classes); a smaller table is one the search keeps in cache."""
@@ -243,13 +352,7 @@ def _minimized(table: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.nd
     cls = np.zeros(n, dtype=np.int64)
     count = 1
     while True:
-        succ = np.where(table >= 0, cls[np.maximum(table, 0)], PRUNED) + 1
-        new = cls
-        for m in range(4):  # the signature (class, classes after each move), one pair at a time
-            _, new = np.unique(new * (n + 2) + succ[:, m], return_inverse=True)
-            new = new.ravel()
-        new_count = int(new.max()) + 1
-        cls = new
+        cls, new_count = _refined(table, cls)
         if new_count == count:
             break
         count = new_count
@@ -267,7 +370,7 @@ def _minimized(table: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.nd
 def automaton_for(board: Board, depth: int | None = None) -> MoveAutomaton:
     """The automaton of ``board``'s shape (built once per process; it does not depend on the goal) for
     duplicates of up to ``depth`` moves (default :func:`default_depth`)."""
-    return _automaton(board.width, board.height, default_depth(board) if depth is None else int(depth))
+    return _automaton(board.width, board.height, default_depth(board) if depth is None else check_depth(depth))
 
 
 @functools.lru_cache(maxsize=8)
@@ -303,6 +406,13 @@ def with_pruning(heuristic, pruning: str = "fsm", depth: int | None = None):
     return PrunedHeuristic(heuristic, automaton_for(heuristic.board, depth))
 
 
+def check_depth(depth) -> int:
+    """``depth`` as an int, refused unless it is a depth the automaton can be built for."""
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or not 2 <= depth <= MAX_DEPTH:
+        raise PruningError(f"the automaton's depth must be a whole number from 2 to {MAX_DEPTH}, not {depth!r}")
+    return int(depth)
+
+
 def check_pruning(pruning: str) -> str:
     if pruning not in PRUNING_RULES:
         raise PruningError(f"pruning {pruning!r}: choose {' or '.join(PRUNING_RULES)}")
@@ -310,4 +420,4 @@ def check_pruning(pruning: str) -> str:
 
 
 __all__ = ["MoveAutomaton", "PruningError", "PRUNED", "PRUNING_RULES", "build_automaton", "automaton_for",
-           "default_depth", "check_pruning", "with_pruning", "PrunedHeuristic"]
+           "default_depth", "check_depth", "check_pruning", "with_pruning", "PrunedHeuristic"]

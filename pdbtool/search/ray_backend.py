@@ -134,7 +134,7 @@ class RaySolver(Solver):
         super().__init__(board, heuristic=options.heuristic, partition=options.partition, reflect=options.reflect,
                          cache=cache, cache_dir=options.cache_dir, threads=options.threads, notify=notify,
                          dynamic=options.dynamic, encoding=options.encoding, group=options.group,
-                         blank=options.blank, pruning=options.pruning)
+                         blank=options.blank, pruning=options.pruning, fsm_depth=options.fsm_depth)
         self.files = cache.files  # the table files the workers need
         self.address, self.num_cpus, self.notify = address, num_cpus, notify
         node_dir = options.cache_dir if node_cache_dir is _SAME else node_cache_dir

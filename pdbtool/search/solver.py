@@ -85,17 +85,21 @@ class Solver:
       kernel :mod:`pdbtool.heuristics.encoded`); ``mod3`` and ``parity`` need ``blank="ignored"``.  Lossless
       encodings give the byte encoding's node counts and solutions.
     * ``pruning``: ``parent`` or ``fsm`` (:mod:`pdbtool.search.move_automaton`); default: the board's
-      (:func:`pdbtool.registry.default_pruning`: ``fsm`` on 5x5, ``parent`` elsewhere).
+      (:func:`pdbtool.registry.default_pruning`: ``fsm`` on 5x5, ``parent`` elsewhere).  ``fsm_depth``: the
+      longest duplicates the automaton prunes (default :func:`pdbtool.search.move_automaton.default_depth`).
     """
 
     def __init__(self, board: Board | None = None, heuristic: str = "pdb", partition=None, reflect: bool = True,
                  cache=None, cache_dir=None, tables: Sequence[np.ndarray] | None = None,
                  threads: int | None = None, notify: Callable[[str], None] | None = None,
                  dynamic: str | None = None, search_threads: int = 1, encoding: str = "byte",
-                 group: int | None = None, blank: str = "minimized", pruning: str | None = None):
-        from .move_automaton import check_pruning, with_pruning
+                 group: int | None = None, blank: str = "minimized", pruning: str | None = None,
+                 fsm_depth: int | None = None):
+        from .move_automaton import check_depth, check_pruning, default_depth, with_pruning
 
         self.pruning = check_pruning(pruning) if pruning is not None else None
+        if fsm_depth is not None:
+            check_depth(fsm_depth)
         try:
             entry = registry.heuristic(heuristic)
             registry.choose("blank rule", registry.BLANK_RULES, blank)
@@ -154,13 +158,20 @@ class Solver:
                                           encoding_params=enc_params, partition=part, plan=plan, blank=blank,
                                           dynamic=self.dynamic, cache=cache, cache_dir=cache_dir, threads=threads,
                                           notify=notify)
-        self.heuristic = with_pruning(heuristic_object, self.pruning)  # the parent rule: the heuristic itself
+        if fsm_depth is not None and self.pruning != "fsm":
+            raise SolverError(f"an automaton's depth applies to --pruning fsm, and {board.dims} searches with "
+                              f"{self.pruning} by default")
+        self.fsm_depth = (int(fsm_depth) if fsm_depth is not None else default_depth(board)) \
+            if self.pruning == "fsm" else None
+        # the parent rule: the heuristic itself
+        self.heuristic = with_pruning(heuristic_object, self.pruning, self.fsm_depth)
         self.nb = board.neighbours()
         self.goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
         self.search_threads = _check_search_threads(search_threads)
 
     _warm = False
     _catalogue = False
+    fsm_depth: int | None = None
 
     def warm_up(self) -> None:
         """Load (or compile) the kernel now, so that the first instance's seconds count search only."""
@@ -246,9 +257,12 @@ class Solver:
         """What a checkpoint of the search of ``state`` is written for (:func:`checkpoint.search_identity`):
         the board, goal and state, the heuristic's label, the options that change the counts, and the tables'
         identities (their files' checksums, or those of the arrays given)."""
-        from .checkpoint import search_identity, tables_identity
+        from .checkpoint import LEGACY_FSM_DEPTH, search_identity, tables_identity
 
         options = {"pruning": getattr(self, "pruning", None)}
+        # another depth prunes another tree, so splits other units; a checkpoint without one is of the legacy depth
+        if self.fsm_depth is not None and self.fsm_depth != LEGACY_FSM_DEPTH:
+            options["fsm_depth"] = self.fsm_depth
         return search_identity(self.board, state, self.label, options,
                                tables_identity(getattr(self, "_keep", None), self.heuristic))
 
@@ -325,6 +339,7 @@ class SolveOptions:
     group: int | None = None
     blank: str = "minimized"
     pruning: str | None = None         # None: the board's default (registry.default_pruning)
+    fsm_depth: int | None = None       # None: the board's default (move_automaton.default_depth)
     checkpoint: str | None = None      # a file recording the search (pdbtool.search.checkpoint), one at a time
     checkpoint_every: float = 60.0     # seconds between its records
 
@@ -366,7 +381,7 @@ class SolverPool:
         return Solver(board, heuristic=o.heuristic, partition=o.partition, reflect=o.reflect,
                       cache_dir=o.cache_dir, threads=o.threads, notify=self.notify, dynamic=o.dynamic,
                       search_threads=o.search_threads, encoding=o.encoding, group=o.group, blank=o.blank,
-                      pruning=o.pruning)
+                      pruning=o.pruning, fsm_depth=o.fsm_depth)
 
     def solve(self, inst, progress: Callable[[int, int, int], None] | None = None) -> SolveResult:
         """Solve one ``instances.Instance``; input and setup errors come back in ``result.error``."""
