@@ -30,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 from pdbtool.puzzle.board import Board  # noqa: E402
 from pdbtool.puzzle.instances import load_instances  # noqa: E402
 from pdbtool.search.driver import FOUND, INF, ITERATION_DONE, Search  # noqa: E402
-from pdbtool.search.move_automaton import build_automaton, PrunedHeuristic  # noqa: E402
+from pdbtool.search.automata import PrunedHeuristic  # noqa: E402
+from pdbtool.search.move_automaton import build_automaton  # noqa: E402
 from pdbtool.search.solver import Solver  # noqa: E402
 
 from _results import RESULTS, load_average, metadata  # noqa: E402

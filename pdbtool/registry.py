@@ -114,6 +114,18 @@ def default_pruning(dims: str) -> str:
     return DEFAULT_PRUNING_BY_DIMS.get(dims, DEFAULT_PRUNING)
 
 
+# the longest duplicates the automaton prunes (``--fsm-depth``): longer ones prune more nodes, but the
+# automaton grows about fivefold per two moves (slower to build, more cache misses per node)
+DEFAULT_FSM_DEPTH = 12
+# on the 24-puzzle's long searches a deeper one pays (docs/pruning.md); it is kept in the table cache
+DEFAULT_FSM_DEPTH_BY_DIMS = {"5x5": 16}
+
+
+def default_fsm_depth(dims: str) -> int:
+    """The automaton's depth on a board of ``dims`` when none is asked for."""
+    return DEFAULT_FSM_DEPTH_BY_DIMS.get(dims, DEFAULT_FSM_DEPTH)
+
+
 def choose(kind: str, names, name: str):
     """``name``'s entry in ``names`` (one of the kinds above; the name itself where they are a tuple), or a
     one-line error that lists the choices."""
@@ -138,5 +150,6 @@ def help_text(names: dict) -> str:
 
 __all__ = ["RegistryError", "Heuristic", "HEURISTIC_INPUTS", "HEURISTICS", "DEFAULT_HEURISTIC", "BLANK_RULES",
            "DEFAULT_BLANK", "ENCODINGS", "DEFAULT_ENCODING", "DYNAMIC_SETS", "DEFAULT_DYNAMIC_SET", "PRUNING_RULES",
-           "DEFAULT_PRUNING", "DEFAULT_PRUNING_BY_DIMS", "default_pruning", "choose",
+           "DEFAULT_PRUNING", "DEFAULT_PRUNING_BY_DIMS", "default_pruning",
+           "DEFAULT_FSM_DEPTH", "DEFAULT_FSM_DEPTH_BY_DIMS", "default_fsm_depth", "choose",
            "heuristic", "heuristics_with", "help_text"]

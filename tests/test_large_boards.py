@@ -366,8 +366,8 @@ def test_partition_files_for_4x5_and_4x8_cover_their_boards():
 def test_24_puzzle_smoke(cache):
     board = Board(5, 5)
     s = random_walk(board, 44, 24)
-    md = Solver(board, heuristic="manhattan").solve(s)
-    small = Solver(board, partition=blocks(board, 3), reflect=True, cache=cache)
+    md = Solver(board, heuristic="manhattan", pruning="parent").solve(s)
+    small = Solver(board, partition=blocks(board, 3), reflect=True, cache=cache, fsm_depth=12)
     assert small.reflect
     r = small.solve(s, threads=2)
     assert r.length == md.length >= 20

@@ -14,8 +14,8 @@ from pdbtool.heuristics.linear_conflict import LinearConflict
 from pdbtool.heuristics.manhattan import Manhattan
 from pdbtool.puzzle.board import Board
 from pdbtool.search.driver import FOUND, ITERATION_DONE, R_BOUND, RUNNING, Search, SearchFault
-from pdbtool.search.move_automaton import (PRUNED, PruningError, build_automaton, automaton_for,
-                                           with_pruning)
+from pdbtool.search.automata import automaton_for, with_pruning
+from pdbtool.search.move_automaton import PRUNED, PruningError, build_automaton
 from pdbtool.search.parallel import parallel_search
 from pdbtool.search.solution_check import check_solution, is_consistent
 from pdbtool.search.solver import Solver, replay
@@ -260,6 +260,18 @@ def test_a_deeper_automaton_prunes_more_and_keeps_the_lengths():
     for bad in (1, 25, "12", 12.0, True):
         with pytest.raises(PruningError, match="whole number from 2 to 24"):
             Solver(board, heuristic="manhattan", pruning="fsm", fsm_depth=bad)
+
+
+def test_an_automaton_larger_than_the_memory_is_a_one_line_error(monkeypatch):
+    """A depth whose automaton would not fit is refused before the allocation that would not fit (a killed
+    process would be the alternative), naming the board, the depth and the option."""
+    from pdbtool.tables import resources
+
+    monkeypatch.setattr(resources, "available_memory", lambda: 200_000)
+    build_automaton(Board(2, 3), 6)   # small enough
+    with pytest.raises(PruningError, match=r"of 3x3 for duplicates of up to 14 moves needs more memory .* "
+                                           r"choose a smaller --fsm-depth"):
+        build_automaton(Board(3, 3), 14)
 
 
 def test_fsm_depth_on_the_command_line(tmp_path):

@@ -273,7 +273,10 @@ def test_three_by_four_and_five_by_five_like_serial(cluster, cache_dir):
     small = ray_solver(Board(4, 3), SolveOptions(heuristic="linear-conflict", cache_dir=str(cache_dir)))
     for seed in range(4):
         check_like_serial(small, random_walk(Board(4, 3), 80, seed))
-    large = ray_solver(Board(5, 5), SolveOptions(heuristic="linear-conflict", cache_dir=str(cache_dir)))
+    # an automaton deep enough to be kept in the cache, which the workers read (5x5's default is deeper,
+    # slower to build)
+    large = ray_solver(Board(5, 5), SolveOptions(heuristic="linear-conflict", cache_dir=str(cache_dir),
+                                                 fsm_depth=14))
     check_like_serial(large, random_walk(Board(5, 5), 30, 7))
 
 

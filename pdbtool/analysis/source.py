@@ -36,8 +36,9 @@ def open_heuristic(name: str, board: Board | None = None, partition: str | None 
             raise MissingTableError(f"the table of pattern {p} is not in the cache ({missing[0].path}): build it "
                                     f"with: pdbtool build --partition {partition or part.name} --blank {blank}")
         board = part.board
+    # the heuristic alone: the analyses model the parent rule's tree, so no move automaton is built
     solver = Solver(board, heuristic=name, partition=partition, reflect=reflect, cache=cache, cache_dir=cache_dir,
-                    dynamic=dynamic, blank=blank)
+                    dynamic=dynamic, blank=blank, pruning="parent")
     return solver.heuristic, solver.label
 
 

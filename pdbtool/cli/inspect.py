@@ -18,7 +18,7 @@ from ..errors import PdbtoolError
 @user_errors
 def command(files, partition, pattern, board_dims, goal, blank, encoding, group, cache_dir, as_json):
     """Show the header, size, checksum status and histogram of table FILES (pattern tables *.pdb in any
-    encoding, the dynamic sets' *.ddb files) or of a partition's cached tables."""
+    encoding, the dynamic sets' *.ddb files, the move automata *.fsm) or of a partition's cached tables."""
     from ..tables.checks import describe_any, format_any
 
     paths = list(files)
@@ -48,17 +48,19 @@ def command(files, partition, pattern, board_dims, goal, blank, encoding, group,
         raise PdbtoolError("nothing to inspect: give table files, --partition NAME or --pattern LIST")
     for i, path in enumerate(paths):
         from ..hanoi4.tables import is_hanoi_table
+        from ..search.automata import describe_automaton, format_automaton, is_automaton_file
         if is_hanoi_table(path):  # the four-peg Towers of Hanoi's tables describe themselves
             from ._hanoi4 import inspect_file
             inspect_file(path, as_json, first=i == 0)
             continue
-        info = describe_any(path)
+        automaton = is_automaton_file(path)  # a move automaton of --pruning fsm
+        info = describe_automaton(path) if automaton else describe_any(path)
         if as_json:
             click.echo(json.dumps(info))
         else:
             if i:
                 click.echo("")
-            click.echo(format_any(info))
+            click.echo(format_automaton(info) if automaton else format_any(info))
 
 
 from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4 hands the arguments to that domain)

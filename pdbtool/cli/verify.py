@@ -31,7 +31,8 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
     against payload and file), the xxhash64 checksum, the identity (the table asked for), the goal at 0, the
     values within the header's max, the consistency of sampled (or, with --full, all) placements, and,
     with --rebuild, a byte-for-byte comparison with a fresh build.  The dynamic sets' pair and triple
-    files (*.ddb) get the same checks, with groups recomputed by a small search for consistency.
+    files (*.ddb) get the same checks, with groups recomputed by a small search for consistency; a move
+    automaton (*.fsm, kept by --pruning fsm) is rebuilt and compared.
     Exit status 0 when every table passes, 3 when one fails, 1 when one cannot be read, 2 for a usage error.
 
     \b
@@ -72,8 +73,11 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
     reports = []
     for path, expected, by_name in jobs:
         from ..hanoi4.tables import is_hanoi_table, verify_file as verify_hanoi
+        from ..search.automata import is_automaton_file, verify_automaton_file
         if expected is None and is_hanoi_table(path):  # a four-peg Towers of Hanoi table
             report = verify_hanoi(path, samples, full, rebuild, threads, seed)
+        elif expected is None and is_automaton_file(path):  # a move automaton: rebuilt and compared
+            report = verify_automaton_file(path)
         elif expected is not None and not path.exists():
             report = missing_report(path, f"not in the cache: run 'pdbtool build --partition {partition} "
                                           f"--blank {blank}'")

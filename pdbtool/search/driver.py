@@ -318,7 +318,7 @@ class Search:
     stack depth (default ``DEFAULT_CAPACITY``).  :meth:`step` runs the driver.
 
     A heuristic that carries a move-pruning automaton (``heuristic.automaton``, see
-    :func:`pdbtool.search.move_automaton.with_pruning`) has its moves pruned by it.  ``path``: the blank's
+    :func:`pdbtool.search.automata.with_pruning`) has its moves pruned by it.  ``path``: the blank's
     moves from the instance's start to ``tiles`` (a unit of work's root): the automaton's state at the root
     is that at the end of the path, and the move into the root is its last (``root_prev`` is then ignored),
     so a unit prunes as the serial search does below the same node."""

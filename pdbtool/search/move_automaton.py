@@ -27,7 +27,6 @@ exactly as the serial search does.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -166,7 +165,7 @@ def _next_level(nb, p, states, blank, last, key, before, before_key, zobrist):
             can_parent[:count].copy(), can_move[:count].copy(), dup_parent[:ndup].copy(), dup_move[:ndup].copy())
 
 
-def _enumerate_cell(nb: np.ndarray, p: int, depth: int, zobrist: np.ndarray):
+def _enumerate_cell(nb: np.ndarray, p: int, depth: int, zobrist: np.ndarray, what: str):
     """The canonical tree of cell ``p``: per level the (parent, move) of its canonical sequences, and the
     (parent, move) of the duplicates found at each level (their parent is a canonical sequence one shorter)."""
     cells = nb.shape[0]
@@ -178,7 +177,10 @@ def _enumerate_cell(nb: np.ndarray, p: int, depth: int, zobrist: np.ndarray):
     before_key = key[:0].copy()
     levels = [(np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int64))]
     dups = [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))]
-    for _ in range(depth):
+    for k in range(depth):
+        # the level's arrays: rows and keys of two levels, the open-addressing slots, the children's columns
+        entries = before.shape[0] + 4 * states.shape[0]
+        _check_room(entries * (cells + 8 + 32) + 4 * states.shape[0] * 56, what, f"{k + 1} moves from cell {p}")
         nxt, nblank, nlast, nkey, cp, cm, dp, dm = _next_level(nb, p, states, blank, last, key, before, before_key,
                                                               zobrist)
         levels.append((cp, cm))
@@ -190,6 +192,18 @@ def _enumerate_cell(nb: np.ndarray, p: int, depth: int, zobrist: np.ndarray):
     return levels, dups
 
 
+def _check_room(need: int, what: str, where: str) -> None:
+    """Refuse to allocate ``need`` bytes more than this process may use: a one-line error (a deeper
+    automaton than the memory allows), not a process killed by the system."""
+    from ..tables.resources import available_memory
+
+    have = available_memory()
+    if have is not None and need > have:
+        raise PruningError(f"the move automaton {what} needs more memory than is available (about "
+                           f"{need / 2**30:.1f} GiB more at {where}, {have / 2**30:.1f} GiB free): choose a "
+                           f"smaller --fsm-depth")
+
+
 def build_automaton(board: Board, depth: int) -> MoveAutomaton:
     """The automaton of ``board`` for the duplicates of at most ``depth`` moves (see the module docstring)."""
     depth = check_depth(depth)
@@ -198,6 +212,7 @@ def build_automaton(board: Board, depth: int) -> MoveAutomaton:
     nb = board.neighbours()
     cells = board.n
     zobrist = _zobrist(cells)
+    what = f"of {board.dims} for duplicates of up to {depth} moves"
     # trie nodes: the roots (one per cell) first; then per cell and level the canonical sequences that are
     # prefixes of a duplicate, and the duplicates (terminal)
     node_parent = [np.full(cells, -1, dtype=np.int64)]
@@ -207,7 +222,7 @@ def build_automaton(board: Board, depth: int) -> MoveAutomaton:
     count = cells
     duplicates = 0
     for p in range(cells):
-        levels, dups = _enumerate_cell(nb, p, depth, zobrist)
+        levels, dups = _enumerate_cell(nb, p, depth, zobrist, what)
         # which canonical sequences lead to a duplicate (walk up from the duplicates' parents)
         needed = [np.zeros(lp.size, dtype=bool) for lp, _ in levels]
         for k in range(len(levels) - 1, -1, -1):
@@ -235,6 +250,8 @@ def build_automaton(board: Board, depth: int) -> MoveAutomaton:
             node_terminal.append(np.ones(dp.size, dtype=bool))
             count += dp.size
             duplicates += dp.size
+    # the trie's columns and the Aho–Corasick tables below, then the minimization's
+    _check_room(count * 8 * 22, what, "the trie of the duplicates")
     parent = np.concatenate(node_parent)
     move = np.concatenate(node_move)
     ndepth = np.concatenate(node_depth)
@@ -367,43 +384,10 @@ def _minimized(table: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.nd
     return out, renumber[cls[starts]]
 
 
-def automaton_for(board: Board, depth: int | None = None) -> MoveAutomaton:
-    """The automaton of ``board``'s shape (built once per process; it does not depend on the goal) for
-    duplicates of up to ``depth`` moves (default :func:`default_depth`)."""
-    return _automaton(board.width, board.height, default_depth(board) if depth is None else check_depth(depth))
-
-
-@functools.lru_cache(maxsize=8)
-def _automaton(width: int, height: int, depth: int) -> MoveAutomaton:
-    return build_automaton(Board(width, height), depth)
-
-
 def default_depth(board: Board) -> int:
-    """The duplicates' length the automaton is built for by default on ``board``: longer ones prune more
-    nodes but make a larger table, slower to build and to read (chosen by measurement: docs/pruning.md)."""
-    return 12
-
-
-class PrunedHeuristic:
-    """``heuristic`` with a move-pruning automaton that the driver applies (``automaton``); everything else
-    is the heuristic's own."""
-
-    def __init__(self, heuristic, automaton: MoveAutomaton):
-        if (automaton.board.width, automaton.board.height) != (heuristic.board.width, heuristic.board.height):
-            raise PruningError(f"an automaton of {automaton.board.dims} for a heuristic of {heuristic.board.dims}")
-        self.heuristic = heuristic
-        self.automaton = automaton
-
-    def __getattr__(self, name):
-        return getattr(self.heuristic, name)
-
-
-def with_pruning(heuristic, pruning: str = "fsm", depth: int | None = None):
-    """``heuristic`` as the driver should search with it under the ``pruning`` rule: ``parent`` (never undo
-    the last move: the heuristic itself) or ``fsm`` (also the duplicates of :func:`automaton_for`)."""
-    if check_pruning(pruning) == "parent":
-        return heuristic
-    return PrunedHeuristic(heuristic, automaton_for(heuristic.board, depth))
+    """The duplicates' length the automaton is built for by default on ``board``
+    (:func:`pdbtool.registry.default_fsm_depth`, chosen by measurement: docs/pruning.md)."""
+    return registry.default_fsm_depth(board.dims)
 
 
 def check_depth(depth) -> int:
@@ -419,5 +403,5 @@ def check_pruning(pruning: str) -> str:
     return pruning
 
 
-__all__ = ["MoveAutomaton", "PruningError", "PRUNED", "PRUNING_RULES", "build_automaton", "automaton_for",
-           "default_depth", "check_depth", "check_pruning", "with_pruning", "PrunedHeuristic"]
+__all__ = ["MoveAutomaton", "PruningError", "PRUNED", "PRUNING_RULES", "MAX_DEPTH", "build_automaton",
+           "default_depth", "check_depth", "check_pruning"]

@@ -95,7 +95,8 @@ class Solver:
                  dynamic: str | None = None, search_threads: int = 1, encoding: str = "byte",
                  group: int | None = None, blank: str = "minimized", pruning: str | None = None,
                  fsm_depth: int | None = None):
-        from .move_automaton import check_depth, check_pruning, default_depth, with_pruning
+        from .automata import with_pruning
+        from .move_automaton import check_depth, check_pruning, default_depth
 
         self.pruning = check_pruning(pruning) if pruning is not None else None
         if fsm_depth is not None:
@@ -163,8 +164,12 @@ class Solver:
                               f"{self.pruning} by default")
         self.fsm_depth = (int(fsm_depth) if fsm_depth is not None else default_depth(board)) \
             if self.pruning == "fsm" else None
+        if self.pruning == "fsm" and cache is None:  # where a deep automaton is kept
+            from ..tables.cache import TableCache
+
+            cache = TableCache(cache_dir, notify=notify)
         # the parent rule: the heuristic itself
-        self.heuristic = with_pruning(heuristic_object, self.pruning, self.fsm_depth)
+        self.heuristic = with_pruning(heuristic_object, self.pruning, self.fsm_depth, cache)
         self.nb = board.neighbours()
         self.goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
         self.search_threads = _check_search_threads(search_threads)

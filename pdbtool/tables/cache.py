@@ -383,7 +383,8 @@ class TableCache:
                                  table_loader(pattern, blank, encoding, params), write, force=force)
 
     def entries(self) -> list[Path]:
-        """The table files in the cache: pattern tables (``*.pdb``) and the dynamic sets' files (``*.ddb``)."""
+        """The table files in the cache: pattern tables (``*.pdb``), the dynamic sets' files (``*.ddb``) and
+        the move automata (``*.fsm``)."""
         if not self.dir.exists():
             return []
-        return sorted(list(self.dir.glob("*.pdb")) + list(self.dir.glob("*.ddb")))
+        return sorted(p for suffix in ("pdb", "ddb", "fsm") for p in self.dir.glob(f"*.{suffix}"))

@@ -45,7 +45,8 @@ _ALIGN = 64
 REQUIRED_KEYS = ("width", "height", "goal", "tiles", "blank", "encoding", "entries", "payload_dtype",
                  "payload_bytes")
 # the keys of the tables of other domains, by the header's "kind" (a tile table has none)
-KIND_KEYS = {"hanoi4": ("disks", "target", "layout", "encoding", "entries", "payload_dtype", "payload_bytes")}
+KIND_KEYS = {"hanoi4": ("disks", "target", "layout", "encoding", "entries", "payload_dtype", "payload_bytes"),
+             "move-automaton": ("width", "height", "depth", "states", "entries", "payload_dtype", "payload_bytes")}
 # A header is a few hundred bytes; the cap keeps a crafted length from making the reader allocate and parse
 # megabytes (numpy caps its .npy headers for the same reason).
 MAX_HEADER_BYTES = 1 << 16
@@ -274,6 +275,10 @@ _COMMON: dict[str, _FieldCheck] = {
     "description": (lambda v: _short_text(v, 2000), "text"),
     "conversion": (lambda v: isinstance(v, dict), "an object"),
     "layers": (lambda v: isinstance(v, (list, dict, int)) and not isinstance(v, bool), "a list of layer sizes"),
+    # the move automata's files
+    "depth": (lambda v: _whole(v, 2, 64), "a whole number from 2 to 64"),
+    "states": (_whole, "a count"),
+    "duplicates": (_whole, "a count"),
     # the dynamic tables' files
     "group_size": (lambda v: _whole(v, 1, 8), "a whole number from 1 to 8"),
     "groups": (_whole, "a count"),
