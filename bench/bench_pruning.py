@@ -195,7 +195,7 @@ def main(argv=None) -> int:
     if args.quick:
         korf = korf[:20]
     if "7-8" in only:
-        solver = Solver(board16, partition="15-7-8", cache_dir=args.cache_dir)
+        solver = Solver(board16, partition="15-7-8", cache_dir=args.cache_dir, pruning="parent")
         result["korf100_15_7_8"] = korf100(variants(solver.heuristic, board16, depths), korf, "15-7-8+reflect")
     if "manhattan" in only:
         counts = {}
@@ -204,13 +204,14 @@ def main(argv=None) -> int:
                 ident, count = line.split()[:2]
                 counts[ident] = int(count)
         cheap = [i for i in korf if counts.get(str(i.id), INF) <= args.md_max_nodes]
-        solver = Solver(board16, heuristic="manhattan")
+        solver = Solver(board16, heuristic="manhattan", pruning="parent")
         result["korf100_manhattan"] = korf100(variants(solver.heuristic, board16, depths), cheap,
                                               f"manhattan (1985 count <= {args.md_max_nodes:,})")
         result["korf100_manhattan"]["md_max_nodes"] = args.md_max_nodes
     if "24" in only:
         board25 = Board(5, 5)
-        solver = Solver(board25, partition="24-6-6-6-6", cache_dir=args.cache_dir)
+        solver = Solver(board25, partition="24-6-6-6-6", cache_dir=args.cache_dir,
+                        pruning="parent")  # the heuristic alone: the variants add the automata
         insts = load_instances(args.korf24, board25)[:2 if args.quick else args.count24]
         result["korf24_6666"] = puzzle24(variants(solver.heuristic, board25, depths), insts,
                                          args.nodes24 // (4 if args.quick else 1))

@@ -703,13 +703,16 @@ def frontier_target_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
-FRONTIER = ["frontier_24_catalogue", "frontier_24_cat7"]
+FRONTIER = ["frontier_24_catalogue", "frontier_24_cat7", "frontier_24_fsm_depth"]
 
 
-@section("The 24-puzzle: zero-aware tables and catalogues", FRONTIER, "python bench/run.py --only 24")
+@section("The 24-puzzle: zero-aware tables, catalogues and the automaton's depth", FRONTIER,
+         "python bench/run.py --only 24")
 def frontier_section(plots: Plots, *files) -> str:
-    out = ["Each configuration on the same instances, one thread, in turn (`bench/bench_24.py`; "
-           "[frontier-24.md](frontier-24.md) says what the configurations are):\n\n"]
+    out = ["Each configuration on the same instances, in turn, on the threads of the run's command "
+           "(`bench/bench_24.py`; [frontier-24.md](frontier-24.md) says what the configurations are). "
+           "`fsm` is the automaton of the default depth at the run's commit (12 before 5x5's became 16), "
+           "`fsmL` that of depth L:\n\n"]
     for name, data in zip(FRONTIER, files):
         if not data:
             continue

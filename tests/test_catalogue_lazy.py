@@ -142,7 +142,7 @@ def test_lazy_rule_searches_3x4_states_exactly_like_the_plain_evaluation(cache, 
 @pytest.mark.parametrize("pruning", ["parent", "fsm"])
 def test_lazy_rule_searches_5x5_walks_exactly_like_the_plain_evaluation(cache, pruning):
     board = Board(5, 5)
-    depth = {"fsm": 12} if pruning == "fsm" else {}  # the lazy rule, not the automaton's depth, is under test
+    depth = {"fsm_depth": 12} if pruning == "fsm" else {}  # the lazy rule, not the automaton's depth, is under test
     lazy, plain = _lazy_and_plain(board, CAT_5X5, "zero-aware", cache, pruning=pruning, **depth)
     for seed in range(3):
         _same_search(lazy, plain, _walk(board, 36, seed))

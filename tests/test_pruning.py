@@ -254,6 +254,7 @@ def test_a_deeper_automaton_prunes_more_and_keeps_the_lengths():
         fewer += runs[0].nodes_generated > runs[2].nodes_generated
     assert fewer == 3
     assert Solver(board, heuristic="manhattan", pruning="fsm").fsm_depth == 12   # the default
+    assert [solvers[d].label for d in (8, 14)] == ["manhattan fsm8", "manhattan fsm14"]
     assert Solver(board, heuristic="manhattan").fsm_depth is None   # the parent rule on 4x4
     with pytest.raises(PdbtoolError, match="applies to --pruning fsm"):
         Solver(board, heuristic="manhattan", fsm_depth=12)

@@ -4,8 +4,9 @@ that carries one into the driver (:func:`with_pruning`).
 
 The automaton of duplicates of up to L moves takes seconds to build from L = 14 on (a million states at
 L = 16 on 5x5), and every process that searches needs it: a batch's workers, Ray's, each ``pdbtool
-solve``.  So from :data:`CACHED_FROM_DEPTH` on it is kept in the table cache as a table file (the format of :mod:`pdbtool.tables.fileformat`: magic, versioned header, xxhash64), made under
-the cache's lock by the first process that needs it (the others wait, then read it), then read by all.
+solve``.  So from :data:`CACHED_FROM_DEPTH` on it is kept in the table cache as a table file (the format
+of :mod:`pdbtool.tables.fileformat`: magic, versioned header, xxhash64), made under the cache's lock by
+the first process that needs it (the others wait, then read it), then read by all.
 
 File: ``WxH-moves-L<L>.fsm``; header ``kind`` ``move-automaton`` with the board's width and height, the
 depth, the number of states and of duplicates; payload (little-endian uint32) the transition table row by
@@ -76,8 +77,12 @@ def load_automaton(path: str | Path, board: Board | None = None, depth: int | No
     header = loaded.header
     if header.get("kind") != KIND:
         raise TableFileError(f"{path}: a {fileformat.clip(header.get('kind', 'pattern'))} file, not a move automaton")
-    width, height, file_depth = header.get("width"), header.get("height"), header.get("depth")
-    states, duplicates = header.get("states"), header.get("duplicates")
+    # checked before use: a crafted header may hold anything
+    width: Any = header.get("width")
+    height: Any = header.get("height")
+    file_depth: Any = header.get("depth")
+    states: Any = header.get("states")
+    duplicates: Any = header.get("duplicates")
     if not (_whole(width, 2, 255) and _whole(height, 2, 255) and _whole(file_depth, 2, MAX_DEPTH)
             and _whole(states, 1, 1 << 31) and _whole(duplicates, 0, 1 << 62)) or width * height > 255:
         raise TableFileError(f"{path}: damaged header (width, height, depth, states or duplicates out of range)")

@@ -189,7 +189,12 @@ class Solver:
 
     @property
     def label(self) -> str:
-        return self._label() + (" fsm" if self.pruning == "fsm" else "")
+        if self.pruning != "fsm":
+            return self._label()
+        from .checkpoint import LEGACY_FSM_DEPTH
+
+        # the automaton's depth where it is not the one "fsm" has always meant (results files carry labels)
+        return self._label() + (" fsm" if self.fsm_depth == LEGACY_FSM_DEPTH else f" fsm{self.fsm_depth}")
 
     def _label(self) -> str:
         if self.heuristic_name == "ddb":
