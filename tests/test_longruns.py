@@ -428,9 +428,14 @@ def test_a_checkpoint_of_another_search_is_refused(tmp_path, fifteen):
     assert "fsm_depth" not in fsm[12].checkpoint_identity(state)["options"]
     ck.Recorder(path, fsm[12].checkpoint_identity(state)).flush()
     ck.Recorder(path, Solver(board, heuristic="manhattan", pruning="fsm").checkpoint_identity(state)).load()
-    with pytest.raises(ck.CheckpointError, match=r"other search options \(pruning fsm with --fsm-depth 12, "
-                                                 r"not pruning fsm with --fsm-depth 14\)"):
+    with pytest.raises(ck.CheckpointError, match=r"a checkpoint of the pruning automaton of 12 moves: resume it "
+                                                 r"with --fsm-depth 12"):
         ck.Recorder(path, fsm[14].checkpoint_identity(state)).load()
+    ck.Recorder(path, fsm[14].checkpoint_identity(state)).flush()
+    with pytest.raises(ck.CheckpointError, match="automaton of 14 moves: resume it with --fsm-depth 14"):
+        ck.Recorder(path, fsm[12].checkpoint_identity(state)).load()
+    with pytest.raises(ck.CheckpointError, match=r"another heuristic \(manhattan fsm14, not linear-conflict fsm\)"):
+        ck.Recorder(path, Solver(board, heuristic="linear-conflict", pruning="fsm").checkpoint_identity(state)).load()
     path.write_text("not json")
     with pytest.raises(ck.CheckpointError, match="not a checkpoint"):
         ck.Recorder(path, one.checkpoint_identity(state)).load()

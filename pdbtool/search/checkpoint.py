@@ -136,6 +136,10 @@ class Recorder:
             return None
         mismatch = _mismatch(data["identity"], self.identity)
         if mismatch:
+            depth = _other_depth(data["identity"], self.identity)
+            if depth is not None:  # the same search with another automaton: the option resumes it
+                raise CheckpointError(f"{self.path}: a checkpoint of the pruning automaton of {depth} moves: resume "
+                                      f"it with --fsm-depth {depth}, or remove it to start this search anew")
             raise CheckpointError(f"{self.path}: a checkpoint of {mismatch}: remove it to start this search anew")
         try:
             progress = Progress.from_json(data["progress"])
@@ -296,6 +300,27 @@ def _mismatch(have: dict, want: dict) -> str | None:
                 what += f" ({_options_text(shown)}, not {_options_text(want.get(key) or {})})"
             return what
     return None
+
+
+def _fsm_depth(identity: dict) -> tuple[str, int] | None:
+    """(the label without its automaton, the automaton's depth) of a search with the pruning automaton."""
+    label, options = identity.get("heuristic"), identity.get("options")
+    if not isinstance(label, str) or not isinstance(options, dict) or options.get("pruning") != "fsm":
+        return None
+    depth = options.get("fsm_depth", LEGACY_FSM_DEPTH)
+    if not isinstance(depth, int):
+        return None
+    base = label.removesuffix(" fsm" if depth == LEGACY_FSM_DEPTH else f" fsm{depth}")
+    return base, depth
+
+
+def _other_depth(have: dict, want: dict) -> int | None:
+    """The depth of ``have``'s automaton when it is the search ``want`` asks for but for that depth."""
+    a, b = _fsm_depth(have), _fsm_depth(want)
+    if a is None or b is None or a[0] != b[0] or a[1] == b[1]:
+        return None
+    rest = ("board", "goal", "state", "tables")
+    return a[1] if all(have.get(k) == want.get(k) for k in rest) else None
 
 
 def _options_text(options: dict) -> str:
