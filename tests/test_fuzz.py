@@ -41,7 +41,7 @@ atexit.register(shutil.rmtree, WORK, True)
 
 @pytest.fixture(scope="module")
 def sound_files():
-    """Sound table files to mutate: byte tables of both blank rules (and a nibble one if it can be made)."""
+    """Sound table files to mutate: byte tables of both blank rules, a nibble one and a move automaton."""
     cache = TableCache(WORK / "cache")
     files = [cache.get(TilePattern(Board(3, 3), (1, 2)), "minimized").path,
              cache.get(TilePattern(Board(2, 3), (1, 2, 3)), "ignored").path]
@@ -49,6 +49,10 @@ def sound_files():
         files.append(cache.get(TilePattern(Board(3, 3), (1, 2)), "ignored", encoding="nibble").path)
     except TypeError:  # this cache makes byte tables only
         pass
+    from pdbtool.search.automata import CACHED_FROM_DEPTH, file_name, stored_automaton
+
+    stored_automaton(cache, Board(3, 3), CACHED_FROM_DEPTH)   # a move automaton's file
+    files.append(cache.dir / file_name(Board(3, 3), CACHED_FROM_DEPTH))
     return [(p, p.read_bytes()) for p in files]
 
 
@@ -132,11 +136,11 @@ json_value = st.recursive(st.none() | st.booleans() | st.integers(-10, 10 ** 7) 
                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
                                                                                      max_size=3),
                           max_leaves=8)
-# every header key any reader uses (pattern tables and the dynamic sets' files)
+# every header key any reader uses (pattern tables, the dynamic sets' files, the move automata)
 HEADER_KEYS = ["width", "height", "goal", "tiles", "blank", "encoding", "encoding_params", "entries", "max_value",
                "payload_dtype", "format", "pdbtool_version", "kind", "board", "conversion", "build_seconds",
                "layers", "description", "group_size", "groups", "entries_per_group", "rows", "max_excess",
-               "unreachable", "columns"]
+               "unreachable", "columns", "depth", "states", "duplicates"]
 header_key = st.sampled_from(HEADER_KEYS)
 
 
