@@ -142,6 +142,17 @@ def warm_up(processes: int, timeout: float = 600.0) -> tuple[int, list[str]]:
     return len(names), failed
 
 
+def _keep_traceback(job: str) -> str:
+    """The failing job's whole traceback in a file of the system's temporary folder (a Numba typing error
+    runs over hundreds of lines, whose cause is at the end); its path."""
+    import traceback
+
+    fd, path = tempfile.mkstemp(prefix=f"pdbtool-warmup-{job.replace(':', '-')}-", suffix=".txt")
+    with os.fdopen(fd, "w") as f:
+        f.write(traceback.format_exc())
+    return path
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] != ["--cache-dir"]:
         with tempfile.TemporaryDirectory(prefix="pdbtool-warmup-") as cache_dir:
@@ -152,7 +163,9 @@ def main(argv: list[str]) -> int:
             run_job(job, cache_dir)
         except Exception as exc:  # reported, not raised: the tests of that code say what is wrong
             detail = " ".join(str(exc).split())  # one line: the run's output shows it
-            print(f"warm-up job failed: {job}: {type(exc).__name__}: {detail[:400]}", flush=True)
+            where = _keep_traceback(job)
+            print(f"warm-up job failed: {job}: {type(exc).__name__}: {detail[:400]} (whole traceback: {where})",
+                  flush=True)
     return 0
 
 
