@@ -424,7 +424,8 @@ def test_a_checkpoint_of_another_search_is_refused(tmp_path, fifteen):
         ck.Recorder(path, two.checkpoint_identity(state)).load()
     # the automaton's depth: another depth prunes another tree (a checkpoint that names none is of depth 12)
     board = Board(3, 3)
-    fsm = {d: Solver(board, heuristic="manhattan", pruning="fsm", fsm_depth=d) for d in (12, 14)}
+    fsm = {d: Solver(board, heuristic="manhattan", pruning="fsm", fsm_depth=d, cache_dir=tmp_path / "cache")
+           for d in (12, 14)}
     assert "fsm_depth" not in fsm[12].checkpoint_identity(state)["options"]
     ck.Recorder(path, fsm[12].checkpoint_identity(state)).flush()
     ck.Recorder(path, Solver(board, heuristic="manhattan", pruning="fsm").checkpoint_identity(state)).load()
