@@ -66,26 +66,21 @@ def save_automaton(automaton: MoveAutomaton, path: str | Path, build_seconds: fl
     return fileformat.save(path, fileformat.make_header(**fields), payload)
 
 
-def _whole(value, low: int, high: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-
-
 def load_automaton(path: str | Path, board: Board | None = None, depth: int | None = None) -> MoveAutomaton:
     """The automaton of the file at ``path``; TableFileError when it is damaged, not an automaton, not of
     ``board``'s shape and ``depth`` (when given), or holds a transition that is not a state."""
-    loaded = fileformat.load(path)
+    return _load(path, board, depth)[0]
+
+
+def _load(path, board: Board | None, depth: int | None) -> tuple[MoveAutomaton, dict[str, Any]]:
+    loaded = fileformat.load(path)  # the envelope, the checksum, and the header's fields by type and range
     header = loaded.header
     if header.get("kind") != KIND:
         raise TableFileError(f"{path}: a {fileformat.clip(header.get('kind', 'pattern'))} file, not a move automaton")
-    # checked before use: a crafted header may hold anything
-    width: Any = header.get("width")
-    height: Any = header.get("height")
-    file_depth: Any = header.get("depth")
-    states: Any = header.get("states")
-    duplicates: Any = header.get("duplicates")
-    if not (_whole(width, 2, 255) and _whole(height, 2, 255) and _whole(file_depth, 2, MAX_DEPTH)
-            and _whole(states, 1, 1 << 31) and _whole(duplicates, 0, 1 << 62)) or width * height > 255:
-        raise TableFileError(f"{path}: damaged header (width, height, depth, states or duplicates out of range)")
+    width, height, file_depth, states = header["width"], header["height"], header["depth"], header["states"]
+    # the automaton's own ranges, past what the file format checks
+    if min(width, height) < 2 or width * height > 255 or file_depth > MAX_DEPTH or not 1 <= states < 1 << 31:
+        raise TableFileError(f"{path}: damaged header (width, height, depth or states out of range)")
     if board is not None and (board.width, board.height) != (width, height) or \
             depth is not None and depth != file_depth:
         raise TableFileError(f"{path}: the automaton of {width}x{height} with duplicates of up to {file_depth} "
@@ -101,7 +96,7 @@ def load_automaton(path: str | Path, board: Board | None = None, depth: int | No
             int(starts.max()) >= states:
         raise TableFileError(f"{path}: damaged table (a transition or start that is not one of its "
                              f"{states:,} states)")
-    return MoveAutomaton(Board(width, height), int(file_depth), table, starts, int(duplicates))
+    return MoveAutomaton(Board(width, height), file_depth, table, starts, header["duplicates"]), header
 
 
 def stored_automaton(cache: TableCache, board: Board, depth: int) -> MoveAutomaton:
@@ -170,8 +165,7 @@ def with_pruning(heuristic, pruning: str = "fsm", depth: int | None = None, cach
 
 def describe_automaton(path: str | Path) -> dict[str, Any]:
     """What ``pdbtool inspect`` shows of an automaton file."""
-    automaton = load_automaton(path)
-    header, _ = fileformat.read_header(path)
+    automaton, header = _load(path, None, None)
     return {"file": str(path), "kind": KIND, "board": automaton.board.dims, "depth": automaton.depth,
             "states": automaton.states, "duplicates": automaton.duplicates, "file_bytes": Path(path).stat().st_size,
             "build_seconds": header.get("build_seconds"), "pdbtool_version": header.get("pdbtool_version"),

@@ -296,8 +296,6 @@ def _mismatch(have: dict, want: dict) -> str | None:
                 what += f" ({shown}, not {want.get(key)})"
             elif key == "state" and isinstance(shown, list):
                 what += f" ({' '.join(map(str, shown))})"
-            elif key == "options" and isinstance(shown, dict):
-                what += f" ({_options_text(shown)}, not {_options_text(want.get(key) or {})})"
             return what
     return None
 
@@ -321,13 +319,6 @@ def _other_depth(have: dict, want: dict) -> int | None:
         return None
     rest = ("board", "goal", "state", "tables")
     return a[1] if all(have.get(k) == want.get(k) for k in rest) else None
-
-
-def _options_text(options: dict) -> str:
-    text = f"pruning {options.get('pruning')}"
-    if options.get("pruning") == "fsm":
-        text += f" with --fsm-depth {options.get('fsm_depth', LEGACY_FSM_DEPTH)}"
-    return text
 
 
 # the automaton's depth of the checkpoints that do not name one (written before the depth was an option)

@@ -92,7 +92,8 @@ def _next_level(nb, p, states, blank, last, key, before, before_key, zobrist):
     canonical sequences, as cell labels; ``before``: those of the level before it).  Children are taken
     parent by parent in the move order; a child whose arrangement is in ``before`` or was already reached at
     this level is a duplicate, the others are the next level.  Returns the next level (arrangements, blank
-    cells, last moves, keys) and the (parent, move) of its canonical sequences and of the duplicates."""
+    cells, keys), the (parent, move) of its canonical sequences (a move is also the sequence's last) and
+    the (parent, move) of the duplicates."""
     n, cells = states.shape
     nb_before = before.shape[0]
     cap = 4 * n
@@ -161,8 +162,8 @@ def _next_level(nb, p, states, blank, last, key, before, before_key, zobrist):
             new_blank[count] = q
             count += 1
     out = rows[nb_before:nb_before + count].copy()
-    return (out, new_blank[:count].copy(), can_move[:count].copy(), keys[nb_before:nb_before + count].copy(),
-            can_parent[:count].copy(), can_move[:count].copy(), dup_parent[:ndup].copy(), dup_move[:ndup].copy())
+    return (out, new_blank[:count].copy(), keys[nb_before:nb_before + count].copy(), can_parent[:count].copy(),
+            can_move[:count].copy(), dup_parent[:ndup].copy(), dup_move[:ndup].copy())
 
 
 def _enumerate_cell(nb: np.ndarray, p: int, depth: int, zobrist: np.ndarray, what: str):
@@ -181,12 +182,11 @@ def _enumerate_cell(nb: np.ndarray, p: int, depth: int, zobrist: np.ndarray, wha
         # the level's arrays: rows and keys of two levels, the open-addressing slots, the children's columns
         entries = before.shape[0] + 4 * states.shape[0]
         _check_room(entries * (cells + 8 + 32) + 4 * states.shape[0] * 56, what, f"{k + 1} moves from cell {p}")
-        nxt, nblank, nlast, nkey, cp, cm, dp, dm = _next_level(nb, p, states, blank, last, key, before, before_key,
-                                                              zobrist)
+        nxt, nblank, nkey, cp, cm, dp, dm = _next_level(nb, p, states, blank, last, key, before, before_key, zobrist)
         levels.append((cp, cm))
         dups.append((dp, dm))
         before, before_key = states, key
-        states, blank, last, key = nxt, nblank, nlast, nkey
+        states, blank, last, key = nxt, nblank, cm, nkey  # a canonical sequence's last move is its move
         if states.shape[0] == 0:
             break
     return levels, dups
