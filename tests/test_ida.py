@@ -130,6 +130,27 @@ def test_each_state_class_declares_its_walk(eight, eight_tables):
         hooks.walks_at_once(numba.typeof(Unknown(np.zeros(3, dtype=np.int64))))
 
 
+def test_every_hook_implementation_is_loaded_with_the_driver():
+    """Every module that implements the driver's hooks is listed in ``hooks.IMPLEMENTATIONS`` (found by its
+    source: an overload of a hook, or a declared walk or served state), and importing the driver, in a
+    fresh process, imports them all: an implementation imported while a driver is being typed changes the
+    hooks' types halfway through (Numba imports a state's module when it reads a cached signature)."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(hooks.__file__).resolve().parents[1]
+    marks = re.compile(r"overload\(hooks\.|hooks\.at_once\(|hooks\.evaluated_alone\(|^serve_state\(", re.M)
+    found = {".".join(path.relative_to(root.parent).with_suffix("").parts)
+             for path in root.rglob("*.py") if path.name != "hooks.py" and marks.search(path.read_text())}
+    assert found == set(hooks.IMPLEMENTATIONS)
+    code = ("import sys, pdbtool.search.driver; from pdbtool.heuristics import hooks; "
+            "print(sorted(set(hooks.IMPLEMENTATIONS) - set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root.parent)
+    assert out.stdout.strip() == "[]"
+
+
 def test_goal_and_other_goals(eight):
     board, _ = eight
     solver = Solver(board, heuristic="manhattan")

@@ -25,6 +25,22 @@ class HeuristicError(PdbtoolError):
 
 _WALKS: list = []  # (a sequence of state classes, whether the driver generates their children at once)
 
+# the modules that implement the hooks.  Each overload it registers gives a hook a new Numba type, so the
+# driver imports them all before it is first typed (:func:`load_implementations`): a module imported while a
+# driver is being typed (Numba imports a state's module when it reads a cached signature that names the
+# state's class) would change the hooks' types halfway through, which Numba reports as "Cannot unify".
+IMPLEMENTATIONS = ("pdbtool.heuristics.manhattan", "pdbtool.heuristics.linear_conflict",
+                   "pdbtool.heuristics.pattern_sum", "pdbtool.heuristics.encoded", "pdbtool.heuristics.catalogue",
+                   "pdbtool.heuristics.dynamic")
+
+
+def load_implementations() -> None:
+    """Import every module of :data:`IMPLEMENTATIONS` (the driver's module does, when it is imported)."""
+    import importlib
+
+    for name in IMPLEMENTATIONS:
+        importlib.import_module(name)
+
 
 def at_once(at_once_value: bool, classes) -> None:
     """Declare the driver's walk for the state ``classes`` (a sequence, read when the driver is compiled, so
@@ -95,5 +111,5 @@ def as_tiles(state):
     return np.ascontiguousarray(np.asarray(state, dtype=np.int64))
 
 
-__all__ = ["HeuristicError", "at_once", "walks_at_once", "children", "child_h", "enter", "leave", "is_state",
+__all__ = ["HeuristicError", "IMPLEMENTATIONS", "load_implementations", "at_once", "walks_at_once", "children", "child_h", "enter", "leave", "is_state",
            "evaluated_alone", "as_tiles"]

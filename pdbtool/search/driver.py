@@ -60,6 +60,8 @@ from .._native.intrinsics import prefetch
 from ..errors import PdbtoolError
 from ..heuristics import hooks
 
+hooks.load_implementations()  # every hook's type fixed before the driver is typed
+
 R_DEPTH, R_BOUND, R_NEXT, R_GEN, R_EXP, R_BLANK, R_ITER, R_ROOT_PREV, R_ONE_ITERATION, R_CUT, R_FAULT = range(11)
 N_REGS = 11
 
