@@ -111,5 +111,5 @@ def as_tiles(state):
     return np.ascontiguousarray(np.asarray(state, dtype=np.int64))
 
 
-__all__ = ["HeuristicError", "IMPLEMENTATIONS", "load_implementations", "at_once", "walks_at_once", "children", "child_h", "enter", "leave", "is_state",
-           "evaluated_alone", "as_tiles"]
+__all__ = ["HeuristicError", "IMPLEMENTATIONS", "load_implementations", "at_once", "walks_at_once", "children",
+           "child_h", "enter", "leave", "is_state", "evaluated_alone", "as_tiles"]
