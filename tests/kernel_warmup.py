@@ -30,7 +30,7 @@ STATE = (8, 1, 3, 4, 0, 2, 7, 6, 5)  # an 8-puzzle state a few moves from the go
 # load it; the other jobs follow in groups, a process each
 FIRST = (("heuristic:pdb",),
          ("domain:hanoi4", "heuristic:manhattan", "heuristic:linear-conflict", "encoding:mod3", "encoding:parity"),
-         ("heuristic:ddb",), ("encoding:nibble",), ("blank:zero-aware",))
+         ("heuristic:ddb",), ("encoding:nibble",), ("blank:zero-aware", "catalogue:zero-aware"))
 
 
 def jobs() -> list[str]:
@@ -41,7 +41,7 @@ def jobs() -> list[str]:
     out += [f"encoding:{name}" for name in registry.ENCODINGS if name != registry.DEFAULT_ENCODING]
     out += [f"blank:{name}" for name in registry.BLANK_RULES if name != registry.DEFAULT_BLANK]
     out += [f"pruning:{name}" for name in registry.PRUNING_RULES if name != registry.DEFAULT_PRUNING]
-    out += ["threads:2", "domain:hanoi4"]
+    out += ["catalogue:zero-aware", "threads:2", "domain:hanoi4"]
     return out
 
 
@@ -79,6 +79,10 @@ def run_job(job: str, cache_dir: str) -> None:
         options.update(partition="8-4-4", blank=name)
     elif kind == "pruning":
         options.update(partition="8-4-4", pruning=name)
+    elif kind == "catalogue":  # the catalogue kernel: a catalogue of one partition
+        from pdbtool.tables.partitions import Catalogue, load_partition
+
+        options.update(partition=Catalogue("one", Board(3, 3), (load_partition("8-4-4"),)), blank=name)
     elif kind == "threads":
         options.update(partition="8-4-4")
         solve["threads"] = int(name)

@@ -237,6 +237,37 @@ def test_one_partition_catalogue_searches_exactly_like_the_pattern_sum(cache):
         assert a.length == KORF[ident][1]
 
 
+@pytest.mark.parametrize("text", ["board 3x3\n1 2 3 4\n5 6 7 8\n",
+                                  "board 3x3\n1 2\n3 6\n4 7\n5 8\n"])  # 3 6 and 5 8: 1 2's table, mapped
+def test_zero_aware_pattern_sum_searches_exactly_like_the_one_partition_catalogue(cache, truth_3x3, text):
+    # the pattern-sum kernel's zero-aware index against the catalogue kernel's, which the 8-puzzle's true
+    # distances check above
+    from pdbtool.heuristics.catalogue import CatalogueSum
+    from pdbtool.heuristics.zero_aware_sum import ZeroAwareSum
+
+    board = Board(3, 3)
+    part = parse_catalogue(text.replace("3x3\n", "3x3\npartition\n"), "t").partitions[0]
+    plain = Solver(board, partition=part, blank="zero-aware", cache=cache)
+    one = Solver(board, partition=Catalogue("one", board, (part,)), blank="zero-aware", cache=cache)
+    assert isinstance(plain.heuristic, ZeroAwareSum) and isinstance(one.heuristic, CatalogueSum)
+    assert plain.heuristic.mapped == (part.patterns[0].k == 2)
+    for state in random.Random(11).sample(sorted(truth_3x3), 40):
+        a, b = plain.solve(state), one.solve(state)
+        assert (a.length, a.nodes_generated, a.solution) == (b.length, b.nodes_generated, b.solution)
+        assert a.length == truth_3x3[state] and plain.h(state) == one.h(state)
+
+
+def test_zero_aware_pattern_sum_with_the_automaton_searches_like_the_catalogue(cache):
+    board = Board(4, 4)
+    part = load_partition("15-5-5-5")
+    plain = Solver(board, partition=part, blank="zero-aware", pruning="fsm", cache=cache)
+    one = Solver(board, partition=Catalogue("one", board, (part,)), blank="zero-aware", pruning="fsm", cache=cache)
+    for ident in (1, 3, 12):
+        a, b = plain.solve(KORF[ident][0]), one.solve(KORF[ident][0])
+        assert (a.length, a.nodes_generated, a.solution) == (b.length, b.nodes_generated, b.solution)
+        assert a.length == KORF[ident][1]
+
+
 @pytest.mark.slow
 def test_korf_15_puzzles_optimal_with_zero_aware_catalogue(cache):
     board = Board(4, 4)

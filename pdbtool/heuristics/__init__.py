@@ -29,14 +29,18 @@ def make_heuristic(name: str, **inputs):
 def pattern_sum_heuristic(board, patterns, tables, reflect, shared, encoding="byte", encoding_params=None,
                           partition=None, plan=None, blank="minimized"):
     """``pdb``: the partition's additive sum over byte tables (:mod:`.pattern_sum`) or compactly encoded ones
-    (:mod:`.encoded`); a catalogue of partitions, or zero-aware tables, take the catalogue kernel
-    (:mod:`.catalogue`)."""
+    (:mod:`.encoded`) or zero-aware ones (:mod:`.zero_aware_sum`); a catalogue of partitions takes the
+    catalogue kernel (:mod:`.catalogue`)."""
     if patterns is None or tables is None:
         raise HeuristicError("the pdb heuristic needs a partition and its tables")
-    if hasattr(partition, "partitions") or blank == "zero-aware":
+    if hasattr(partition, "partitions"):
         from .catalogue import catalogue_heuristic
 
         return catalogue_heuristic(partition, plan, tables, blank, reflect)
+    if blank == "zero-aware":
+        from .zero_aware_sum import ZeroAwareSum
+
+        return ZeroAwareSum(patterns, tables, reflect, shared)
     if encoding != registry.DEFAULT_ENCODING:
         from .encoded import EncodedPatternSum
 

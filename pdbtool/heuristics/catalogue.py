@@ -40,7 +40,7 @@ from numba.extending import overload
 
 from .._native.intrinsics import load_u8
 from ..tables.ranking import TilePattern, check_disjoint, rank_cells
-from ..tables.zero_aware import colex_chunks, layout, occupied_mask, occupied_rank, order_rank
+from ..tables.zero_aware import colex_chunks, indexed, joined_layouts
 from . import hooks
 from .hooks import HeuristicError, as_tiles, is_state
 
@@ -195,28 +195,10 @@ class CatalogueSum:
         return arr
 
     def _layouts(self) -> None:
-
-        n, R = self.board.n, self.nrow
         self.zk = np.array(self.row_za, dtype=np.bool_)
-        self.zb_off = np.zeros(R, dtype=np.int64)
-        self.zr_off = np.zeros(R, dtype=np.int64)
-        self.kfact = np.ones(R, dtype=np.int64)
-        bases, regions, where, nb, nr = [], [], {}, 0, 0
-        for row, p in enumerate(self.rows):
-            if not self.row_za[row]:
-                continue
-            if p.k not in where:
-                lay = layout(self.board.width, self.board.height, p.k)
-                where[p.k] = (nb, nr, lay)
-                bases.append(lay.base)
-                regions.append(lay.region)
-                nb += lay.base.shape[0]
-                nr += lay.region.shape[0]
-            self.zb_off[row], self.zr_off[row], lay = where[p.k]
-            self.kfact[row] = lay.kfact
-        self.zbase = np.concatenate(bases) if bases else np.zeros(1, dtype=np.int64)
-        self.zregion = np.concatenate(regions) if regions else np.zeros(1, dtype=np.uint8)
-        self.colex = colex_chunks(n, self.kmax)
+        self.zbase, self.zregion, self.zb_off, self.zr_off, self.kfact = joined_layouts(
+            self.board.width, self.board.height, [p.k if za else None for p, za in zip(self.rows, self.row_za)])
+        self.colex = colex_chunks(self.board.n, self.kmax)
 
     # --- whole-state evaluation ------------------------------------------------------------------------
     def _row_values(self, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -273,13 +255,8 @@ def _row_index(hs, x, row, k, n, blank):
     """The index of row ``x``'s placement in its table (row ``row`` of the catalogue's patterns)."""
     cells = hs.cells[x]
     if hs.zk[row]:
-        occupied = occupied_mask(cells, k)
-        mr = occupied_rank(occupied, hs.colex)
-        order = order_rank(cells, k, occupied)
-        first = hs.zbase[hs.zb_off[row] + mr]
-        if hs.zbase[hs.zb_off[row] + mr + 1] - first == hs.kfact[row]:  # one region: no region lookup
-            return first + order
-        return first + np.int64(hs.zregion[hs.zr_off[row] + mr * n + blank]) * hs.kfact[row] + order
+        return indexed(cells, k, n, hs.colex, hs.zbase, hs.zb_off[row], hs.zregion, hs.zr_off[row], hs.kfact[row],
+                       blank)
     return rank_cells(cells[:k], n)
 
 

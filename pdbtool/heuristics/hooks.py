@@ -30,8 +30,8 @@ _WALKS: list = []  # (a sequence of state classes, whether the driver generates 
 # driver is being typed (Numba imports a state's module when it reads a cached signature that names the
 # state's class) would change the hooks' types halfway through, which Numba reports as "Cannot unify".
 IMPLEMENTATIONS = ("pdbtool.heuristics.manhattan", "pdbtool.heuristics.linear_conflict",
-                   "pdbtool.heuristics.pattern_sum", "pdbtool.heuristics.encoded", "pdbtool.heuristics.catalogue",
-                   "pdbtool.heuristics.dynamic")
+                   "pdbtool.heuristics.pattern_sum", "pdbtool.heuristics.encoded",
+                   "pdbtool.heuristics.zero_aware_sum", "pdbtool.heuristics.catalogue", "pdbtool.heuristics.dynamic")
 
 
 def load_implementations() -> None:

@@ -126,9 +126,9 @@ class Solver:
 
             part = resolve_partition(partition, board)
             patterns, self.partition_name, board = list(part.patterns), part.name, part.board
-            # a catalogue, or zero-aware tables: the catalogue kernel (pdbtool.heuristics.catalogue)
-            self._catalogue = hasattr(part, "partitions") or blank == "zero-aware"
-            if self._catalogue and (heuristic != "pdb" or encoding != "byte"):
+            # a catalogue: the catalogue kernel (pdbtool.heuristics.catalogue)
+            self._catalogue = hasattr(part, "partitions")
+            if (self._catalogue or blank == "zero-aware") and (heuristic != "pdb" or encoding != "byte"):
                 raise SolverError("catalogues and zero-aware tables go with --heuristic pdb and byte tables")
             if tables is None:
                 if cache is None:

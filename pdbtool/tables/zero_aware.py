@@ -211,6 +211,47 @@ def occupied_rank(occupied, chunks):
 
 
 @njit(cache=True, inline="always")
+def indexed(cells, k, n, colex, base, b_off, region, r_off, kfact, blank):
+    """The index of a placement with the blank in cell ``blank``, as the search computes it: the map's rank
+    through :func:`colex_chunks` (``colex``), and a map with one region (the next map's ``base`` is k! on)
+    needs no region lookup.  The layout's ``base`` and ``region`` start at ``b_off`` and ``r_off`` in the
+    arrays given (:func:`joined_layouts`)."""
+    occupied = occupied_mask(cells, k)
+    mr = occupied_rank(occupied, colex)
+    order = order_rank(cells, k, occupied)
+    first = base[b_off + mr]
+    if base[b_off + mr + 1] - first == kfact:
+        return first + order
+    return first + np.int64(region[r_off + mr * n + blank]) * kfact + order
+
+
+def joined_layouts(width: int, height: int, sizes):
+    """The layouts that rows of pattern sizes ``sizes`` (None: a row that is not zero-aware) are looked up
+    in, as :func:`indexed` reads them: (base, region, the offset of each row's layout in both, each row's
+    k!), a layout used by several rows stored once."""
+    rows = len(sizes)
+    b_off = np.zeros(rows, dtype=np.int64)
+    r_off = np.zeros(rows, dtype=np.int64)
+    kfact = np.ones(rows, dtype=np.int64)
+    bases, regions, where, nb, nr = [], [], {}, 0, 0
+    for row, k in enumerate(sizes):
+        if k is None:
+            continue
+        if k not in where:
+            lay = layout(width, height, k)
+            where[k] = (nb, nr, lay)
+            bases.append(lay.base)
+            regions.append(lay.region)
+            nb += lay.base.shape[0]
+            nr += lay.region.shape[0]
+        b_off[row], r_off[row], lay = where[k]
+        kfact[row] = lay.kfact
+    base = np.concatenate(bases) if bases else np.zeros(1, dtype=np.int64)
+    region = np.concatenate(regions) if regions else np.zeros(1, dtype=np.uint8)
+    return base, region, b_off, r_off, kfact
+
+
+@njit(cache=True, inline="always")
 def zero_aware_index(cells, k, n, binom, base, region, blank, kfact):
     """The index of a placement with the blank in cell ``blank`` (see the module docstring)."""
     mr, order, _ = map_and_order(cells, k, binom)
@@ -218,7 +259,7 @@ def zero_aware_index(cells, k, n, binom, base, region, blank, kfact):
 
 
 __all__ = ["ZeroAwareLayout", "layout", "layout_of", "zero_aware_entries", "map_and_order", "zero_aware_index",
-           "occupied_mask", "order_rank", "colex_chunks", "occupied_rank", "NO_REGION"]
+           "occupied_mask", "order_rank", "colex_chunks", "occupied_rank", "indexed", "joined_layouts", "NO_REGION"]
 
 
 @njit(cache=True)
