@@ -76,7 +76,7 @@ DEFAULT_HEURISTIC = "pdb"
 BLANK_RULES: dict[str, str] = {
     "minimized": "the blank is part of the abstract state, minimized over its region (stronger)",
     "ignored": "the blank is not part of the abstract state (consistent, so mod3 and parity can store it)",
-    "zero-aware": "minimized, with a value per blank region where the regions differ (the catalogue kernel)",
+    "zero-aware": "minimized, with a value per blank region where the regions differ",
 }
 DEFAULT_BLANK = "minimized"
 
