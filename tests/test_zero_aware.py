@@ -28,8 +28,8 @@ from pdbtool.puzzle.board import Board  # noqa: E402
 from pdbtool.search.solver import Solver, SolverError  # noqa: E402
 from pdbtool.tables.build import build_table  # noqa: E402
 from pdbtool.tables.cache import TableCache  # noqa: E402
-from pdbtool.tables.partitions import (Catalogue, PartitionError, load_partition,  # noqa: E402
-                                       parse_catalogue)
+from pdbtool.tables.partitions import (Catalogue, PartitionError, builtin_names,  # noqa: E402
+                                       load_partition, parse_catalogue)
 from pdbtool.tables.ranking import TilePattern  # noqa: E402
 from pdbtool.tables.zero_aware import (check_values, colex_chunks, layout, layout_of,  # noqa: E402
                                       occupied_rank)
@@ -294,6 +294,20 @@ def test_catalogue_file_reads_inline_and_named_partitions(tmp_path):
     assert [p.tiles for p in cat.partitions[0].patterns] == [(1, 2, 3, 4), (5, 6, 7, 8)]
     # the distinct patterns: 8-4-4's patterns are the halves' again
     assert [p.tiles for p in cat.patterns] == [(1, 2, 3, 4), (5, 6, 7, 8), (1, 4, 7), (2, 5, 8), (3, 6)]
+
+
+@pytest.mark.parametrize("name", [n for n in builtin_names() if isinstance(load_partition(n), Catalogue)])
+def test_no_builtin_catalogue_repeats_a_partition_or_its_reflection(name):
+    # a partition that is another's reflection adds nothing to the max (the reflection is searched anyway),
+    # only lookups
+    catalogue = load_partition(name)
+    rtile = catalogue.board.reflect_tile()
+    seen: list = []
+    for part in catalogue.partitions:
+        tiles = frozenset(frozenset(p.tiles) for p in part.patterns)
+        reflected = frozenset(frozenset(int(rtile[t]) for t in p) for p in tiles)
+        assert tiles not in seen and reflected not in seen, f"{name}: a partition repeats another or its reflection"
+        seen += [tiles, reflected]
 
 
 @pytest.mark.parametrize("text,message", [
