@@ -703,8 +703,8 @@ def frontier_target_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
-FRONTIER = ["frontier_24_catalogue", "frontier_24_cat7", "frontier_24_fsm_depth", "frontier_24_cat7_fsm16",
-            "frontier_24_zero_aware_kernel"]
+FRONTIER = ["frontier_24_cat7", "frontier_24_fsm_depth", "frontier_24_cat7_fsm16",
+            "frontier_24_zero_aware_kernel", "frontier_24_small_catalogues"]
 
 
 @section("The 24-puzzle: zero-aware tables, catalogues and the automaton's depth", FRONTIER,

@@ -26,7 +26,7 @@ from _results import RESULTS, load_average, metadata  # noqa: E402
 
 # benchmarks run by name only: one that compares this tree with another checkout (``--before DIR``), and one
 # that measures a design not built (A*+IDA*); both write to bench/results/history/
-BY_NAME_ONLY = {"lift", "frontier_order"}
+BY_NAME_ONLY = {"lift", "frontier_order", "zero_aware_lookup"}
 
 
 def scripts(only: list[str] | None) -> list[Path]:
