@@ -1,9 +1,10 @@
 """Benchmark: the 24-puzzle at the frontier -- several heuristics on the same Korf-Felner instances, in one run.
 
-Each configuration ``NAME:BLANK[:PRUNING]`` is a partition or catalogue (``partitions/``: ``24-6-6-6-6``,
-``24-cat-2``, ``24-cat-7``, or a file) with a blank rule (``minimized``, ``zero-aware``) and optionally a
-pruning rule (``parent``, ``fsm``, or ``fsmL`` for the automaton of the duplicates of up to L moves, e.g.
-``fsm16``; else ``--pruning``), always with the diagonal reflection.
+Each configuration ``NAME:BLANK[:PRUNING[:HEURISTIC]]`` is a partition or catalogue (``partitions/``:
+``24-6-6-6-6``, ``24-cat-2``, ``24-cat-7``, or a file) with a blank rule (``minimized``, ``zero-aware``),
+optionally a pruning rule (``parent``, ``fsm``, or ``fsmL`` for the automaton of the duplicates of up to L
+moves, e.g. ``fsm16``; else ``--pruning``) and a heuristic (``pdb`` by default; ``max``: the larger of the
+partition's sum and ``ddb``), always with the diagonal reflection.
 Every instance is solved with every configuration in turn (configurations alternate per
 instance, so that a change in the machine's load falls on all of them alike); per instance and
 configuration: h(start), nodes generated, CPU and wall seconds, the length (checked against the optimum),
@@ -67,9 +68,11 @@ def load_korf24_50(path: Path = INSTANCES) -> dict[int, dict]:
 
 
 def make_solver(config: str, args) -> Solver:
-    name, blank, pruning = (config.split(":") + ["", ""])[:3]
+    name, blank, pruning, heuristic = (config.split(":") + ["", "", ""])[:4]
     kwargs = dict(partition=name, blank=blank or "minimized", reflect=True, cache_dir=args.cache_dir,
                   threads=args.threads, search_threads=args.threads)
+    if heuristic:
+        kwargs["heuristic"] = heuristic
     pruning = pruning or args.pruning
     if pruning:
         if "pruning" not in inspect.signature(Solver).parameters:
@@ -146,7 +149,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=["target", "first10"], default="target")
     ap.add_argument("--ids", default=None, help="instance ids (comma-separated), instead of --set")
-    ap.add_argument("--configs", default=DEFAULT_CONFIGS, help="NAME:BLANK, comma-separated")
+    ap.add_argument("--configs", default=DEFAULT_CONFIGS, help="NAME:BLANK[:PRUNING[:HEURISTIC]], comma-separated")
     ap.add_argument("--node-limit", type=float, default=None)
     ap.add_argument("--time-limit", type=float, default=None, help="seconds per instance and configuration")
     ap.add_argument("--threads", type=int, default=1)
