@@ -44,8 +44,8 @@ from pdbtool._native.intrinsics import load_u8, popcount  # noqa: E402
 from pdbtool.heuristics.pattern_sum import _rank_row  # noqa: E402
 from pdbtool.puzzle.board import Board  # noqa: E402
 from pdbtool.tables.ranking import column_masks  # noqa: E402
-from pdbtool.tables.zero_aware import (colex_chunks, indexed, joined_layouts, occupied_mask,  # noqa: E402
-                                       occupied_rank, order_rank)
+from pdbtool.tables.zero_aware import (colex_chunks, grown_region, indexed, joined_layouts,  # noqa: E402
+                                       occupied_mask, occupied_rank, order_rank)
 
 PATTERN = (1, 2, 5, 6, 7, 12)
 MODES = ("rank", "zero-aware", "map order", "rank + pocket mask", "rank + flood fill", "rank index only",
@@ -92,8 +92,7 @@ def _walk(mode, steps, seed, nb, slot_of, a_rank, a_za, base, region, colex, poc
                     part = numba.uint64(1) << numba.uint64(q)
                     main = False
                     while True:
-                        grown = (part | ((part << numba.uint64(1)) & not_first) | ((part >> numba.uint64(1)) & not_last)
-                                 | (part << numba.uint64(width)) | (part >> numba.uint64(width))) & free
+                        grown = grown_region(part, free, not_first, not_last, width)
                         if grown == part:
                             break
                         part = grown

@@ -106,12 +106,16 @@ class PatternSum:
         self.addrs = np.array([t.ctypes.data for t in self.tables], dtype=np.int64)
         self.npat = npat
 
+    def _table_entries(self, pattern: TilePattern) -> int:
+        """Entries of a byte table of ``pattern`` (subclasses with another layout override this)."""
+        return pattern.entries
+
     def _checked_table(self, pattern: TilePattern, table) -> np.ndarray:
-        """The table as the kernel reads it (subclasses with other table layouts override this)."""
+        """The table as the kernel reads it (subclasses with other table encodings override this)."""
         arr = np.asarray(table)
-        if arr.dtype != np.uint8 or arr.ndim != 1 or arr.shape[0] != pattern.entries or not arr.flags.c_contiguous:
-            raise HeuristicError(f"table of pattern {pattern} is not a contiguous uint8 array of "
-                                 f"{pattern.entries} entries")
+        entries = self._table_entries(pattern)
+        if arr.dtype != np.uint8 or arr.ndim != 1 or arr.shape[0] != entries or not arr.flags.c_contiguous:
+            raise HeuristicError(f"table of pattern {pattern} is not a contiguous uint8 array of {entries} entries")
         return arr
 
     # --- whole-state evaluation ------------------------------------------------------------------------
@@ -269,16 +273,18 @@ def _byte_value(hs, d, m, side, row, p, s, to_cell, from_cell):
     return load_u8(hs.addrs[p] + r)
 
 
-def _byte_copy(hs, d, width):
+def copy_values(hs, d, width):
+    """:func:`copy_level` of a state that keeps only the rows' values (``hv``)."""
     for j in range(width):
         hs.hv[d + 1, j] = hs.hv[d, j]
 
 
-def _byte_carry(hs, d, m, side, row):
+def carry_nothing(hs, d, m, side, row):
+    """:func:`carry_moved` of a state that keeps nothing else of a moved row."""
     return None
 
 
-serve_state(PatternSumState, _byte_value, _byte_copy, _byte_carry)
+serve_state(PatternSumState, _byte_value, copy_values, carry_nothing)
 
 
 @njit(cache=True, forceinline=True)
@@ -399,4 +405,4 @@ def _leave(hs, d, t, to_cell, from_cell):
 
 
 __all__ = ["PatternSum", "PatternSumState", "SUM_STATES", "serve_state", "moved_value", "enter_sums", "leave_sums",
-           "rank_moved", "table_value", "copy_level", "carry_moved"]
+           "rank_moved", "table_value", "copy_level", "carry_moved", "copy_values", "carry_nothing"]

@@ -18,8 +18,8 @@ import numpy as np
 
 from .._native.intrinsics import load_u8
 from ..tables.zero_aware import colex_chunks, indexed, joined_layouts, layout_of
-from .hooks import HeuristicError, as_tiles
-from .pattern_sum import PatternSum, PatternSumState, serve_state
+from .hooks import as_tiles
+from .pattern_sum import PatternSum, PatternSumState, carry_nothing, copy_values, serve_state
 
 # the pattern-sum state plus the zero-aware layouts of the patterns' sizes (joined_layouts: zbase, zregion,
 # the offsets zb_off[p] / zr_off[p] of pattern p's layout in them, kfact[p] = k!) and colex_chunks
@@ -36,16 +36,7 @@ def _zero_aware_value(hs, d, m, side, row, p, s, to_cell, from_cell):
     return load_u8(hs.addrs[p] + idx)
 
 
-def _zero_aware_copy(hs, d, width):
-    for j in range(width):
-        hs.hv[d + 1, j] = hs.hv[d, j]
-
-
-def _zero_aware_carry(hs, d, m, side, row):
-    return None
-
-
-serve_state(ZeroAwareSumState, _zero_aware_value, _zero_aware_copy, _zero_aware_carry)
+serve_state(ZeroAwareSumState, _zero_aware_value, copy_values, carry_nothing)
 
 
 class ZeroAwareSum(PatternSum):
@@ -59,13 +50,8 @@ class ZeroAwareSum(PatternSum):
             board.width, board.height, [p.k for p in self.patterns])
         self.colex = colex_chunks(board.n, self.kmax)
 
-    def _checked_table(self, pattern, table) -> np.ndarray:
-        arr = np.asarray(table)
-        entries = layout_of(pattern).entries
-        if arr.dtype != np.uint8 or arr.ndim != 1 or arr.shape[0] != entries or not arr.flags.c_contiguous:
-            raise HeuristicError(f"zero-aware table of pattern {pattern} is not a contiguous uint8 array of "
-                                 f"{entries} entries")
-        return arr
+    def _table_entries(self, pattern) -> int:
+        return layout_of(pattern).entries
 
     def parts(self, state):
         tiles = as_tiles(state)

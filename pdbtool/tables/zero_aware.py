@@ -36,7 +36,8 @@ NO_REGION = 255
 
 
 @njit(cache=True, inline="always")
-def _grow(region, free, not_first_col, not_last_col, width):
+def grown_region(region, free, not_first_col, not_last_col, width):
+    """``region`` (a mask of cells) grown by one step to its neighbours among ``free``."""
     return (region | ((region << numba.uint64(1)) & not_first_col) | ((region >> numba.uint64(1)) & not_last_col)
             | (region << numba.uint64(width)) | (region >> numba.uint64(width))) & free
 
@@ -63,7 +64,7 @@ def _layout_arrays(n, k, maps, not_first_col, not_last_col, width):
             seed = left & (numba.uint64(0) - left)
             part = seed
             while True:
-                grown = _grow(part, free, not_first_col, not_last_col, width)
+                grown = grown_region(part, free, not_first_col, not_last_col, width)
                 if grown == part:
                     break
                 part = grown
@@ -259,7 +260,8 @@ def zero_aware_index(cells, k, n, binom, base, region, blank, kfact):
 
 
 __all__ = ["ZeroAwareLayout", "layout", "layout_of", "zero_aware_entries", "map_and_order", "zero_aware_index",
-           "occupied_mask", "order_rank", "colex_chunks", "occupied_rank", "indexed", "joined_layouts", "NO_REGION"]
+           "occupied_mask", "order_rank", "colex_chunks", "occupied_rank", "indexed", "joined_layouts", "grown_region",
+           "NO_REGION"]
 
 
 @njit(cache=True)
