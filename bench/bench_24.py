@@ -1,10 +1,12 @@
 """Benchmark: the 24-puzzle at the frontier -- several heuristics on the same Korf-Felner instances, in one run.
 
-Each configuration ``NAME:BLANK[:PRUNING[:HEURISTIC]]`` is a partition or catalogue (``partitions/``:
-``24-6-6-6-6``, ``24-cat-2``, ``24-cat-7``, or a file) with a blank rule (``minimized``, ``zero-aware``),
-optionally a pruning rule (``parent``, ``fsm``, or ``fsmL`` for the automaton of the duplicates of up to L
-moves, e.g. ``fsm16``; else ``--pruning``) and a heuristic (``pdb`` by default; ``max``: the larger of the
-partition's sum and ``ddb``), always with the diagonal reflection.
+Each configuration ``NAME:BLANK[:PRUNING[:HEURISTIC[:ENCODING]]]`` is a partition or catalogue
+(``partitions/``: ``24-6-6-6-6``, ``24-cat-2``, ``24-cat-7``, or a file) with a blank rule (``minimized``,
+``zero-aware``), optionally a pruning rule (``parent``, ``fsm``, or ``fsmL`` for the automaton of the
+duplicates of up to L moves, e.g. ``fsm16``; else ``--pruning``), a heuristic (``pdb`` by default; ``max``:
+the larger of the partition's sum and ``ddb``) and the tables' encoding (``byte`` by default; ``nibble``,
+``sparse``, or ``min-nibbleC`` for min-nibble with groups of C ranks, e.g. ``min-nibble8``), always with the
+diagonal reflection.
 Every instance is solved with every configuration in turn (configurations alternate per
 instance, so that a change in the machine's load falls on all of them alike); per instance and
 configuration: h(start), nodes generated, CPU and wall seconds, the length (checked against the optimum),
@@ -68,11 +70,15 @@ def load_korf24_50(path: Path = INSTANCES) -> dict[int, dict]:
 
 
 def make_solver(config: str, args) -> Solver:
-    name, blank, pruning, heuristic = (config.split(":") + ["", "", ""])[:4]
+    name, blank, pruning, heuristic, encoding = (config.split(":") + ["", "", "", ""])[:5]
     kwargs = dict(partition=name, blank=blank or "minimized", reflect=True, cache_dir=args.cache_dir,
                   threads=args.threads, search_threads=args.threads)
     if heuristic:
         kwargs["heuristic"] = heuristic
+    if encoding.startswith("min-nibble") and encoding[len("min-nibble"):].isdigit():
+        kwargs["encoding"], kwargs["group"] = "min-nibble", int(encoding[len("min-nibble"):])
+    elif encoding:
+        kwargs["encoding"] = encoding
     pruning = pruning or args.pruning
     if pruning:
         if "pruning" not in inspect.signature(Solver).parameters:
@@ -149,7 +155,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=["target", "first10"], default="target")
     ap.add_argument("--ids", default=None, help="instance ids (comma-separated), instead of --set")
-    ap.add_argument("--configs", default=DEFAULT_CONFIGS, help="NAME:BLANK[:PRUNING[:HEURISTIC]], comma-separated")
+    ap.add_argument("--configs", default=DEFAULT_CONFIGS,
+                    help="NAME:BLANK[:PRUNING[:HEURISTIC[:ENCODING]]], comma-separated")
     ap.add_argument("--node-limit", type=float, default=None)
     ap.add_argument("--time-limit", type=float, default=None, help="seconds per instance and configuration")
     ap.add_argument("--threads", type=int, default=1)
