@@ -44,7 +44,8 @@ from pdbtool._native.intrinsics import load_u8, popcount  # noqa: E402
 from pdbtool.heuristics.pattern_sum import _rank_row  # noqa: E402
 from pdbtool.puzzle.board import Board  # noqa: E402
 from pdbtool.tables.ranking import column_masks  # noqa: E402
-from pdbtool.tables.zero_aware import (colex_chunks, grown_region, indexed, joined_layouts,  # noqa: E402
+from pdbtool.tables.ranking import grown_region  # noqa: E402
+from pdbtool.tables.zero_aware import (colex_chunks, indexed, joined_layouts,  # noqa: E402
                                        occupied_mask, occupied_rank, order_rank)
 
 PATTERN = (1, 2, 5, 6, 7, 12)

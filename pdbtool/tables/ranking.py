@@ -155,13 +155,18 @@ def unrank_many(ranks, n, k):
 
 
 @njit(cache=True, inline="always")
+def grown_region(region, free, not_first_col, not_last_col, width):
+    """``region`` (a mask of cells) grown by one step to its neighbours among ``free``."""
+    return (region | ((region << numba.uint64(1)) & not_first_col) | ((region >> numba.uint64(1)) & not_last_col)
+            | (region << numba.uint64(width)) | (region >> numba.uint64(width))) & free
+
+
+@njit(cache=True, inline="always")
 def flood_region(seed, free, not_first_col, not_last_col, width):
     """Cells reachable from the cells of ``seed`` through ``free`` (all masks of cells)."""
     region = seed & free
     while True:
-        grown = (region | ((region << numba.uint64(1)) & not_first_col)
-                 | ((region >> numba.uint64(1)) & not_last_col)
-                 | (region << numba.uint64(width)) | (region >> numba.uint64(width))) & free
+        grown = grown_region(region, free, not_first_col, not_last_col, width)
         if grown == region:
             return region
         region = grown
@@ -317,4 +322,5 @@ def check_disjoint(patterns: Sequence[TilePattern]) -> None:
 
 
 __all__ = ["TilePattern", "PatternError", "BoardError", "cells_mask", "rank_cells", "unrank_cells", "rank_many",
-           "unrank_many", "flood_region", "manhattan_of_ranks", "column_masks", "parse_tiles", "check_disjoint"]
+           "unrank_many", "grown_region", "flood_region", "manhattan_of_ranks", "column_masks", "parse_tiles",
+           "check_disjoint"]

@@ -30,16 +30,9 @@ import numpy as np
 from numba import njit
 
 from .._native.intrinsics import popcount, trailing_zeros
-from .ranking import column_masks, unrank_cells
+from .ranking import column_masks, grown_region, unrank_cells
 
 NO_REGION = 255
-
-
-@njit(cache=True, inline="always")
-def grown_region(region, free, not_first_col, not_last_col, width):
-    """``region`` (a mask of cells) grown by one step to its neighbours among ``free``."""
-    return (region | ((region << numba.uint64(1)) & not_first_col) | ((region >> numba.uint64(1)) & not_last_col)
-            | (region << numba.uint64(width)) | (region >> numba.uint64(width))) & free
 
 
 @njit(cache=True)
@@ -260,7 +253,7 @@ def zero_aware_index(cells, k, n, binom, base, region, blank, kfact):
 
 
 __all__ = ["ZeroAwareLayout", "layout", "layout_of", "zero_aware_entries", "map_and_order", "zero_aware_index",
-           "occupied_mask", "order_rank", "colex_chunks", "occupied_rank", "indexed", "joined_layouts", "grown_region",
+           "occupied_mask", "order_rank", "colex_chunks", "occupied_rank", "indexed", "joined_layouts",
            "NO_REGION"]
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from ..._native.intrinsics import select_bit, trailing_zeros
-from ..ranking import unrank_digits
+from ..ranking import grown_region, unrank_digits
 
 
 @njit(cache=True, inline="always")
@@ -100,18 +100,12 @@ def _unrank_with_weights(r, n, k, inverses, weights, cells, digits, prefix, cell
 
 
 @njit(cache=True, inline="always")
-def _grow(region, free, not_first_col, not_last_col, width):
-    return (region | ((region << numba.uint64(1)) & not_first_col) | ((region >> numba.uint64(1)) & not_last_col)
-            | (region << numba.uint64(width)) | (region >> numba.uint64(width))) & free
-
-
-@njit(cache=True, inline="always")
 def flood(seed, free, not_first_col, not_last_col, width):
     """:func:`~.ranking.flood_region` two steps a round: half the rounds, half the hard-to-predict loop exits."""
     region = seed & free
     while True:
-        grown = _grow(_grow(region, free, not_first_col, not_last_col, width), free, not_first_col,
-                      not_last_col, width)
+        grown = grown_region(grown_region(region, free, not_first_col, not_last_col, width), free, not_first_col,
+                             not_last_col, width)
         if grown == region:
             return region
         region = grown
