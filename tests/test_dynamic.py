@@ -492,6 +492,98 @@ def test_max_with_shared_tables_searches_exactly_like_direct_tables(tables, cach
         assert replay(board, state, a.solution) == board.goal_tiles
 
 
+# --- max with a catalogue or zero-aware tables: the catalogue kernel as the static part ---------------------
+
+CAT_3X3 = "board 3x3\npartition\n1 2 3 4\n5 6 7 8\npartition\n1 4 7\n2 5 8\n3 6\n"
+CAT_3X4 = "board 4x3\npartition\n1 2 3 5 6 7\n4 8 9 10 11\npartition\n1 2 3 4\n5 6 7 8\n9 10 11\n"
+
+
+def _catalogue_max(board, text, blank, cache, lazy=True, **options):
+    from pdbtool.tables.partitions import parse_catalogue
+
+    solver = Solver(board, heuristic="max", partition=parse_catalogue(text, "t"), blank=blank, cache=cache,
+                    **options)
+    getattr(solver.heuristic, "heuristic", solver.heuristic).static.lazy = lazy
+    return solver
+
+
+def test_max_with_a_catalogue_on_8puzzle_states(tables, cache_dir):
+    """h is the larger of the catalogue's and ddb's, never above the true distance; the searches are optimal,
+    generate no more than either alone, and decide as the catalogue's plain evaluation does."""
+    from pdbtool.tables.partitions import parse_catalogue
+
+    board = Board(3, 3)
+    dist = true_distances(3, 3)
+    cache = TableCache(cache_dir)
+    both = _catalogue_max(board, CAT_3X3, "zero-aware", cache)
+    assert both.label == "max(t+reflect zero-aware, ddb-pairs+triples)"
+    plain = _catalogue_max(board, CAT_3X3, "zero-aware", cache, lazy=False)
+    catalogue = Solver(board, partition=parse_catalogue(CAT_3X3, "t"), blank="zero-aware", cache=cache)
+    ddb = Solver(board, heuristic="ddb", cache=cache)
+    rng = random.Random(5)
+    above = 0
+    for state in rng.sample(sorted(dist), 1500):
+        h = both.h(state)
+        assert h == max(catalogue.h(state), ddb.h(state)) <= dist[state]
+        above += h > catalogue.h(state)
+    assert above > 100  # ddb adds something on this board
+    for state in rng.sample(sorted(dist), 40):
+        a, b = both.solve(state), plain.solve(state)
+        assert a.length == dist[state]
+        assert replay(board, state, a.solution) == board.goal_tiles
+        assert (a.length, a.nodes_generated, a.nodes_expanded, a.solution) == \
+            (b.length, b.nodes_generated, b.nodes_expanded, b.solution)
+        assert a.nodes_generated <= min(catalogue.solve(state).nodes_generated, ddb.solve(state).nodes_generated)
+
+
+@pytest.mark.parametrize("blank", ["zero-aware", "minimized"])
+@pytest.mark.parametrize("pruning", ["parent", "fsm"])
+def test_max_with_a_catalogue_on_3x4_states(tables, cache_dir, blank, pruning):
+    board = Board(4, 3)
+    cache = TableCache(cache_dir)
+    both = _catalogue_max(board, CAT_3X4, blank, cache, pruning=pruning)
+    plain = _catalogue_max(board, CAT_3X4, blank, cache, lazy=False, pruning=pruning)
+    exact = Solver(board, heuristic="manhattan")
+    rng = random.Random(13)
+    for _ in range(4):
+        state = random_state(board, rng)
+        a, b = both.solve(state), plain.solve(state)
+        assert a.length == exact.solve(state).length
+        assert (a.nodes_generated, a.solution) == (b.nodes_generated, b.solution)
+
+
+def test_max_with_zero_aware_tables_threads_and_the_one_partition_catalogue(tables, cache_dir):
+    """A zero-aware partition takes the catalogue kernel as a catalogue of one partition does (the same
+    counts and solutions); a threaded search finds the same length and counts."""
+    from pdbtool.heuristics.catalogue import CatalogueSum
+    from pdbtool.tables.partitions import parse_catalogue
+
+    board = Board(4, 4)
+    cache = TableCache(cache_dir)
+    plain = Solver(board, heuristic="max", partition="15-5-5-5", blank="zero-aware", cache=cache, pruning="fsm")
+    assert isinstance(plain.heuristic.heuristic.static, CatalogueSum)
+    one = Solver(board, heuristic="max", partition=parse_catalogue("board 4x4\npartition 15-5-5-5\n", "t"),
+                 blank="zero-aware", cache=cache, pruning="fsm")
+    threaded = Solver(board, heuristic="max", partition="15-5-5-5", blank="zero-aware", cache=cache,
+                      pruning="fsm", search_threads=2)
+    for ident in sorted(KORF):
+        state, optimal = KORF[ident]
+        a, b, c = plain.solve(state), one.solve(state), threaded.solve(state)
+        assert a.length == optimal
+        assert (a.nodes_generated, a.solution) == (b.nodes_generated, b.solution)
+        assert (c.length, c.nodes_generated) == (a.length, a.nodes_generated)
+
+
+def test_catalogues_and_zero_aware_tables_refuse_compact_encodings(tables, cache_dir):
+    from pdbtool.search.solver import SolverError
+
+    with pytest.raises(SolverError, match="applies to --heuristic pdb only, not max"):
+        Solver(Board(4, 4), heuristic="max", partition="15-5-5-5", blank="zero-aware", encoding="nibble",
+               cache_dir=cache_dir)
+    with pytest.raises(SolverError, match="go with --heuristic pdb or max and byte tables"):
+        Solver(Board(4, 4), partition="15-5-5-5", blank="zero-aware", encoding="nibble", cache_dir=cache_dir)
+
+
 # --- the table files --------------------------------------------------------------------------------------------
 
 def test_table_file_header_and_damage(tmp_path):

@@ -3,7 +3,9 @@
 * ``ddb``: Manhattan distance plus twice the least weighted vertex cover of the state's conflict graph
   (pairs, or pairs and triples; :mod:`pdbtool.heuristics.vertex_cover`).
 * ``max``: the maximum of that and the static partition's sum (with its diagonal reflection), which is
-  admissible because both are, and at least as strong as either.
+  admissible because both are, and at least as strong as either.  The static part is a pattern sum of byte
+  tables (:mod:`pdbtool.heuristics.pattern_sum`) or, for a catalogue or zero-aware tables, the catalogue
+  kernel (:mod:`pdbtool.heuristics.catalogue`).
 
 In the search (:mod:`pdbtool.search.driver`) the conflict graph is updated incrementally: a generated child
 works out the moved tile's new edges and the change of the cover without changing the graph; a child that
@@ -12,7 +14,12 @@ leaving a node restores what was saved instead of recomputing it.  Children are 
 since the work rows hold one child's pending edges at once.  With ``max``, the static sum is looked at
 first, and a child it prunes costs no cover computation (unless its f could lower the next bound, where
 the exact f is needed); as in :mod:`pdbtool.heuristics.pattern_sum`, the reflected sum is skipped when the
-direct sum prunes and cannot lower the next bound.
+direct sum prunes and cannot lower the next bound.  A catalogue evaluates its sums for all the children of
+a node when it is expanded (its ``children`` hook, with its lazy rule), and each child then gets the cover
+as it is reached.  The catalogue's h of a child within the bound may be a lower bound of its sums' max
+(the lazy rule), so a child that only the cover prunes may get an f below the exact max's; such an f is
+never above the exact one, so the search stays optimal, and it changes the next bound only when no child
+of the iteration has the least f a pruned child can have (the bound plus two).
 """
 
 from __future__ import annotations
@@ -29,13 +36,15 @@ from ..puzzle.board import Board
 from ..registry import DEFAULT_DYNAMIC_SET
 from . import hooks
 from .hooks import is_state
+from .catalogue import CatalogueState, CatalogueSum, catalogue_heuristic
 from .pattern_sum import PatternSum, PatternSumState, enter_sums, leave_sums, moved_value
 from .vertex_cover import CMASK, ConflictGraph, keep_move, new_memo, pack_all, try_move, try_move_wide, undo_move
 
 # hd[d]: Manhattan + 2 x cover at level d; md[t, c]: Manhattan of tile t in cell c; use_static: ``max``;
-# sums: the static pattern sum's state (PatternSumState; a placeholder with ``ddb``); moved[0/1]: the
-# direct and reflected values of the child last evaluated; the graph (vertex_cover.graph.ConflictGraph): a move's
-# look-ups, its work array (g's rows first), its memo and its undo rows per level
+# sums: the static part's state (a PatternSumState, a placeholder one with ``ddb``, or a CatalogueState);
+# moved[0/1]: the direct and reflected values of the pattern sum's child last evaluated; the graph
+# (vertex_cover.graph.ConflictGraph): a move's look-ups, its work array (g's rows first), its memo and its undo
+# rows per level
 DynamicState = namedtuple("DynamicState", ["hd", "md", "use_static", "sums", "moved", "look", "work", "memo",
                                            "undo"])
 
@@ -47,7 +56,90 @@ WideDynamicState = namedtuple("WideDynamicState", ["hd", "md", "use_static", "su
                                                    "memo", "undo"])
 
 
-hooks.evaluated_alone(False, DynamicState, WideDynamicState)
+hooks.at_once(False, (DynamicState, WideDynamicState))
+
+
+# --- the static part: a pattern sum evaluates each child as it is reached, a catalogue all at once ----------
+def _static_children(sums, d, blank, prev_move, tiles, nb, bound, next_bound):
+    raise NotImplementedError("runs only inside the compiled driver")
+
+
+def _static_h(hs, sums, d, m, t, to_cell, from_cell, bound, next_bound):
+    """The static part's h of the child by move ``m`` (a pattern sum's: the direct sum alone when it prunes
+    the child and cannot lower the next bound; its moved values kept in ``hs.moved`` for :func:`_static_enter`)."""
+    raise NotImplementedError("runs only inside the compiled driver")
+
+
+def _static_enter(hs, sums, d, m, t, to_cell, from_cell):
+    raise NotImplementedError("runs only inside the compiled driver")
+
+
+def _static_leave(sums, d, t, to_cell, from_cell):
+    raise NotImplementedError("runs only inside the compiled driver")
+
+
+@overload(_static_children, jit_options={"forceinline": True})
+def _static_children_for(sums, d, blank, prev_move, tiles, nb, bound, next_bound):
+    if is_state(sums, CatalogueState):
+        def impl(sums, d, blank, prev_move, tiles, nb, bound, next_bound):
+            hooks.children(sums, d, blank, prev_move, tiles, nb, bound, next_bound)
+        return impl
+    if is_state(sums, PatternSumState):
+        return lambda sums, d, blank, prev_move, tiles, nb, bound, next_bound: None
+
+
+@overload(_static_h, jit_options={"forceinline": True})
+def _static_h_for(hs, sums, d, m, t, to_cell, from_cell, bound, next_bound):
+    if is_state(sums, CatalogueState):
+        return lambda hs, sums, d, m, t, to_cell, from_cell, bound, next_bound: sums.child_h[d, m]
+    if is_state(sums, PatternSumState):
+        def impl(hs, sums, d, m, t, to_cell, from_cell, bound, next_bound):
+            d1 = d + 1
+            v0, h = moved_value(sums, d, m, 0, t, to_cell, from_cell)
+            if d1 + h > bound and d1 + h >= next_bound:
+                return h  # pruned by the direct sum alone, and no larger h can lower the next bound
+            v1 = 0
+            if sums.reflect:
+                v1, sr = moved_value(sums, d, m, 1, t, to_cell, from_cell)
+                if sr > h:
+                    h = sr
+            hs.moved[0] = v0
+            hs.moved[1] = v1
+            return h
+        return impl
+
+
+@overload(_static_enter, jit_options={"forceinline": True})
+def _static_enter_for(hs, sums, d, m, t, to_cell, from_cell):
+    if is_state(sums, CatalogueState):
+        def impl(hs, sums, d, m, t, to_cell, from_cell):
+            hooks.enter(sums, d, m, t, to_cell, from_cell, 0)
+        return impl
+    if is_state(sums, PatternSumState):
+        def impl(hs, sums, d, m, t, to_cell, from_cell):
+            enter_sums(sums, d, m, t, to_cell, hs.moved[0], hs.moved[1])
+        return impl
+
+
+@overload(_static_leave, jit_options={"forceinline": True})
+def _static_leave_for(sums, d, t, to_cell, from_cell):
+    if is_state(sums, CatalogueState):
+        def impl(sums, d, t, to_cell, from_cell):
+            hooks.leave(sums, d, t, to_cell, from_cell)
+        return impl
+    if is_state(sums, PatternSumState):
+        def impl(sums, d, t, to_cell, from_cell):
+            leave_sums(sums, t, to_cell)
+        return impl
+
+
+@overload(hooks.children, jit_options={"forceinline": True})
+def _children(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
+    if is_state(hs, DynamicState, WideDynamicState):
+        def impl(hs, d, blank, prev_move, tiles, nb, bound, next_bound):
+            if hs.use_static:
+                _static_children(hs.sums, d, blank, prev_move, tiles, nb, bound, next_bound)
+        return impl
 
 
 @overload(hooks.child_h, jit_options={"forceinline": True})
@@ -63,18 +155,7 @@ def _child_h(hs, d, m, t, to_cell, from_cell, bound, next_bound):
             hs_static = 0
             f_static = 0  # the child's f by the static sum (max only)
             if hs.use_static:
-                sums = hs.sums
-                v0, hs_static = moved_value(sums, d, m, 0, t, to_cell, from_cell)
-                if d1 + hs_static > bound and d1 + hs_static >= next_bound:
-                    # pruned by the direct sum alone, and no larger h can lower the next bound
-                    return hs_static
-                v1 = 0
-                if sums.reflect:
-                    v1, sr = moved_value(sums, d, m, 1, t, to_cell, from_cell)
-                    if sr > hs_static:
-                        hs_static = sr
-                hs.moved[0] = v0
-                hs.moved[1] = v1
+                hs_static = _static_h(hs, hs.sums, d, m, t, to_cell, from_cell, bound, next_bound)
                 f_static = d1 + hs_static
                 if f_static > bound and f_static >= next_bound:
                     # pruned by the static sum, and its exact f cannot lower the next bound
@@ -105,7 +186,7 @@ def _enter(hs, d, m, t, to_cell, from_cell, h):
         def impl(hs, d, m, t, to_cell, from_cell, h):
             keep_move(t, to_cell, hs.md.shape[0], hs.work, hs.undo, d + 1)
             if hs.use_static:
-                enter_sums(hs.sums, d, m, t, to_cell, hs.moved[0], hs.moved[1])
+                _static_enter(hs, hs.sums, d, m, t, to_cell, from_cell)
         return impl
 
 
@@ -114,7 +195,7 @@ def _leave(hs, d, t, to_cell, from_cell):
     if is_state(hs, DynamicState, WideDynamicState):
         def impl(hs, d, t, to_cell, from_cell):
             if hs.use_static:
-                leave_sums(hs.sums, t, to_cell)
+                _static_leave(hs.sums, d, t, to_cell, from_cell)
             undo_move(t, to_cell, hs.md.shape[0], hs.work, hs.undo, d)
         return impl
 
@@ -125,8 +206,9 @@ class DynamicHeuristicError(PdbtoolError):
 
 class DynamicHeuristic:
     """Manhattan + 2 x least weighted vertex cover of the conflict graph (``ddb``), or its max with a
-    static :class:`pdbtool.heuristics.pattern_sum.PatternSum` (``max``).  Same interface as the other
-    heuristics: ``value(state)`` and ``setup(tiles, capacity)``."""
+    static :class:`pdbtool.heuristics.pattern_sum.PatternSum` or
+    :class:`pdbtool.heuristics.catalogue.CatalogueSum` (``max``).  Same interface as the other heuristics:
+    ``value(state)`` and ``setup(tiles, capacity)``."""
 
     def __init__(self, tables, static=None):
         self.tables = tables
@@ -199,7 +281,10 @@ class DynamicHeuristic:
         hd = np.zeros(capacity, dtype=np.int64)
         hd[0] = int(self.md[tiles, np.arange(n)].sum()) + 2 * graph.reset(tiles)
         h0 = int(hd[0])
-        if self.static is not None:
+        if isinstance(self.static, CatalogueSum):
+            hs0, sums = self.static.setup(tiles, capacity)
+            h0 = max(h0, hs0)
+        elif self.static is not None:
             hs0, sums = self.static.sum_state(tiles, capacity)
             h0 = max(h0, hs0)
         else:
@@ -228,13 +313,24 @@ def ddb_heuristic(board: Board, dynamic: str | None = None, cache=None, cache_di
 
 def max_heuristic(board: Board, patterns=None, tables=None, reflect: bool = True, shared=None,
                   dynamic: str | None = None, cache=None, cache_dir=None, threads: int | None = None,
-                  notify=None) -> DynamicHeuristic:
+                  notify=None, partition=None, plan=None, blank: str = "minimized") -> DynamicHeuristic:
     """``max``: ``ddb`` and the static partition's sum (its ``patterns`` and ``tables``; ``shared`` as in
-    :class:`pdbtool.heuristics.pattern_sum.PatternSum`)."""
+    :class:`pdbtool.heuristics.pattern_sum.PatternSum`).  A catalogue ``partition``, or tables of blank rule
+    ``zero-aware``, take the catalogue kernel (a catalogue over the tables of ``plan``, as
+    :func:`pdbtool.heuristics.catalogue.catalogue_heuristic` reads them)."""
     if patterns is None or tables is None:
         raise DynamicHeuristicError("the max heuristic needs a static partition and its tables")
+    if hasattr(partition, "partitions"):
+        if plan is None:
+            raise DynamicHeuristicError("a catalogue needs its table plan")
+        static: PatternSum | CatalogueSum = catalogue_heuristic(partition, plan, tables, blank, reflect)
+    elif blank == "zero-aware":
+        static = CatalogueSum([patterns], [tables], [[True] * len(patterns)], reflect,
+                              [shared] if shared is not None else None)
+    else:
+        static = PatternSum(patterns, tables, reflect, shared)
     lookups = _lookups(board, dynamic, cache, cache_dir, threads, notify)
-    return DynamicHeuristic(lookups, PatternSum(patterns, tables, reflect, shared))
+    return DynamicHeuristic(lookups, static)
 
 
 def _lookups(board, dynamic, cache, cache_dir, threads, notify):

@@ -128,8 +128,8 @@ class Solver:
             patterns, self.partition_name, board = list(part.patterns), part.name, part.board
             # a catalogue: the catalogue kernel (pdbtool.heuristics.catalogue)
             self._catalogue = hasattr(part, "partitions")
-            if (self._catalogue or blank == "zero-aware") and (heuristic != "pdb" or encoding != "byte"):
-                raise SolverError("catalogues and zero-aware tables go with --heuristic pdb and byte tables")
+            if (self._catalogue or blank == "zero-aware") and (heuristic not in ("pdb", "max") or encoding != "byte"):
+                raise SolverError("catalogues and zero-aware tables go with --heuristic pdb or max and byte tables")
             if tables is None:
                 if cache is None:
                     from ..tables.cache import TableCache
@@ -200,7 +200,8 @@ class Solver:
         if self.heuristic_name == "ddb":
             return f"ddb-{self.dynamic}"
         if self.heuristic_name == "max":
-            return f"max({self.partition_name}{'+reflect' if self.reflect else ''}, ddb-{self.dynamic})"
+            blank = f" {self.blank}" if self.blank != "minimized" else ""
+            return f"max({self.partition_name}{'+reflect' if self.reflect else ''}{blank}, ddb-{self.dynamic})"
         if self.heuristic_name != "pdb":
             return self.heuristic_name
         tables = ""
