@@ -4,7 +4,8 @@ Each configuration ``NAME:BLANK[:PRUNING[:HEURISTIC[:ENCODING]]]`` is a partitio
 (``partitions/``: ``24-6-6-6-6``, ``24-cat-2``, ``24-cat-7``, or a file) with a blank rule (``minimized``,
 ``zero-aware``), optionally a pruning rule (``parent``, ``fsm``, or ``fsmL`` for the automaton of the
 duplicates of up to L moves, e.g. ``fsm16``; else ``--pruning``), a heuristic (``pdb`` by default; ``max``:
-the larger of the partition's sum and ``ddb``) and the tables' encoding (``byte`` by default; ``nibble``,
+the larger of the partition's sum and ``ddb``; ``max/SET`` with the dynamic set SET, e.g.
+``max/pairs+triples-region``) and the tables' encoding (``byte`` by default; ``nibble``,
 ``sparse``, or ``min-nibbleC`` for min-nibble with groups of C ranks, e.g. ``min-nibble8``), always with the
 diagonal reflection.
 Every instance is solved with every configuration in turn (configurations alternate per
@@ -74,7 +75,10 @@ def make_solver(config: str, args) -> Solver:
     kwargs = dict(partition=name, blank=blank or "minimized", reflect=True, cache_dir=args.cache_dir,
                   threads=args.threads, search_threads=args.threads)
     if heuristic:
+        heuristic, _, dynamic = heuristic.partition("/")
         kwargs["heuristic"] = heuristic
+        if dynamic:
+            kwargs["dynamic"] = dynamic
     if encoding.startswith("min-nibble") and encoding[len("min-nibble"):].isdigit():
         kwargs["encoding"], kwargs["group"] = "min-nibble", int(encoding[len("min-nibble"):])
     elif encoding:

@@ -280,6 +280,17 @@ def test_three_by_four_and_five_by_five_like_serial(cluster, cache_dir):
     check_like_serial(large, random_walk(Board(5, 5), 30, 7))
 
 
+@needs_ray
+def test_max_with_a_catalogue_of_zero_aware_tables_like_serial(cluster, cache_dir, tmp_path):
+    # the workers resolve the catalogue file and read its zero-aware tables and the ddb look-ups
+    catalogue = tmp_path / "cat.txt"
+    catalogue.write_text("board 4x3\npartition\n1 2 3 5 6 7\n4 8 9 10 11\npartition\n1 2 3 4\n5 6 7 8\n9 10 11\n")
+    solver = ray_solver(Board(4, 3), SolveOptions(heuristic="max", partition=str(catalogue), blank="zero-aware",
+                                                  cache_dir=str(cache_dir)))
+    for seed in range(2):
+        check_like_serial(solver, random_walk(Board(4, 3), 80, seed))
+
+
 def test_units_wanted_follows_the_estimated_iteration():
     from pdbtool.search.parallel import MAX_UNITS, units_wanted
 
