@@ -339,11 +339,12 @@ def test_catalogue_tables_are_built_once_and_shared_by_symmetry(tmp_path):
     assert len(list(cache.entries())) == len(built) < len(catalogue.patterns)
 
 
-def test_zero_aware_needs_byte_tables_and_the_pdb_heuristic(cache):
+def test_zero_aware_needs_byte_tables(cache):
+    # max takes zero-aware tables too (tests/test_dynamic.py), in bytes as well
     with pytest.raises(SolverError, match="zero-aware"):
         Solver(Board(3, 3), partition="8-4-4", blank="zero-aware", encoding="nibble", cache=cache)
-    with pytest.raises(SolverError, match="zero-aware"):
-        Solver(Board(3, 3), heuristic="max", partition="8-4-4", blank="zero-aware", cache=cache)
+    with pytest.raises(SolverError, match="pdb only"):
+        Solver(Board(3, 3), heuristic="max", partition="8-4-4", blank="zero-aware", encoding="nibble", cache=cache)
 
 
 def test_threads_find_the_serial_length_with_a_zero_aware_catalogue(cache):
