@@ -41,7 +41,7 @@ def jobs() -> list[str]:
     out += [f"encoding:{name}" for name in registry.ENCODINGS if name != registry.DEFAULT_ENCODING]
     out += [f"blank:{name}" for name in registry.BLANK_RULES if name != registry.DEFAULT_BLANK]
     out += [f"pruning:{name}" for name in registry.PRUNING_RULES if name != registry.DEFAULT_PRUNING]
-    out += ["catalogue:zero-aware", "threads:2", "domain:hanoi4"]
+    out += ["catalogue:zero-aware", "max:catalogue", "threads:2", "domain:hanoi4"]
     return out
 
 
@@ -83,6 +83,11 @@ def run_job(job: str, cache_dir: str) -> None:
         from pdbtool.tables.partitions import Catalogue, load_partition
 
         options.update(partition=Catalogue("one", Board(3, 3), (load_partition("8-4-4"),)), blank=name)
+    elif kind == "max":  # the catalogue kernel as the static part of max (its own driver specialization)
+        from pdbtool.tables.partitions import Catalogue, load_partition
+
+        options.update(heuristic="max", blank="zero-aware",
+                       partition=Catalogue("one", Board(3, 3), (load_partition("8-4-4"),)))
     elif kind == "threads":
         options.update(partition="8-4-4")
         solve["threads"] = int(name)
