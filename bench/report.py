@@ -704,7 +704,7 @@ def frontier_target_section(plots: Plots, data) -> str:
 
 
 FRONTIER = ["frontier_24_fsm_depth", "frontier_24_cat7_fsm16", "frontier_24_max_ddb",
-            "frontier_24_cat7_max_ddb_ids5", "frontier_24_cat7_max_region_fsm18", "frontier_24_compressed"]
+            "frontier_24_cat7_max_ddb_ids5", "frontier_24_cat14_max_region_fsm18", "frontier_24_compressed"]
 
 
 @section("The 24-puzzle: zero-aware tables, catalogues and the automaton's depth", FRONTIER,
