@@ -281,11 +281,8 @@ class DynamicHeuristic:
         hd = np.zeros(capacity, dtype=np.int64)
         hd[0] = int(self.md[tiles, np.arange(n)].sum()) + 2 * graph.reset(tiles)
         h0 = int(hd[0])
-        if isinstance(self.static, CatalogueSum):
+        if self.static is not None:  # a PatternSum or a CatalogueSum: its own search state
             hs0, sums = self.static.setup(tiles, capacity)
-            h0 = max(h0, hs0)
-        elif self.static is not None:
-            hs0, sums = self.static.sum_state(tiles, capacity)
             h0 = max(h0, hs0)
         else:
             sums = _no_sums(n)
