@@ -12,7 +12,9 @@ figure that a loaded machine disturbs least.  Cases:
 * ``build-24-5``: the 24-puzzle table of tiles 1,2,5,6,7 (5 tiles), blank minimized, one thread;
 * ``solve-15-7-8``: Korf's 100 (or the first ``--korf`` of them) with 15-7-8 and its reflection;
 * ``solve-manhattan``: the Korf instances ``--md-ids`` with Manhattan;
-* ``solve-24``: 24-puzzle instances (``--ids24``, Korf & Felner's numbering) with 6-6-6-6 and reflection.
+* ``solve-24``: 24-puzzle instances (``--ids24``, Korf & Felner's numbering) with 6-6-6-6 and reflection;
+* ``solve-24-cat7``: the same instances with ``24-cat-7`` zero-aware and the automaton of 16 moves;
+* ``solve-24-cat7-max``: the same with the max of that catalogue and ``pairs+triples-region``.
 
 The solve cases read their tables from ``--cache-dir`` (the same files for both checkouts).  Writes
 ``bench/results/history/lift64.json``: per case the CPU seconds of every round, the medians, after / before (the
@@ -68,11 +70,14 @@ else:
     import inspect
     if "pruning" in inspect.signature(Solver).parameters:  # the parent rule: a checkout without the option has it
         kwargs["pruning"] = "parent"
+    kwargs.update(args.get("options", {}))
     solver = Solver(board, heuristic=args["heuristic"], cache_dir=args["cache_dir"], **kwargs)
     instances = korf(args["file"], board.n)
     states = [instances[i] for i in args["ids"]]
     solver.solve(states[0], node_limit=1000)  # compile or load the driver before timing
-    for table in getattr(solver.heuristic, "tables", []):  # and fault the mapped tables in
+    kernel = getattr(solver.heuristic, "heuristic", solver.heuristic)
+    kernel = getattr(kernel, "static", kernel)
+    for table in getattr(kernel, "tables", getattr(kernel, "row_tables", [])):  # and fault the mapped tables in
         int(table[::4096].sum())
     cpu = time.process_time()
     nodes = 0
@@ -95,6 +100,13 @@ def cases(args) -> dict[str, dict]:
                             "cache_dir": args.cache_dir},
         "solve-24": {"board": [5, 5], "heuristic": "pdb", "partition": "24-6-6-6-6", "file": korf24,
                      "ids": args.ids24, "cache_dir": args.cache_dir},
+        "solve-24-cat7": {"board": [5, 5], "heuristic": "pdb", "partition": "24-cat-7", "file": korf24,
+                          "ids": args.ids24, "cache_dir": args.cache_dir,
+                          "options": {"blank": "zero-aware", "pruning": "fsm", "fsm_depth": 16}},
+        "solve-24-cat7-max": {"board": [5, 5], "heuristic": "max", "partition": "24-cat-7", "file": korf24,
+                              "ids": args.ids24, "cache_dir": args.cache_dir,
+                              "options": {"blank": "zero-aware", "pruning": "fsm", "fsm_depth": 16,
+                                          "dynamic": "pairs+triples-region"}},
     }
 
 
