@@ -94,6 +94,7 @@ def make_solver(config: str, args) -> Solver:
     solver = Solver(Board(5, 5), **kwargs)
     if args.copy_tables:
         heuristic = getattr(solver.heuristic, "heuristic", solver.heuristic)
+        heuristic = getattr(heuristic, "static", heuristic)  # max: its static part
         if hasattr(heuristic, "copy_tables"):  # the catalogue kernel: tables in 2 MiB pages
             heuristic.copy_tables()
     solver.warm_up()
@@ -123,24 +124,18 @@ def append_log(path: str, ident: int, config: str, run: dict, load_before) -> No
 
 
 def project_50(data: dict[int, dict], rows: list[dict], configs: list[str]) -> dict | None:
-    """CPU-hours for all 50 instances, projected from the runs: the first configuration's CPU per node on the
-    instances every configuration solved, times Korf & Felner's count of each of the 50 (the first
-    configuration must generate their counts: 6-6-6-6 + reflection with the parent rule), and each other
-    configuration's CPU ratio to the first over the same instances.  An estimate: the ratio varies per
-    instance."""
-    base = configs[0]
+    """CPU-hours for all 50 instances, projected from the instances every configuration solved: each
+    configuration's CPU on them times the ratio of Korf & Felner's counts over the 50 and over them.  For
+    6-6-6-6 + reflection with the parent rule (which generates their counts) this is its CPU per node times
+    their count of each instance.  An estimate: a configuration's gain varies per instance."""
     both = [r for r in rows if all(r["runs"][c]["solved"] for c in configs)]
-    if not both or any(r["runs"][base]["nodes_generated"] != r["kf_nodes"] for r in both):
+    if not both:
         return None
-    base_cpu = sum(r["runs"][base]["cpu_seconds"] for r in both)
-    per_node = base_cpu / sum(r["runs"][base]["nodes_generated"] for r in both)
     total_kf = sum(x["kf_nodes"] for x in data.values())
-    out = {"instances": len(data), "kf_nodes_total": total_kf, "measured_on": [r["id"] for r in both],
-           "cpu_seconds_per_node_first": per_node, "cpu_hours": {}}
-    for config in configs:
-        ratio = base_cpu / sum(r["runs"][config]["cpu_seconds"] for r in both)
-        out["cpu_hours"][config] = round(total_kf * per_node / ratio / 3600, 1)
-    return out
+    kf_both = sum(r["kf_nodes"] for r in both)
+    hours = {c: round(sum(r["runs"][c]["cpu_seconds"] for r in both) * total_kf / kf_both / 3600, 1) for c in configs}
+    return {"instances": len(data), "kf_nodes_total": total_kf, "measured_on": [r["id"] for r in both],
+            "kf_nodes_measured": kf_both, "cpu_hours": hours}
 
 
 def random_states(count: int, seed: int) -> list[list[int]]:

@@ -693,14 +693,36 @@ def frontier_target_section(plots: Plots, data) -> str:
     proj = data.get("projection_50")
     if proj:
         prow = [[f"`{c}`", fmt(h, 1)] for c, h in proj.get("cpu_hours", {}).items()]
-        out.append(f"\nProjected CPU-hours for all {proj.get('instances')} instances (this machine, one thread): "
-                   "Korf & Felner's count of each instance times the first configuration's measured CPU per "
-                   "node, divided by each configuration's CPU ratio over the set. An estimate: the ratio "
-                   "varies from instance to instance. Clausecker & Reinefeld's catalogue with zero-aware tables "
+        out.append(f"\nProjected CPU-hours for all {proj.get('instances')} instances (this machine): "
+                   f"{PROJECTION_RULE} Clausecker & Reinefeld's catalogue with zero-aware tables "
                    "took 338 CPU-hours in their program ([literature](literature.md)).\n\n")
         out.append(table(["configuration", "CPU-hours, all 50"], prow))
     out.append("\n" + provenance(data) + "\n")
     return "".join(out)
+
+
+PROJECTION_RULE = ("each configuration's CPU on the instances every configuration solved, times the ratio of "
+                   "Korf & Felner's counts over the 50 and over those instances. An estimate: a configuration's "
+                   "gain varies from instance to instance.")
+KORF24_50 = Path(__file__).resolve().parents[1] / "examples" / "korf24_50.txt"
+
+
+def kf_nodes_total(path: Path = KORF24_50) -> int:
+    """The sum of Korf & Felner's node counts over their 50 instances (the last field of each line)."""
+    total = 0
+    for line in path.read_text().splitlines():
+        body = line.split("#", 1)[0].split()
+        if len(body) >= 27:
+            total += int(body[-1])
+    return total
+
+
+def projected_hours(summary_row: dict, total_kf: int) -> float | None:
+    """A configuration's CPU-hours for all 50, from its summary over the instances every configuration solved."""
+    both = summary_row.get("on_instances_solved_by_all") or {}
+    if not both.get("kf_nodes") or both.get("cpu_seconds") is None:
+        return None
+    return both["cpu_seconds"] * total_kf / both["kf_nodes"] / 3600
 
 
 FRONTIER = ["frontier_24_fsm_depth", "frontier_24_cat7_fsm16", "frontier_24_max_ddb",
@@ -713,20 +735,24 @@ def frontier_section(plots: Plots, *files) -> str:
     out = ["Each configuration on the same instances, in turn, on the threads of the run's command "
            "(`bench/bench_24.py`; [frontier-24.md](frontier-24.md) says what the configurations are). "
            "`fsm` is the automaton of the default depth at the run's commit (12 before 5x5's became 16), "
-           "`fsmL` that of depth L:\n\n"]
+           "`fsmL` that of depth L.  A run of ten instances or more projects its CPU-hours for all 50: "
+           f"{PROJECTION_RULE}\n\n"]
+    total_kf = kf_nodes_total()
     for name, data in zip(FRONTIER, files):
         if not data:
             continue
         rows = []
+        wide = len(data.get("instances", [])) >= 10
         for config, c in (data.get("summary") or {}).items():
             both = c.get("on_instances_solved_by_all") or {}
             rows.append([f"`{config}`", f"{c.get('solved')} of {c.get('instances')}", fmt(c.get("nodes_generated")),
                          fmt(c.get("cpu_seconds"), 1), fmt(both.get("nodes_ratio_to_first"), 3),
-                         fmt(both.get("cpu_ratio_to_first"), 3)])
+                         fmt(both.get("cpu_ratio_to_first"), 3)]
+                        + ([fmt(projected_hours(c, total_kf), 0)] if wide else []))
         ids = ", ".join(str(i.get("id")) for i in data.get("instances", []))
         out.append(f"`{name}.json` (instances {ids}):\n\n")
         out.append(table(["configuration", "solved", "nodes generated", "CPU s", "first's nodes / these",
-                           "first's CPU / this"], rows))
+                           "first's CPU / this"] + (["CPU-hours, all 50"] if wide else []), rows))
         out.append("\n" + provenance(data) + "\n\n")
     return "".join(out)
 

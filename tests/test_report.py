@@ -159,3 +159,29 @@ def test_a_result_just_written_does_not_make_the_commit_dirty(tmp_path):
     assert results.git_commit(tmp_path) == head
     (tmp_path / "code.py").write_text("x = 2\n")
     assert results.git_commit(tmp_path) == head + "+dirty"
+
+
+def test_the_50_instance_projection_scales_each_configurations_cpu_by_korf_and_felners_counts():
+    # bench_24's projection and the page's agree, and for a configuration that generates Korf & Felner's
+    # counts (6-6-6-6 with the parent rule) it is its CPU per node times their count over the 50
+    spec = importlib.util.spec_from_file_location("bench_24", ROOT / "bench" / "bench_24.py")
+    bench_24 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_24)
+    data = bench_24.load_korf24_50()
+    total = sum(x["kf_nodes"] for x in data.values())
+    assert total == report.kf_nodes_total()
+    rows = [{"id": i, "kf_nodes": data[i]["kf_nodes"],
+             "runs": {"parent": {"solved": True, "nodes_generated": data[i]["kf_nodes"], "cpu_seconds": cpu},
+                      "other": {"solved": True, "nodes_generated": 1000, "cpu_seconds": cpu / 4}}}
+            for i, cpu in ((38, 30.0), (40, 50.0))]
+    rows.append({"id": 1, "kf_nodes": data[1]["kf_nodes"],
+                 "runs": {"parent": {"solved": True, "nodes_generated": 1, "cpu_seconds": 9.0},
+                          "other": {"solved": False, "nodes_generated": 5, "cpu_seconds": 1.0}}})
+    proj = bench_24.project_50(data, rows, ["parent", "other"])
+    measured = data[38]["kf_nodes"] + data[40]["kf_nodes"]
+    assert proj["measured_on"] == [38, 40] and proj["kf_nodes_measured"] == measured
+    assert proj["cpu_hours"]["parent"] == round(80.0 / measured * total / 3600, 1)
+    assert proj["cpu_hours"]["other"] == round(20.0 / measured * total / 3600, 1)
+    summary = {"on_instances_solved_by_all": {"kf_nodes": measured, "cpu_seconds": 20.0}}
+    assert round(report.projected_hours(summary, total), 1) == proj["cpu_hours"]["other"]
+    assert bench_24.project_50(data, rows[2:], ["parent", "other"]) is None
