@@ -296,8 +296,7 @@ def test_catalogue_file_reads_inline_and_named_partitions(tmp_path):
     assert [p.tiles for p in cat.patterns] == [(1, 2, 3, 4), (5, 6, 7, 8), (1, 4, 7), (2, 5, 8), (3, 6)]
 
 
-@pytest.mark.parametrize("name", [n for n in builtin_names() if isinstance(load_partition(n), Catalogue)]
-                         + [str(REPO / "examples" / "24-cat-14.txt")])
+@pytest.mark.parametrize("name", [n for n in builtin_names() if isinstance(load_partition(n), Catalogue)])
 def test_no_builtin_catalogue_repeats_a_partition_or_its_reflection(name):
     # a partition that is another's reflection adds nothing to the max (the reflection is searched anyway),
     # only lookups
