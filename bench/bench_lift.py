@@ -14,7 +14,8 @@ figure that a loaded machine disturbs least.  Cases:
 * ``solve-manhattan``: the Korf instances ``--md-ids`` with Manhattan;
 * ``solve-24``: 24-puzzle instances (``--ids24``, Korf & Felner's numbering) with 6-6-6-6 and reflection;
 * ``solve-24-cat7``: the same instances with ``24-cat-7`` zero-aware and the automaton of 16 moves;
-* ``solve-24-cat7-max``: the same with the max of that catalogue and ``pairs+triples-region``.
+* ``solve-24-cat7-max``: the same with the max of that catalogue and ``pairs+triples-region``;
+* ``solve-24-max-zero-aware``: the same instances with the max of 6-6-6-6 zero-aware and ``pairs+triples``.
 
 The solve cases read their tables from ``--cache-dir`` (the same files for both checkouts).  Writes
 ``bench/results/history/lift64.json``: per case the CPU seconds of every round, the medians, after / before (the
@@ -107,6 +108,10 @@ def cases(args) -> dict[str, dict]:
                               "ids": args.ids24, "cache_dir": args.cache_dir,
                               "options": {"blank": "zero-aware", "pruning": "fsm", "fsm_depth": 16,
                                           "dynamic": "pairs+triples-region"}},
+        "solve-24-max-zero-aware": {"board": [5, 5], "heuristic": "max", "partition": "24-6-6-6-6", "file": korf24,
+                                    "ids": args.ids24, "cache_dir": args.cache_dir,
+                                    "options": {"blank": "zero-aware", "pruning": "fsm", "fsm_depth": 16,
+                                                "dynamic": "pairs+triples"}},
     }
 
 

@@ -553,15 +553,17 @@ def test_max_with_a_catalogue_on_3x4_states(tables, cache_dir, blank, pruning):
 
 
 def test_max_with_zero_aware_tables_threads_and_the_one_partition_catalogue(tables, cache_dir):
-    """A zero-aware partition takes the catalogue kernel as a catalogue of one partition does (the same
-    counts and solutions); a threaded search finds the same length and counts."""
+    """A zero-aware partition takes the zero-aware pattern sum (as ``pdb`` does), a catalogue of that one
+    partition the catalogue kernel: the same counts and solutions; a threaded search the same length and
+    counts."""
     from pdbtool.heuristics.catalogue import CatalogueSum
+    from pdbtool.heuristics.zero_aware_sum import ZeroAwareSum
     from pdbtool.tables.partitions import parse_catalogue
 
     board = Board(4, 4)
     cache = TableCache(cache_dir)
     plain = Solver(board, heuristic="max", partition="15-5-5-5", blank="zero-aware", cache=cache, pruning="fsm")
-    assert isinstance(plain.heuristic.heuristic.static, CatalogueSum)
+    assert isinstance(plain.heuristic.heuristic.static, ZeroAwareSum)
     one = Solver(board, heuristic="max", partition=parse_catalogue("board 4x4\npartition 15-5-5-5\n", "t"),
                  blank="zero-aware", cache=cache, pruning="fsm")
     threaded = Solver(board, heuristic="max", partition="15-5-5-5", blank="zero-aware", cache=cache,
@@ -569,6 +571,7 @@ def test_max_with_zero_aware_tables_threads_and_the_one_partition_catalogue(tabl
     for ident in sorted(KORF):
         state, optimal = KORF[ident]
         a, b, c = plain.solve(state), one.solve(state), threaded.solve(state)
+        assert isinstance(one.heuristic.heuristic.static, CatalogueSum)
         assert a.length == optimal
         assert (a.nodes_generated, a.solution) == (b.nodes_generated, b.solution)
         assert (c.length, c.nodes_generated) == (a.length, a.nodes_generated)

@@ -36,12 +36,12 @@ from ..puzzle.board import Board
 from ..registry import DEFAULT_DYNAMIC_SET
 from . import hooks
 from .hooks import is_state
-from .catalogue import CatalogueState, CatalogueSum, catalogue_heuristic
-from .pattern_sum import PatternSum, PatternSumState, enter_sums, leave_sums, moved_value
+from .catalogue import CatalogueState
+from .pattern_sum import SUM_STATES, PatternSumState, enter_sums, leave_sums, moved_value
 from .vertex_cover import CMASK, ConflictGraph, keep_move, new_memo, pack_all, try_move, try_move_wide, undo_move
 
 # hd[d]: Manhattan + 2 x cover at level d; md[t, c]: Manhattan of tile t in cell c; use_static: ``max``;
-# sums: the static part's state (a PatternSumState, a placeholder one with ``ddb``, or a CatalogueState);
+# sums: the static part's state (a pattern sum's, a placeholder PatternSumState with ``ddb``, or a CatalogueState);
 # moved[0/1]: the direct and reflected values of the pattern sum's child last evaluated; the graph
 # (vertex_cover.graph.ConflictGraph): a move's look-ups, its work array (g's rows first), its memo and its undo
 # rows per level
@@ -84,7 +84,7 @@ def _static_children_for(sums, d, blank, prev_move, tiles, nb, bound, next_bound
         def impl(sums, d, blank, prev_move, tiles, nb, bound, next_bound):
             hooks.children(sums, d, blank, prev_move, tiles, nb, bound, next_bound)
         return impl
-    if is_state(sums, PatternSumState):
+    if is_state(sums, *SUM_STATES):
         return lambda sums, d, blank, prev_move, tiles, nb, bound, next_bound: None
 
 
@@ -92,7 +92,7 @@ def _static_children_for(sums, d, blank, prev_move, tiles, nb, bound, next_bound
 def _static_h_for(hs, sums, d, m, t, to_cell, from_cell, bound, next_bound):
     if is_state(sums, CatalogueState):
         return lambda hs, sums, d, m, t, to_cell, from_cell, bound, next_bound: sums.child_h[d, m]
-    if is_state(sums, PatternSumState):
+    if is_state(sums, *SUM_STATES):
         def impl(hs, sums, d, m, t, to_cell, from_cell, bound, next_bound):
             d1 = d + 1
             v0, h = moved_value(sums, d, m, 0, t, to_cell, from_cell)
@@ -115,7 +115,7 @@ def _static_enter_for(hs, sums, d, m, t, to_cell, from_cell):
         def impl(hs, sums, d, m, t, to_cell, from_cell):
             hooks.enter(sums, d, m, t, to_cell, from_cell, 0)
         return impl
-    if is_state(sums, PatternSumState):
+    if is_state(sums, *SUM_STATES):
         def impl(hs, sums, d, m, t, to_cell, from_cell):
             enter_sums(sums, d, m, t, to_cell, hs.moved[0], hs.moved[1])
         return impl
@@ -127,7 +127,7 @@ def _static_leave_for(sums, d, t, to_cell, from_cell):
         def impl(sums, d, t, to_cell, from_cell):
             hooks.leave(sums, d, t, to_cell, from_cell)
         return impl
-    if is_state(sums, PatternSumState):
+    if is_state(sums, *SUM_STATES):
         def impl(sums, d, t, to_cell, from_cell):
             leave_sums(sums, t, to_cell)
         return impl
@@ -206,7 +206,7 @@ class DynamicHeuristicError(PdbtoolError):
 
 class DynamicHeuristic:
     """Manhattan + 2 x least weighted vertex cover of the conflict graph (``ddb``), or its max with a
-    static :class:`pdbtool.heuristics.pattern_sum.PatternSum` or
+    static :class:`pdbtool.heuristics.pattern_sum.PatternSum` (byte or zero-aware tables) or
     :class:`pdbtool.heuristics.catalogue.CatalogueSum` (``max``).  Same interface as the other heuristics:
     ``value(state)`` and ``setup(tiles, capacity)``."""
 
@@ -311,21 +311,18 @@ def ddb_heuristic(board: Board, dynamic: str | None = None, cache=None, cache_di
 def max_heuristic(board: Board, patterns=None, tables=None, reflect: bool = True, shared=None,
                   dynamic: str | None = None, cache=None, cache_dir=None, threads: int | None = None,
                   notify=None, partition=None, plan=None, blank: str = "minimized") -> DynamicHeuristic:
-    """``max``: ``ddb`` and the static partition's sum (its ``patterns`` and ``tables``; ``shared`` as in
-    :class:`pdbtool.heuristics.pattern_sum.PatternSum`).  A catalogue ``partition``, or tables of blank rule
-    ``zero-aware``, take the catalogue kernel (a catalogue over the tables of ``plan``, as
-    :func:`pdbtool.heuristics.catalogue.catalogue_heuristic` reads them)."""
+    """``max``: ``ddb`` and the static partition's heuristic as ``pdb`` makes it
+    (:func:`pdbtool.heuristics.pattern_sum_heuristic`: the pattern sum of ``patterns`` over ``tables``, byte
+    or zero-aware, ``shared`` as in :class:`pdbtool.heuristics.pattern_sum.PatternSum`; a catalogue
+    ``partition`` over the tables of ``plan`` takes the catalogue kernel)."""
+    from . import pattern_sum_heuristic
+
     if patterns is None or tables is None:
         raise DynamicHeuristicError("the max heuristic needs a static partition and its tables")
-    if hasattr(partition, "partitions"):
-        if plan is None:
-            raise DynamicHeuristicError("a catalogue needs its table plan")
-        static: PatternSum | CatalogueSum = catalogue_heuristic(partition, plan, tables, blank, reflect)
-    elif blank == "zero-aware":
-        static = CatalogueSum([patterns], [tables], [[True] * len(patterns)], reflect,
-                              [shared] if shared is not None else None)
-    else:
-        static = PatternSum(patterns, tables, reflect, shared)
+    if hasattr(partition, "partitions") and plan is None:
+        raise DynamicHeuristicError("a catalogue needs its table plan")
+    static = pattern_sum_heuristic(board, patterns, tables, reflect, shared, partition=partition, plan=plan,
+                                   blank=blank)
     lookups = _lookups(board, dynamic, cache, cache_dir, threads, notify)
     return DynamicHeuristic(lookups, static)
 
