@@ -80,20 +80,23 @@ def run_job(job: str, cache_dir: str) -> None:
     elif kind == "pruning":
         options.update(partition="8-4-4", pruning=name)
     elif kind == "catalogue":  # the catalogue kernel: a catalogue of one partition
-        from pdbtool.tables.partitions import Catalogue, load_partition
-
-        options.update(partition=Catalogue("one", Board(3, 3), (load_partition("8-4-4"),)), blank=name)
+        options.update(partition=_one_partition_catalogue(), blank=name)
     elif kind == "max":  # the catalogue kernel as the static part of max (its own driver specialization)
-        from pdbtool.tables.partitions import Catalogue, load_partition
-
-        options.update(heuristic="max", blank="zero-aware",
-                       partition=Catalogue("one", Board(3, 3), (load_partition("8-4-4"),)))
+        options.update(heuristic="max", blank="zero-aware", partition=_one_partition_catalogue())
     elif kind == "threads":
         options.update(partition="8-4-4")
         solve["threads"] = int(name)
     else:
         raise ValueError(f"unknown warm-up job {job!r}")
     Solver(Board(3, 3), **options).solve(STATE, **solve)
+
+
+def _one_partition_catalogue():
+    """The catalogue of 8-4-4 alone: the catalogue kernel's jobs on the 8-puzzle."""
+    from pdbtool.puzzle.board import Board
+    from pdbtool.tables.partitions import Catalogue, load_partition
+
+    return Catalogue("one", Board(3, 3), (load_partition("8-4-4"),))
 
 
 def run_domain_job(name: str, cache_dir: str) -> None:
