@@ -199,3 +199,28 @@ def test_pattern_sum_refuses_what_it_cannot_use():
     q = TilePattern(off_diagonal, (1, 2, 3, 4))
     with pytest.raises(HeuristicError):
         PatternSum([q], [np.zeros(q.entries, dtype=np.uint8)], reflect=True)
+
+
+def test_tables_a_kernel_cannot_read_are_refused_before_it_reads_them():
+    # every pattern-sum and catalogue kernel reads its tables through raw addresses, with no bounds checks:
+    # a table of the wrong length, type or layout, or of the other blank rule, must be refused up front
+    from pdbtool.heuristics.catalogue import CatalogueSum
+    from pdbtool.heuristics.zero_aware_sum import ZeroAwareSum
+
+    board = Board(3, 3)
+    pattern = TilePattern(board, (1, 2, 3, 4))
+    table = build_table(pattern, blank="minimized", threads=1).table
+    zero_aware = build_table(pattern, blank="zero-aware", threads=1).table
+    spread = np.zeros(2 * table.shape[0], dtype=np.uint8)[::2]  # the right length, not contiguous
+    for bad in (table[:-1], table.astype(np.int16), spread, zero_aware):
+        with pytest.raises(HeuristicError, match=f"not a contiguous uint8 array of {table.shape[0]} entries"):
+            PatternSum([pattern], [bad], reflect=False)
+        with pytest.raises(HeuristicError, match="not a contiguous uint8 array"):
+            CatalogueSum([[pattern]], [[bad]], [[False]], reflect=False)
+    for bad in (table, zero_aware[:-1]):
+        with pytest.raises(HeuristicError, match=f"not a contiguous uint8 array of {zero_aware.shape[0]} entries"):
+            ZeroAwareSum([pattern], [bad], reflect=False)
+        with pytest.raises(HeuristicError, match="not a contiguous uint8 array"):
+            CatalogueSum([[pattern]], [[bad]], [[True]], reflect=False)
+    assert PatternSum([pattern], [table], reflect=False).value(list(board.goal_tiles)) == 0
+    assert ZeroAwareSum([pattern], [zero_aware], reflect=False).value(list(board.goal_tiles)) == 0

@@ -42,7 +42,7 @@ from .._native.intrinsics import load_u8
 from ..tables.ranking import TilePattern, check_disjoint, rank_cells
 from ..tables.zero_aware import colex_chunks, indexed, joined_layouts
 from . import hooks
-from .hooks import HeuristicError, as_tiles, is_state
+from .hooks import HeuristicError, as_tiles, byte_table, is_state
 
 # rows 0..R-1: the tables of the catalogue's patterns on the state, R..2R-1: on the reflected state.
 # hsum[d, j] / hsum[d, P + j]: partition j's direct / reflected sum at level d; child_v[d, m, j or P + j]:
@@ -188,11 +188,7 @@ class CatalogueSum:
     def _checked_table(self, pattern: TilePattern, table, za: bool) -> np.ndarray:
         from ..tables.table import table_entries
 
-        arr = np.asarray(table)
-        entries = table_entries(pattern, "zero-aware" if za else "minimized")
-        if arr.dtype != np.uint8 or arr.ndim != 1 or arr.shape[0] != entries or not arr.flags.c_contiguous:
-            raise HeuristicError(f"table of pattern {pattern} is not a contiguous uint8 array of {entries} entries")
-        return arr
+        return byte_table(pattern, table, table_entries(pattern, "zero-aware" if za else "minimized"))
 
     def _layouts(self) -> None:
         self.zk = np.array(self.row_za, dtype=np.bool_)

@@ -111,5 +111,17 @@ def as_tiles(state):
     return np.ascontiguousarray(np.asarray(state, dtype=np.int64))
 
 
+def byte_table(pattern, table, entries: int):
+    """``table`` as a kernel reads it: a contiguous uint8 array of ``entries`` entries (else a
+    :class:`HeuristicError` naming ``pattern``)."""
+    import numpy as np
+
+    arr = np.asarray(table)
+    if arr.dtype != np.uint8 or arr.ndim != 1 or arr.shape[0] != entries or not arr.flags.c_contiguous:
+        raise HeuristicError(f"table of pattern {pattern} is not a contiguous uint8 array of {entries} entries")
+    return arr
+
+
 __all__ = ["HeuristicError", "IMPLEMENTATIONS", "load_implementations", "at_once", "walks_at_once", "children",
-           "child_h", "enter", "leave", "is_state", "evaluated_alone", "as_tiles"]
+           "child_h", "enter", "leave", "is_state", "evaluated_alone", "as_tiles",
+           "byte_table"]

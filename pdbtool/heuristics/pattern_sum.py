@@ -26,7 +26,7 @@ from numba.extending import overload
 from .._native.intrinsics import load_u8, popcount
 from ..tables.ranking import TilePattern, check_disjoint, rank_cells
 from . import hooks
-from .hooks import HeuristicError, as_tiles, is_state
+from .hooks import HeuristicError, as_tiles, byte_table, is_state
 
 # hv[d, j]: the table values of row j at level d (row p: pattern p on the state, npat + p: on the reflected
 # state), hsum[d, 0/1] their two sums; child_h[d, m], child_v[d, m, 0/1]: h and the moved pattern's direct
@@ -112,11 +112,7 @@ class PatternSum:
 
     def _checked_table(self, pattern: TilePattern, table) -> np.ndarray:
         """The table as the kernel reads it (subclasses with other table encodings override this)."""
-        arr = np.asarray(table)
-        entries = self._table_entries(pattern)
-        if arr.dtype != np.uint8 or arr.ndim != 1 or arr.shape[0] != entries or not arr.flags.c_contiguous:
-            raise HeuristicError(f"table of pattern {pattern} is not a contiguous uint8 array of {entries} entries")
-        return arr
+        return byte_table(pattern, table, self._table_entries(pattern))
 
     # --- whole-state evaluation ------------------------------------------------------------------------
     def reflected(self, state: Sequence[int]) -> np.ndarray:
