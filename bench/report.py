@@ -725,8 +725,8 @@ def projected_hours(summary_row: dict, total_kf: int) -> float | None:
     return both["cpu_seconds"] * total_kf / both["kf_nodes"] / 3600
 
 
-FRONTIER = ["frontier_24_fsm_depth", "frontier_24_cat7_fsm16", "frontier_24_max_ddb",
-            "frontier_24_cat7_max_ddb_ids5", "frontier_24_cat14_max_region_fsm18", "frontier_24_compressed"]
+FRONTIER = ["frontier_24_same_run", "frontier_24_fsm_depth", "frontier_24_max_ddb",
+            "frontier_24_cat7_max_ddb_ids5", "frontier_24_compressed"]
 
 
 @section("The 24-puzzle: zero-aware tables, catalogues and the automaton's depth", FRONTIER,
