@@ -224,3 +224,18 @@ def test_tables_a_kernel_cannot_read_are_refused_before_it_reads_them():
             CatalogueSum([[pattern]], [[bad]], [[True]], reflect=False)
     assert PatternSum([pattern], [table], reflect=False).value(list(board.goal_tiles)) == 0
     assert ZeroAwareSum([pattern], [zero_aware], reflect=False).value(list(board.goal_tiles)) == 0
+
+
+def test_a_catalogue_without_its_table_plan_is_refused_by_pdb_and_max():
+    from pdbtool.heuristics.dynamic import max_heuristic
+    from pdbtool.heuristics import pattern_sum_heuristic
+    from pdbtool.tables.partitions import load_partition, parse_catalogue
+
+    board = Board(3, 3)
+    cat = parse_catalogue("board 3x3\npartition 8-4-4\n", "t")
+    patterns = list(load_partition("8-4-4").patterns)
+    tables = [np.zeros(p.entries, dtype=np.uint8) for p in patterns]
+    with pytest.raises(HeuristicError, match="a catalogue needs its table plan"):
+        pattern_sum_heuristic(board, patterns, tables, True, None, partition=cat, plan=None)
+    with pytest.raises(HeuristicError, match="a catalogue needs its table plan"):
+        max_heuristic(board, patterns, tables, partition=cat, plan=None)

@@ -449,6 +449,8 @@ def catalogue_heuristic(part, plan, tables, blank: str, reflect: bool = True) ->
     """The catalogue (or the one partition) ``part`` over the tables of ``plan``
     (:func:`pdbtool.tables.sharing.plan_tables` of its distinct patterns; ``tables[i]``: the table plan
     pattern i is read in) of blank rule ``blank``."""
+    if plan is None:
+        raise HeuristicError("a catalogue needs its table plan")
     by_tiles = {p.tiles: (tables[i], plan.shared[i]) for i, p in enumerate(plan.patterns)}
     partitions = getattr(part, "partitions", (part,))
     pats = [list(pp.patterns) for pp in partitions]

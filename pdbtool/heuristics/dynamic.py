@@ -319,8 +319,6 @@ def max_heuristic(board: Board, patterns=None, tables=None, reflect: bool = True
 
     if patterns is None or tables is None:
         raise DynamicHeuristicError("the max heuristic needs a static partition and its tables")
-    if hasattr(partition, "partitions") and plan is None:
-        raise DynamicHeuristicError("a catalogue needs its table plan")
     static = pattern_sum_heuristic(board, patterns, tables, reflect, shared, partition=partition, plan=plan,
                                    blank=blank)
     lookups = _lookups(board, dynamic, cache, cache_dir, threads, notify)
