@@ -16,7 +16,11 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 first=1
 for args in "--partition 15-7-8" "--partition 15-7-8 --no-reflect" "--partition 15-6-6-3" \
-            "--partition 15-5-5-5" "--heuristic linear-conflict" "--heuristic manhattan"; do
+            "--partition 15-5-5-5" "--partition 15-6-6-3 --pruning fsm" \
+            "--partition 15-6-6-3 --blank zero-aware --pruning fsm" \
+            "--partition $here/15-cat-3.txt --blank zero-aware --pruning fsm" \
+            "--heuristic max --dynamic pairs+triples-region --partition $here/15-cat-3.txt --blank zero-aware --pruning fsm" \
+            "--heuristic linear-conflict" "--heuristic manhattan"; do
     echo "solving with $args" >&2
     # shellcheck disable=SC2086
     $pdbtool solve "$here/korf100.txt" $args --time-limit "$limit" --format csv > "$tmp" || true

@@ -296,6 +296,15 @@ def test_catalogue_file_reads_inline_and_named_partitions(tmp_path):
     assert [p.tiles for p in cat.patterns] == [(1, 2, 3, 4), (5, 6, 7, 8), (1, 4, 7), (2, 5, 8), (3, 6)]
 
 
+def test_the_example_15_puzzle_catalogue_is_three_complete_partitions():
+    # examples/15-cat-3.txt is the catalogue docs/frontier-24.md checks Korf's 100 with
+    cat = load_partition(str(Path(__file__).resolve().parents[1] / "examples" / "15-cat-3.txt"))
+    assert isinstance(cat, Catalogue) and (cat.board.width, cat.board.height) == (4, 4)
+    assert [len(p.patterns) for p in cat.partitions] == [3, 3, 3]
+    for partition in cat.partitions:
+        assert sorted(t for p in partition.patterns for t in p.tiles) == list(range(1, 16))
+
+
 @pytest.mark.parametrize("name", [n for n in builtin_names() if isinstance(load_partition(n), Catalogue)])
 def test_no_builtin_catalogue_repeats_a_partition_or_its_reflection(name):
     # a partition that is another's reflection adds nothing to the max (the reflection is searched anyway),
