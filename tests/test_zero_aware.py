@@ -327,10 +327,13 @@ def test_no_builtin_catalogue_repeats_a_partition_or_its_reflection(name):
     ("board 3x3\npartition 15-7-8\n", "4x4"),
     ("board 3x3\npartition\n1 2\n2 3\n", "tile 2"),
     ("board 3x3\npartition no-such-partition\n", "unknown partition"),
+    ("board 3x3\npartition bad.txt\n", "bad.txt is a catalogue, not a partition"),  # names itself
+    ("board 3x3\npartition other.txt\n", "other.txt is a catalogue, not a partition"),  # other names it
 ])
 def test_bad_catalogue_files_get_one_line_errors(tmp_path, text, message):
     path = tmp_path / "bad.txt"
     path.write_text(text)
+    (tmp_path / "other.txt").write_text("board 3x3\npartition bad.txt\n")
     with pytest.raises(PartitionError, match=message) as err:
         load_partition(str(path))
     assert "\n" not in str(err.value)

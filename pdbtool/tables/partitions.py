@@ -70,9 +70,10 @@ def default_partition_name(board: Board) -> str | None:
     return DEFAULTS.get((board.width, board.height))
 
 
-def load_partition(spec: str, board: Board | None = None) -> Partition | Catalogue:
+def load_partition(spec: str, board: Board | None = None, catalogue: bool = True) -> Partition | Catalogue:
     """A partition or catalogue by built-in name or file path; ``board`` (if given) must match the file's
-    board.
+    board.  With ``catalogue`` false a catalogue is refused before it is parsed (a catalogue's sections may
+    name partitions, not catalogues, so a file naming itself stops there).
 
     A file may omit ``goal`` (then the given board's goal, or Korf's, is used).
     """
@@ -88,6 +89,8 @@ def load_partition(spec: str, board: Board | None = None) -> Partition | Catalog
         raise PartitionError(f"{path}: cannot read partition file ({exc})") from None
     name = path.stem if spec not in builtin_names() else spec
     if is_catalogue_text(text):
+        if not catalogue:
+            raise PartitionError(f"{spec} is a catalogue, not a partition")
         return parse_catalogue(text, name, str(path), board, path.parent)
     return parse_partition(text, name, str(path), board)
 
@@ -138,11 +141,9 @@ def parse_catalogue(text: str, name: str, source: str = "<catalogue>", board: Bo
             if ref not in builtin_names() and folder is not None and not Path(ref).is_absolute():
                 spec = str(folder / ref)
             try:
-                part = load_partition(spec, file_board)
+                part = load_partition(spec, file_board, catalogue=False)
             except PartitionError as exc:
                 raise PartitionError(f"{where}: {exc}") from None
-            if isinstance(part, Catalogue):
-                raise PartitionError(f"{where}: {ref} is a catalogue, not a partition")
         else:
             if not lines:
                 raise PartitionError(f"{where}: a partition without patterns")
