@@ -133,6 +133,27 @@ def test_builders_match_a_plain_search(dims, tiles, blank):
     assert result.unreachable == pattern.entries - len(want) == 0
 
 
+@pytest.mark.parametrize("goal", ["region", "anywhere"])
+def test_dynamic_group_distances_on_64_cells(goal):
+    # the dynamic tables' distances (tiles and blank) against a plain Dijkstra, on a board whose cell mask
+    # needs all 64 bits
+    from oracle import tile_blank_distances
+
+    from pdbtool.tables.pairs_triples import group_distances
+
+    group_distances(Board(3, 3), (1, 2), goal)  # a small board first, as a run over several boards does
+    board = Board(2, 32)
+    tiles = (1, 33)  # the blank's cells include cell 63
+    pattern, dist = group_distances(board, tiles, goal)
+    home = pattern.goal_cells()
+    blanks = (pattern.blank_region(home, board.goal[0]) if goal == "region"
+              else tuple(c for c in range(board.n) if c not in home))
+    want = tile_blank_distances(board, tiles, blanks)
+    assert len(want) == int(np.count_nonzero(dist != 255))
+    for (cells, blank), d in want.items():
+        assert dist[pattern.rank(cells) * board.n + blank] == d
+
+
 def test_threads_build_the_same_table():
     pattern = TilePattern(Board(8, 8), (9, 18, 27))
     for blank in ("ignored", "minimized"):

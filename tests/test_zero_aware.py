@@ -89,7 +89,8 @@ def test_layout_indices_are_a_bijection_onto_the_table():
 
 @pytest.mark.parametrize("w,h,tiles", [(3, 3, (1, 2, 3)), (3, 3, (2, 4, 6, 8)), (3, 3, (1, 5, 6, 8)),
                                        (2, 4, (1, 2, 3)), (3, 4, (1, 2, 3, 4)), (4, 3, (5, 6, 7)),
-                                       (5, 5, (1, 2, 5)), (3, 7, (20, 19, 1))])
+                                       (5, 5, (1, 2, 5)), (3, 7, (20, 19, 1)),
+                                       (8, 8, (62, 63)), (2, 32, (1, 63))])  # 64 cells: a full 64-bit mask
 def test_builder_matches_a_01_bfs_of_each_blank_region(w, h, tiles):
     board = Board(w, h)
     pattern = TilePattern(board, tiles)

@@ -137,10 +137,11 @@ def group_excess(board: Board, tiles: tuple[int, ...], goal: str = "region") -> 
 
 
 @njit(cache=True)
-def _blank_distances(goal_cells, goal_region, n, k, entries, nb):
+def _blank_distances(goal_cells, goal_blank, n, k, entries, nb):
     """Distance of every (placement, blank cell) to the goal (index ``rank * n + blank``; 255: none): a
     0-1 breadth-first search in which a move of a group tile costs 1 and a step of the blank through the
-    free cells costs nothing."""
+    free cells costs nothing.  ``goal_blank[b]``: whether the goal holds with the blank in cell b (an array, not
+    a mask: a 64-cell mask does not fit the int64 a Python int is passed as)."""
     states = entries * n
     dist = np.full(states, 255, dtype=np.uint8)
     cur = np.empty(2 * states, dtype=np.int64)
@@ -149,7 +150,7 @@ def _blank_distances(goal_cells, goal_region, n, k, entries, nb):
     goal = rank_cells(goal_cells, n)
     ncur = 0
     for b in range(n):
-        if goal_region >> b & 1:
+        if goal_blank[b]:
             dist[goal * n + b] = 0
             cur[ncur] = goal * n + b
             ncur += 1
@@ -242,12 +243,14 @@ def group_distances(board: Board, tiles: tuple[int, ...], goal: str = "region") 
         raise DynamicError(f"unknown goal rule {goal!r}: choose one of {', '.join(GOAL_RULES)}")
     pattern = TilePattern(board, tiles)
     goal_cells = np.asarray(pattern.goal_cells(), dtype=np.int64)
+    goal_blank = np.zeros(pattern.n, dtype=np.uint8)
     if goal == "region":
-        goal_region = sum(1 << c for c in pattern.blank_region(goal_cells, board.goal[0]))
+        goal_blank[list(pattern.blank_region(goal_cells, board.goal[0]))] = 1
     else:
-        goal_region = ((1 << pattern.n) - 1) & ~sum(1 << int(c) for c in goal_cells)
+        goal_blank[:] = 1
+        goal_blank[goal_cells] = 0
     nb = np.asarray(board.neighbours(), dtype=np.int64)
-    return pattern, _blank_distances(goal_cells, goal_region, pattern.n, pattern.k, pattern.entries, nb)
+    return pattern, _blank_distances(goal_cells, goal_blank, pattern.n, pattern.k, pattern.entries, nb)
 
 
 def goal_splits(board: Board, tiles: tuple[int, ...]) -> bool:

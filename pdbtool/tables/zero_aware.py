@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from .._native.intrinsics import popcount, trailing_zeros
-from .ranking import column_masks, grown_region, unrank_cells
+from .ranking import cells_mask, column_masks, grown_region, unrank_cells
 
 NO_REGION = 255
 
@@ -44,7 +44,7 @@ def _layout_arrays(n, k, maps, not_first_col, not_last_col, width):
     kfact = 1
     for i in range(2, k + 1):
         kfact *= i
-    full = (numba.uint64(1) << numba.uint64(n)) - numba.uint64(1)
+    full = cells_mask(n)
     one = numba.uint64(1)
     mask = (one << numba.uint64(k)) - one
     total = 0
