@@ -583,6 +583,26 @@ def test_too_little_memory_is_refused_before_the_build(tmp_path, monkeypatch):
     assert result.exit_code == 1 and "needs about" in result.stderr and result.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("tiles", [range(1, 41), range(1, 11)])
+def test_a_zero_aware_build_far_beyond_memory_is_refused_before_its_layout(tmp_path, monkeypatch, tiles):
+    # the layout alone is C(64, k) x 64 bytes: beyond int64 for 40 tiles, so it must be sized, not made
+    from pdbtool.tables import zero_aware
+
+    monkeypatch.setattr(resources_module, "available_memory", lambda: 8 << 30)
+    made = []
+    monkeypatch.setattr(zero_aware, "_layout_arrays", lambda *a: made.append(a))
+    pattern = ",".join(map(str, tiles))
+    result = CliRunner().invoke(cli, ["build", "--pattern", pattern, "--board", "8x8", "--blank", "zero-aware",
+                                      "--cache-dir", str(tmp_path)])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert re.search(r"needs about [0-9.,e+]+ GiB, but only 8\.00 GiB is available", result.stderr)
+    assert made == [] and not list(tmp_path.glob("*.pdb"))
+    zero_aware.layout.cache_clear()
+    with pytest.raises(PdbtoolError, match=r"zero-aware layout of 40 tiles on 8x8 needs about 1\.7e\+10 GiB"):
+        zero_aware.layout(8, 8, 40)
+    assert made == []
+
+
 # --- an interrupted solve ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("signum,word,fmt", [(signal.SIGINT, "interrupted", "text"),

@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import PdbtoolError
 from ..tables import fileformat
 from ..tables.cache import TableCache, available_memory
+from ..tables.resources import gib
 from ..tables.table import byte_counts
 from . import encodings as E
 from . import kernels as K
@@ -277,8 +278,8 @@ def get_table(k: int, goal: str = "peg3", cache: TableCache | None = None, threa
         need = estimate_peak_bytes(k, goal)
         have = available_memory()
         if have is not None and need > have:
-            raise PdbtoolError(f"building the hanoi4 table of {k} disks needs about {need / 2**30:.2f} GiB, "
-                               f"only {have / 2**30:.2f} GiB is available")
+            raise PdbtoolError(f"building the hanoi4 table of {k} disks needs about {gib(need)}, "
+                               f"only {gib(have)} is available")
         result = build_values(k, goal, threads, progress)
         DiskTable.from_values(k, goal, result.values, encoding, threads).save(
             tmp, {"build_seconds": round(result.seconds, 3), "build_cpu_seconds": round(result.cpu_seconds, 3),

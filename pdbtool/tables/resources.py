@@ -95,6 +95,12 @@ def rlimit_available(proc: Path = Path("/proc")) -> int | None:
     return least
 
 
+def gib(size: int) -> str:
+    """A byte count in GiB for a message: two decimals, or a power of ten beyond a million GiB."""
+    value = size / 2**30
+    return f"{value:,.2f} GiB" if value < 1e6 else f"{value:.1e} GiB"
+
+
 def available_memory() -> int | None:
     """The least of the machine's available memory, the cgroup's room and the process's rlimits, in bytes
     (None when none of them can be read)."""
@@ -110,7 +116,7 @@ def check_memory(pattern, blank: str) -> None:
     have = available_memory()
     if have is not None and need > have:
         raise PdbtoolError(f"building pattern {pattern} on {pattern.board.dims} ({blank}) needs about "
-                           f"{need / 2**30:.2f} GiB, but only {have / 2**30:.2f} GiB is available")
+                           f"{gib(need)}, but only {gib(have)} is available")
 
 
 def free_disk(directory: Path) -> int | None:

@@ -112,12 +112,27 @@ class ZeroAwareLayout:
                                     self.kfact))
 
 
+def layout_bytes(n: int, k: int) -> int:
+    """Bytes of the layout arrays of k tiles on n cells (``region`` and ``base``), known before they are
+    made."""
+    maps = comb(n, k)
+    return maps * n + 8 * (maps + 1)
+
+
 @lru_cache(maxsize=16)
 def layout(width: int, height: int, k: int) -> ZeroAwareLayout:
-    """The (cached) layout of k tiles on a W x H board."""
+    """The (cached) layout of k tiles on a W x H board; refused in one line when its arrays would not fit
+    in the memory this process may use (C(n, k) x n bytes: the kernel's int64 sizes overflow long before
+    C(64, 40) x 64)."""
+    from ..errors import PdbtoolError
     from ..puzzle.board import Board
+    from .resources import available_memory, gib
 
     n = width * height
+    need, have = layout_bytes(n, k), available_memory()
+    if need >= 1 << 62 or (have is not None and need > have):
+        room = "" if have is None else f", but only {gib(have)} is available"
+        raise PdbtoolError(f"the zero-aware layout of {k} tiles on {width}x{height} needs about {gib(need)}{room}")
     nfc, nlc = column_masks(Board(width, height))
     region, base = _layout_arrays(n, k, comb(n, k), np.uint64(nfc), np.uint64(nlc), width)
     binom = np.array([[comb(c, j) for j in range(k + 1)] for c in range(n + 1)], dtype=np.int64)
@@ -252,7 +267,8 @@ def zero_aware_index(cells, k, n, binom, base, region, blank, kfact):
     return base[mr] + region[mr * n + blank] * kfact + order
 
 
-__all__ = ["ZeroAwareLayout", "layout", "layout_of", "zero_aware_entries", "map_and_order", "zero_aware_index",
+__all__ = ["ZeroAwareLayout", "layout", "layout_bytes", "layout_of", "zero_aware_entries", "map_and_order",
+           "zero_aware_index",
            "occupied_mask", "order_rank", "colex_chunks", "occupied_rank", "indexed", "joined_layouts",
            "NO_REGION"]
 

@@ -23,7 +23,7 @@ import numpy as np
 from ... import registry
 from ..._native.arrays import read_only
 from ..ranking import TilePattern, column_masks, radix_inverses, rank_weights
-from ..zero_aware import layout_of
+from ..zero_aware import layout_bytes, layout_of
 from .checks import excess_violations, zero_aware_violations
 from .ignored_bfs import ignored_top_down
 from .minimized_bfs import minimized_top_down
@@ -48,14 +48,23 @@ def bits_bytes(pattern: TilePattern) -> int:
     return ((states + 31) // 32) * 8
 
 
+EXACT_LAYOUT_BYTES = 1 << 28
+"""The largest zero-aware layout a memory estimate makes to count the table's entries exactly."""
+
+
 def estimate_peak_bytes(pattern: TilePattern, blank: str) -> int:
     """Peak memory of a build: the byte table, the two-bit states (minimized, zero-aware), the zero-aware
-    entries and a small margin."""
+    layout and entries and a small margin.
+
+    The zero-aware entries are counted exactly only when the layout that counts them is small (it is cached
+    for the build); otherwise as the placements, a lower bound (every map has at least one region), so that
+    a build far beyond memory is refused without making its layout first."""
     peak = pattern.entries
     if blank != "ignored":
         peak += bits_bytes(pattern)
     if blank == "zero-aware":
-        peak += layout_of(pattern).entries
+        arrays = layout_bytes(pattern.n, pattern.k)
+        peak += arrays + (layout_of(pattern).entries if arrays <= EXACT_LAYOUT_BYTES else pattern.entries)
     return peak + (64 << 20)
 
 
