@@ -444,6 +444,60 @@ def test_a_checkpoint_of_another_search_is_refused(tmp_path, fifteen):
         ck.Recorder(tmp_path / "no-such-folder" / "ck.json", one.checkpoint_identity(state)).load()
 
 
+DAMAGE = [("bound", 10**30, r"bound 1000"), ("bound", -1, r"bound -1"), ("bound", "30", r"bound '30'"),
+          ("bound", True, r"bound True"), ("bound", 1, r"bound 1 after \d+ iterations from h\(start\) \d+"),
+          ("iterations", 500, r"after 500 iterations"), ("generated", 10**40, r"generated 1000"),
+          ("seconds", float("nan"), r"seconds nan"), ("seconds", float("inf"), r"seconds inf"),
+          ("current.target", 10**12, r"target 1000000000000"), ("current.target", 0, r"target 0"),
+          ("current.done", [7, -1], r"done range 7"), ("current.done", [[0, 1], [0, 2]], r"done range \[0, 2\]"),
+          ("current.done", [{"a": 1}], r"done range \{'a': 1\}"), ("current.done", "x", r"done 'x'"),
+          ("current.next_bound", -1, r"next_bound -1"), ("current", [1], r"current is not an object")]
+
+
+@pytest.mark.parametrize("signed", [True, False], ids=["resigned", "unsigned"])
+@pytest.mark.parametrize("key,value,message", DAMAGE, ids=[f"{k}={v!r}"[:30] for k, v, _ in DAMAGE])
+def test_a_damaged_checkpoint_is_refused_in_one_line(tmp_path, fifteen, key, value, message, signed):
+    # values no search writes are refused whether the file's checksum was recomputed or is absent (a file
+    # of an older pdbtool); a huge bound or target would overflow the kernel or never return
+    path = tmp_path / "ck.json"
+    manhattan = fifteen["manhattan"]
+    with pytest.raises(Stop):
+        search(manhattan, KORF["12"], path, progress=stop_after(9))
+    data = json.loads(path.read_text())
+    progress = data["progress"]
+    if progress["current"] is None:
+        progress["current"] = {"target": 1, "done": [], "generated": 0, "expanded": 0, "next_bound": ck.INF}
+    if key.startswith("current."):
+        progress["current"][key.split(".")[1]] = value
+    else:
+        progress[key] = value
+    data.pop("checksum")
+    if signed:
+        data["checksum"] = ck._checksum(data)
+    path.write_text(json.dumps(data))
+    before = path.read_bytes()
+    with pytest.raises(ck.CheckpointError, match="damaged checkpoint .*" + message) as err:
+        search(manhattan, KORF["12"], path)
+    assert "\n" not in str(err.value) and path.read_bytes() == before
+
+
+def test_an_edited_checkpoint_fails_its_checksum(tmp_path, fifteen):
+    # a bound raised past the optimum would return a longer path as optimal: the checksum refuses it
+    path = tmp_path / "ck.json"
+    manhattan = fifteen["manhattan"]
+    with pytest.raises(Stop):
+        search(manhattan, KORF["12"], path, progress=stop_after(9))
+    data = json.loads(path.read_text())
+    assert len(data["checksum"]) == 16
+    data["progress"]["bound"] += 20
+    path.write_text(json.dumps(data))
+    with pytest.raises(ck.CheckpointError, match=r"damaged checkpoint \(its checksum does not match"):
+        search(manhattan, KORF["12"], path)
+    data["progress"]["bound"] -= 20  # the same contents, reformatted: the checksum is of the values
+    path.write_text(json.dumps(data, indent=4, sort_keys=True))
+    assert len(search(manhattan, KORF["12"], path).moves) == manhattan.solve(KORF["12"]).length
+
+
 def test_the_checkpoint_names_the_table_files(tmp_path):
     solver = Solver(Board(3, 3), partition=str(EXAMPLES / "8puzzle-4-4.txt"), cache_dir=tmp_path / "cache")
     tables = solver.checkpoint_identity([8, 1, 3, 4, 0, 2, 7, 6, 5])["tables"]

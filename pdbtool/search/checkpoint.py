@@ -41,6 +41,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import PdbtoolError
+from ..tables import fileformat
 from ..tables.cache import _fsync_dir
 from .driver import CUT, FOUND, INF, ITERATION_DONE, Search, Tally
 from .parallel import FRONTIER_PER_THREAD, SERIAL_BELOW, ParallelOutcome, _search_units, units_wanted
@@ -85,18 +86,57 @@ class Progress:
 
     @classmethod
     def from_json(cls, data: dict) -> Progress:
-        out = cls(**{k: data[k] for k in ("iterations", "bound", "generated", "expanded", "last", "before")},
-                  seconds=float(data.get("seconds", 0.0)))
+        """The progress a checkpoint's JSON holds; ValueError (naming the field) for a value that no search
+        writes: a wrong type, a negative count, a bound at or past INF, units outside the iteration's cut."""
+        if not isinstance(data, dict):
+            raise ValueError("progress is not an object")
+        out = cls()
+        for name in ("iterations", "bound", "generated", "expanded", "last", "before"):
+            setattr(out, name, _count(data, name, INF if name == "bound" else MAX_COUNT))
+        seconds = data.get("seconds", 0.0)
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < float("inf"):
+            raise ValueError(f"seconds {fileformat.clip(seconds)}")
+        out.seconds = float(seconds)
         current = data.get("current")
         if current is not None:
-            out.target = int(current["target"])
-            out.done = {i for a, b in current["done"] for i in range(a, b)}
-            out.done_generated, out.done_expanded = int(current["generated"]), int(current["expanded"])
-            out.done_next_bound = int(current["next_bound"])
-        for name in ("iterations", "bound", "generated", "expanded", "last", "before"):
-            if not isinstance(getattr(out, name), int) or getattr(out, name) < 0:
-                raise ValueError(f"{name} {getattr(out, name)!r}")
+            if not isinstance(current, dict):
+                raise ValueError("current is not an object")
+            out.target = _count(current, "target", MAX_TARGET + 1)
+            if out.target < 1:
+                raise ValueError(f"target {out.target}")
+            out.done = _unit_ids(current.get("done"), out.target * MAX_BRANCHING)
+            out.done_generated = _count(current, "generated", MAX_COUNT)
+            out.done_expanded = _count(current, "expanded", MAX_COUNT)
+            out.done_next_bound = _count(current, "next_bound", INF + 1)
+            if out.done_next_bound <= out.bound:  # a unit's next bound is above the bound it searched to
+                raise ValueError(f"next_bound {out.done_next_bound} not above bound {out.bound}")
         return out
+
+
+MAX_COUNT = 1 << 62          # beyond any node count a search reaches
+MAX_TARGET = 1 << 20         # beyond the units any thread count asks for an iteration
+MAX_BRANCHING = 16           # beyond any domain's moves a state: a cut has fewer than target x this units
+
+
+def _count(data: dict, name: str, limit: int) -> int:
+    """``data[name]``: a whole number in [0, limit)."""
+    value = data.get(name)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < limit:
+        raise ValueError(f"{name} {fileformat.clip(value)}")
+    return value
+
+
+def _unit_ids(ranges, units: int) -> set[int]:
+    """The unit ids of ``done``: disjoint half-open ranges [a, b) inside [0, units)."""
+    if not isinstance(ranges, list):
+        raise ValueError(f"done {fileformat.clip(ranges)}")
+    ids: set[int] = set()
+    for r in ranges:
+        if (not isinstance(r, list) or len(r) != 2 or any(not isinstance(v, int) or isinstance(v, bool) for v in r)
+                or not 0 <= r[0] < r[1] <= units or any(i in ids for i in range(r[0], r[1]))):
+            raise ValueError(f"done range {fileformat.clip(r)} (units 0 to {units - 1} at most)")
+        ids.update(range(r[0], r[1]))
+    return ids
 
 
 def _ranges(ids) -> list[list[int]]:
@@ -134,6 +174,9 @@ class Recorder:
         if data is None:
             check_writable(self.path)  # say so now, not at the first record
             return None
+        if "checksum" in data and data["checksum"] != _checksum(data):  # files of older versions have none
+            raise CheckpointError(f"{self.path}: damaged checkpoint (its checksum does not match its contents: "
+                                  f"edited or corrupted): remove it to start this search anew")
         mismatch = _mismatch(data["identity"], self.identity)
         if mismatch:
             depth = _other_depth(data["identity"], self.identity)
@@ -144,7 +187,8 @@ class Recorder:
         try:
             progress = Progress.from_json(data["progress"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise CheckpointError(f"{self.path}: damaged checkpoint ({exc})") from None
+            raise CheckpointError(f"{self.path}: damaged checkpoint ({exc}): remove it to start this search "
+                                  f"anew") from None
         self.progress = progress
         self._seconds_before = progress.seconds
         self.resumed = True
@@ -206,11 +250,20 @@ class Recorder:
     def _write(self) -> None:
         self.progress.seconds = self.seconds
         data = {"format": FORMAT, "version": VERSION, "identity": self.identity, "progress": self.progress.to_json()}
+        data["checksum"] = _checksum(data)
         try:
             write_atomically(self.path, json.dumps(data, indent=1) + "\n")
         except OSError as exc:
             raise CheckpointError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
         self._last_write = time.monotonic()
+
+
+def _checksum(data: dict) -> str:
+    """The xxhash64 of a checkpoint's identity and progress (as sorted JSON, which a round trip keeps)."""
+    import xxhash
+
+    body = json.dumps([data.get("identity"), data.get("progress")], sort_keys=True)
+    return xxhash.xxh64(body.encode()).hexdigest()
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -247,7 +300,8 @@ def read_checkpoint(path: Path) -> dict | None:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a checkpoint of pdbtool solve")
     if data.get("version") != VERSION:
-        raise CheckpointError(f"{path}: a checkpoint of version {data.get('version')!r}, this pdbtool reads {VERSION}")
+        raise CheckpointError(f"{path}: a checkpoint of version {fileformat.clip(data.get('version'))}, this pdbtool "
+                              f"reads {VERSION}")
     if not isinstance(data.get("identity"), dict) or not isinstance(data.get("progress"), dict):
         raise CheckpointError(f"{path}: damaged checkpoint")
     return data
@@ -418,6 +472,10 @@ def checkpointed_search(heuristic, state, h0: int, recorder: Recorder, threads: 
     saved = recorder.load() or Progress(bound=int(h0))
     if not recorder.resumed:
         recorder.progress.bound = int(h0)
+    elif saved.bound < h0 + saved.iterations or (saved.iterations == 0 and saved.bound != h0):
+        # the first bound is h(start) and each iteration raises it: any other is not this search's
+        raise CheckpointError(f"{recorder.path}: damaged checkpoint (bound {saved.bound} after {saved.iterations} "
+                              f"iterations from h(start) {h0}): remove it to start this search anew")
     out = ParallelOutcome(generated=saved.generated, expanded=saved.expanded, iterations=saved.iterations)
     bound = saved.bound
     last, before = saved.last, saved.before
