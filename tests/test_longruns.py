@@ -237,6 +237,12 @@ def test_output_refusals(tmp_path, full_runs):
                  input="a 1 0 2 3 4 5 6 7 8\na 3 1 2 0 4 5 6 7 8\n")
     assert result.exit_code == 1 and "a distinct id per instance: a is on lines 1 and 2" in result.stderr
     assert run(EIGHT, "--resume").exit_code == 2
+    # a file that takes no writes: the error names it
+    if os.path.exists("/dev/full"):
+        result = run(EIGHT, "--heuristic", "manhattan", "--output", "/dev/full")
+        assert result.exit_code == 1
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("pdbtool: /dev/full: cannot write: "), lines
 
 
 def test_a_results_file_in_use_is_refused(tmp_path):

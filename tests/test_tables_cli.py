@@ -125,6 +125,17 @@ def test_build_a_partition_file(tmp_path):
     (["build", "--partition", "no-such"], "unknown partition"),
     (["build", "--pattern", "1,2", "--board", "9x9"], "at most 64"),
     (["inspect", "--pattern", "1,2", "--board", "3x3"], "not in the cache"),
+    # zero-aware tables are byte tables: said before a build, a conversion or a look in the cache
+    (["build", "--pattern", "1,2", "--board", "3x3", "--blank", "zero-aware", "--encoding", "nibble"],
+     "zero-aware tables are byte tables only"),
+    (["build", "--pattern", "1,2", "--board", "3x3", "--blank", "zero-aware", "--encoding", "min-nibble"],
+     "zero-aware tables are byte tables only"),
+    (["convert", "--pattern", "1,2", "--board", "3x3", "--blank", "zero-aware", "--encoding", "sparse"],
+     "zero-aware tables are byte tables only"),
+    (["inspect", "--pattern", "1,2", "--board", "3x3", "--blank", "zero-aware", "--encoding", "nibble"],
+     "zero-aware tables are byte tables only"),
+    # a name of 5000 characters is quoted by its ends
+    (["build", "--partition", "a" * 5000], "a" * 60 + "..." + "a" * 19),
 ])
 def test_bad_input_is_one_line(tmp_path, args, message):
     result = CliRunner().invoke(cli, args + ["--cache-dir", str(tmp_path)])
@@ -132,6 +143,33 @@ def test_bad_input_is_one_line(tmp_path, args, message):
     assert message in result.output
     assert "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_long_input_is_shortened_in_the_error_line(tmp_path):
+    result = CliRunner().invoke(cli, ["build", "--partition", "a" * 5000, "--cache-dir", str(tmp_path)])
+    assert result.exit_code == 1 and len(result.output) < 200, result.output
+    binary = tmp_path / "part.txt"
+    binary.write_bytes(b"board 3x3\npartition\n" + b"x\x00" * 3000 + b"\n")
+    result = CliRunner().invoke(cli, ["build", "--partition", str(binary), "--cache-dir", str(tmp_path)])
+    assert result.exit_code == 1 and "tiles must be whole numbers" in result.output
+    assert len(result.output) < 400 and len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_convert_refuses_to_write_over_its_source(tmp_path):
+    cache = tmp_path / "cache"
+    result = CliRunner().invoke(cli, ["build", "--pattern", "1,2,3", "--board", "3x3", "--cache-dir", str(cache)])
+    assert result.exit_code == 0
+    source = next(cache.glob("*.pdb"))
+    before = source.read_bytes()
+    for output in (source, tmp_path / "cache" / ".." / "cache" / source.name):
+        result = CliRunner().invoke(cli, ["convert", str(source), "--encoding", "nibble", "-o", str(output),
+                                          "--cache-dir", str(cache)])
+        assert result.exit_code == 1 and "the table being converted" in result.output
+    assert source.read_bytes() == before
+    other = tmp_path / "nibble.pdb"
+    result = CliRunner().invoke(cli, ["convert", str(source), "--encoding", "nibble", "-o", str(other),
+                                      "--cache-dir", str(cache)])
+    assert result.exit_code == 0 and other.stat().st_size < len(before)
 
 
 def test_overlapping_partition_file_is_refused(tmp_path):

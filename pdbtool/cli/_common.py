@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import click
 
 from .. import registry
-from ..errors import PdbtoolError
+from ..errors import PdbtoolError, shortened
 
 
 class Interrupted(BaseException):
@@ -66,7 +66,7 @@ class UserError(click.ClickException):
     exit_code = EXIT_FAILED
 
     def show(self, file=None):
-        click.echo(f"pdbtool: {self.format_message()}", err=True)
+        click.echo(f"pdbtool: {shortened(self.format_message())}", err=True)
 
 
 class Disagreement(UserError):
@@ -122,7 +122,7 @@ def user_errors(func):
 
 def say(message: str) -> None:
     """A note for the user on stderr."""
-    click.echo(f"pdbtool: {message}", err=True)
+    click.echo(f"pdbtool: {shortened(message)}", err=True)
 
 
 cache_dir_option = click.option(

@@ -36,10 +36,11 @@ def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, for
         return build_dynamic_command(dynamic, board_dims, goal, threads, cache_dir, force, as_json,
                                      partition is not None or pattern is not None)
     from ..tables.cache import TableCache
-    from ..tables.encodings import normalize_params
+    from ..tables.encodings import check_blank, normalize_params
     from ..tables.operations import build_tables, partition_plan
     from ..tables.resolve import partition_from_options
 
+    check_blank(encoding, blank)
     params = normalize_params(encoding, None, group)
     plan = partition_plan(partition_from_options(partition, pattern, board_dims, goal), blank)
 

@@ -28,9 +28,11 @@ def command(file, partition, pattern, board_dims, goal, blank, encoding, group, 
       pdbtool convert table.pdb --encoding nibble -o table-nibble.pdb
     """
     from ..tables.cache import TableCache
-    from ..tables.encodings import normalize_params
+    from ..tables.encodings import check_blank, normalize_params
     from ..tables.operations import convert_file, convert_tables, partition_plan
 
+    if file is None:
+        check_blank(encoding, blank)
     params = normalize_params(encoding, None, group)
     cache = TableCache(cache_dir, notify=say)
     if file is not None:

@@ -26,10 +26,11 @@ def command(files, partition, pattern, board_dims, goal, blank, encoding, group,
         if paths:
             raise PdbtoolError("give table files or --partition/--pattern, not both")
         from ..tables.cache import TableCache
-        from ..tables.encodings import normalize_params
+        from ..tables.encodings import check_blank, normalize_params
         from ..tables.operations import cached_files, partition_plan
         from ..tables.resolve import partition_from_options
 
+        check_blank(encoding, blank)
         params = normalize_params(encoding, None, group)
         enc = "" if encoding == "byte" else f" --encoding {encoding}" + (f" --group {group}" if params else "")
         cache = TableCache(cache_dir)

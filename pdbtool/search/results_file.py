@@ -86,6 +86,9 @@ class ResultsFile:
                 held, end = read_results(path, fmt, {inst.id: inst for inst in instances}, labels)
             handle.truncate(end)
             handle.seek(end)
+        except OSError as exc:
+            handle.close()
+            raise ResultsFileError(f"{path}: cannot write: {exc.strerror or exc}") from None
         except BaseException:
             handle.close()
             raise
@@ -104,9 +107,12 @@ class ResultsFile:
 
     def _append(self, text: str) -> None:
         if text:
-            self._file.write(text.encode("utf-8"))
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            try:
+                self._file.write(text.encode("utf-8"))
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            except OSError as exc:
+                raise ResultsFileError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
 
     def write(self, result: SolveResult) -> None:
         """Append one result's line, synced to the disk."""

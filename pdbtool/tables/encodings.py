@@ -651,7 +651,11 @@ def normalize_params(encoding: str, params: dict[str, Any] | None = None,
 
 
 def check_blank(encoding: str, blank: str) -> None:
-    """Refuse mod3/parity for blank-minimized tables, whose values are not consistent (see the module doc)."""
+    """Refuse mod3/parity for blank-minimized tables, whose values are not consistent (see the module doc),
+    and any compact encoding of a zero-aware table (the zero-aware sums read bytes by region)."""
+    if blank == "zero-aware" and encoding != "byte":
+        raise EncodingError(f"zero-aware tables are byte tables only (the zero-aware sums do not read {encoding} "
+                            f"tables by region): for a compact table, use --blank minimized")
     if encoding in NEEDS_CONSISTENT and blank != "ignored":
         raise EncodingError(
             f"{encoding} needs a table that changes by exactly one per tile move, and blank-{blank} tables "

@@ -50,10 +50,11 @@ def build_tables(cache: TableCache, plan: TablePlan, encoding: str = "byte", par
                  progress: LayerProgress | None = None) -> Iterator[Outcome]:
     """Build (or find cached) the table of each pattern that has one of its own, one at a time (so that a
     partition's peak memory is its largest build); yield an outcome per pattern, shared ones included."""
-    from .encodings import normalize_params
+    from .encodings import check_blank, normalize_params
 
     blank = plan.blank
     params = normalize_params(encoding, params)
+    check_blank(encoding, blank)
     for p, via in plan:
         if via is not None:
             yield Outcome(p, via, _shared_record(p, via, blank))
@@ -94,8 +95,13 @@ def _convert(cache: TableCache, source: PatternTable, encoding: str, params: dic
     """Re-encode one byte table into the cache (under its name's lock) or to ``output``."""
     from .table import convert_table
 
+    from .encodings import check_blank
+
     if source.encoding != "byte":
         raise PdbtoolError(f"{source.path}: a {source.encoding} table; convert starts from a byte table")
+    check_blank(encoding, source.blank)
+    if output is not None and output.exists() and source.path is not None and output.samefile(source.path):
+        raise PdbtoolError(f"{output}: the table being converted: give --output another file")
     p = source.pattern
     made: dict = {}
 
@@ -136,7 +142,10 @@ def convert_tables(cache: TableCache, plan: TablePlan, encoding: str, params: di
     """Re-encode the cached byte table of each pattern that has one of its own (a shared pattern is read
     from its source's encoded table, so it needs none).  Every byte table must be cached: the error names
     ``build_command`` as the way to make it."""
+    from .encodings import check_blank
+
     _check_compact(encoding)
+    check_blank(encoding, plan.blank)
     sources: list = []
     for p, via in plan:
         if via is not None:
