@@ -579,12 +579,15 @@ def test_max_with_zero_aware_tables_threads_and_the_one_partition_catalogue(tabl
 
 def test_catalogues_and_zero_aware_tables_refuse_compact_encodings(tables, cache_dir):
     from pdbtool.search.solver import SolverError
+    from pdbtool.tables.encodings import EncodingError
 
     with pytest.raises(SolverError, match="applies to --heuristic pdb only, not max"):
         Solver(Board(4, 4), heuristic="max", partition="15-5-5-5", blank="zero-aware", encoding="nibble",
                cache_dir=cache_dir)
-    with pytest.raises(SolverError, match="go with --heuristic pdb or max and byte tables"):
+    with pytest.raises(EncodingError, match="zero-aware tables are byte tables only"):
         Solver(Board(4, 4), partition="15-5-5-5", blank="zero-aware", encoding="nibble", cache_dir=cache_dir)
+    with pytest.raises(SolverError, match="go with --heuristic pdb or max and byte tables"):
+        Solver(Board(4, 4), partition=str(EXAMPLES / "15-cat-3.txt"), encoding="nibble", cache_dir=cache_dir)
 
 
 # --- the table files --------------------------------------------------------------------------------------------

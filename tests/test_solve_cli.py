@@ -126,12 +126,24 @@ def test_partition_errors_name_the_line(tmp_path):
     path = tmp_path / "korf1.txt"
     path.write_text(korf100_line(1, optimal=False) + "\n")
     result = run(path, "--partition", "no-such-partition")
-    assert result.exit_code == 1
-    assert f"{path}:1: unknown partition 'no-such-partition'" in result.stderr
-    # a 3x3 partition on a 4x4 instance: tables for another board
+    assert result.exit_code == 1  # said once, before any instance is read
+    assert result.stderr.startswith("pdbtool: unknown partition 'no-such-partition'")
+    assert len(result.stderr.splitlines()) == 1
+    # a 3x3 partition on a 4x4 instance: the instance is not of the partition's board
     result = run(path, "--partition", EIGHT_PARTITION)
     assert result.exit_code == 1
     assert f"{path}:1: " in result.stderr and "3x3" in result.stderr
+    # with --board, the line says that the tables are of another board
+    result = run(path, "--partition", EIGHT_PARTITION, "--board", "4x4")
+    assert result.exit_code == 1
+    assert f"{path}:1: " in result.stderr and "3x3" in result.stderr
+    # a partition file's board reads instances that are not square (--help: --board defaults from it)
+    wide = tmp_path / "2x3.txt"
+    wide.write_text("1 4 2 3 0 5\n")
+    part = tmp_path / "2x3-part.txt"
+    part.write_text("board 2x3\n1 2 3\n4 5\n")
+    result = run(wide, "--partition", part)
+    assert result.exit_code == 0 and " length  10 " in result.stdout, result.output
     # no default partition for 3x4
     small = tmp_path / "3x4.txt"
     small.write_text("1 1 0 2 3 4 5 6 7 8 9 10 11\n")

@@ -353,8 +353,10 @@ def test_catalogue_tables_are_built_once_and_shared_by_symmetry(tmp_path):
 
 
 def test_zero_aware_needs_byte_tables(cache):
+    from pdbtool.tables.encodings import EncodingError
+
     # max takes zero-aware tables too (tests/test_dynamic.py), in bytes as well
-    with pytest.raises(SolverError, match="zero-aware"):
+    with pytest.raises(EncodingError, match="zero-aware tables are byte tables only"):
         Solver(Board(3, 3), partition="8-4-4", blank="zero-aware", encoding="nibble", cache=cache)
     with pytest.raises(SolverError, match="pdb only"):
         Solver(Board(3, 3), heuristic="max", partition="8-4-4", blank="zero-aware", encoding="nibble", cache=cache)

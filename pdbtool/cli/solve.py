@@ -119,6 +119,10 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         from ..heuristics.encoded import check_encoding
 
         check_encoding(encoding, blank, group)   # one line for the user before any instance is read
+    if board is None and partition is not None and entry.partition:
+        from ..tables.resolve import resolve_partition
+
+        board = resolve_partition(partition, None, goal).board   # the instances' board, as --help says
     items = load_instances(instances, board, goal)
     if not items:
         say(f"{instances if instances != '-' else '<stdin>'}: no instances")

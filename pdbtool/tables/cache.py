@@ -38,7 +38,7 @@ from ..errors import PdbtoolError
 from .integrity import check_table
 from .names import goal_slug, table_name
 from .ranking import TilePattern
-from .resources import available_memory, check_disk, check_memory
+from .resources import available_memory, check_disk
 from .table import PatternTable
 from .fileformat import TableFileError, load as load_file
 
@@ -56,7 +56,7 @@ def default_cache_dir() -> Path:
 
 
 __all__ = ["TableCache", "CacheReadOnly", "default_cache_dir", "goal_slug", "table_name", "table_loader",
-           "available_memory", "check_memory", "check_disk"]
+           "available_memory", "check_disk"]
 
 # a file system or a directory this user cannot write
 _READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
@@ -353,9 +353,10 @@ class TableCache:
             params = {}
 
             def write(tmp: Path) -> None:
+                from .build import build_table, check_memory
+
                 check_memory(pattern, blank)
                 check_disk(self.dir, pattern.entries + 4096, f"the table {{{pattern}}} on {pattern.board.dims}")
-                from .build import build_table
 
                 result = build_table(pattern, blank, threads=threads, progress=progress)
                 table = PatternTable(pattern, blank, result.table)

@@ -108,17 +108,6 @@ def available_memory() -> int | None:
     return min(found) if found else None
 
 
-def check_memory(pattern, blank: str) -> None:
-    """Refuse a build whose estimated peak memory exceeds what this process may use."""
-    from .build import estimate_peak_bytes
-
-    need = estimate_peak_bytes(pattern, blank)
-    have = available_memory()
-    if have is not None and need > have:
-        raise PdbtoolError(f"building pattern {pattern} on {pattern.board.dims} ({blank}) needs about "
-                           f"{gib(need)}, but only {gib(have)} is available")
-
-
 def free_disk(directory: Path) -> int | None:
     """Bytes free to this user on the file system of ``directory`` (or its nearest existing parent)."""
     directory = Path(directory)

@@ -513,7 +513,7 @@ def _check_consistency(table: PatternTable, values: np.ndarray, samples: int, fu
 
 def _check_rebuild(table: PatternTable, values: np.ndarray, threads: int | None, progress) -> tuple[str, str, str]:
     from .build import build_table
-    from .resources import check_memory
+    from .build import check_memory
 
     check_memory(table.pattern, table.blank)
     built = build_table(table.pattern, table.blank, threads=threads, progress=progress).table

@@ -11,6 +11,6 @@
 
 from __future__ import annotations
 
-from .driver import BLANK_RULES, UNSEEN, BuildResult, bits_bytes, build_table, estimate_peak_bytes
+from .driver import BLANK_RULES, UNSEEN, BuildResult, bits_bytes, build_table, check_memory, estimate_peak_bytes
 
-__all__ = ["BLANK_RULES", "UNSEEN", "BuildResult", "bits_bytes", "build_table", "estimate_peak_bytes"]
+__all__ = ["BLANK_RULES", "UNSEEN", "BuildResult", "bits_bytes", "build_table", "check_memory", "estimate_peak_bytes"]
