@@ -28,8 +28,8 @@ import numpy as np
 
 from ..errors import PdbtoolError
 from ..tables import fileformat
-from ..tables.cache import TableCache, available_memory
-from ..tables.resources import gib
+from ..tables.cache import TableCache
+from ..tables.resources import require_memory
 from ..tables.table import byte_counts
 from . import encodings as E
 from . import kernels as K
@@ -275,11 +275,7 @@ def get_table(k: int, goal: str = "peg3", cache: TableCache | None = None, threa
                 DiskTable.from_values(k, goal, source.values, encoding, threads).save(
                     tmp, {"converted_from": byte_path.name})
                 return
-        need = estimate_peak_bytes(k, goal)
-        have = available_memory()
-        if have is not None and need > have:
-            raise PdbtoolError(f"building the hanoi4 table of {k} disks needs about {gib(need)}, "
-                               f"only {gib(have)} is available")
+        require_memory(estimate_peak_bytes(k, goal), f"building the hanoi4 table of {k} disks")
         result = build_values(k, goal, threads, progress)
         DiskTable.from_values(k, goal, result.values, encoding, threads).save(
             tmp, {"build_seconds": round(result.seconds, 3), "build_cpu_seconds": round(result.cpu_seconds, 3),

@@ -38,7 +38,7 @@ from ..errors import PdbtoolError
 from .integrity import check_table
 from .names import goal_slug, table_name
 from .ranking import TilePattern
-from .resources import available_memory, check_disk
+from .resources import check_disk
 from .table import PatternTable
 from .fileformat import TableFileError, load as load_file
 
@@ -56,7 +56,7 @@ def default_cache_dir() -> Path:
 
 
 __all__ = ["TableCache", "CacheReadOnly", "default_cache_dir", "goal_slug", "table_name", "table_loader",
-           "available_memory", "check_disk"]
+           "check_disk"]
 
 # a file system or a directory this user cannot write
 _READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)

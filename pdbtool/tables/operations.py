@@ -50,11 +50,10 @@ def build_tables(cache: TableCache, plan: TablePlan, encoding: str = "byte", par
                  progress: LayerProgress | None = None) -> Iterator[Outcome]:
     """Build (or find cached) the table of each pattern that has one of its own, one at a time (so that a
     partition's peak memory is its largest build); yield an outcome per pattern, shared ones included."""
-    from .encodings import check_blank, normalize_params
+    from .encodings import normalize_params
 
     blank = plan.blank
     params = normalize_params(encoding, params)
-    check_blank(encoding, blank)
     for p, via in plan:
         if via is not None:
             yield Outcome(p, via, _shared_record(p, via, blank))
@@ -95,13 +94,8 @@ def _convert(cache: TableCache, source: PatternTable, encoding: str, params: dic
     """Re-encode one byte table into the cache (under its name's lock) or to ``output``."""
     from .table import convert_table
 
-    from .encodings import check_blank
-
     if source.encoding != "byte":
         raise PdbtoolError(f"{source.path}: a {source.encoding} table; convert starts from a byte table")
-    check_blank(encoding, source.blank)
-    if output is not None and output.exists() and source.path is not None and output.samefile(source.path):
-        raise PdbtoolError(f"{output}: the table being converted: give --output another file")
     p = source.pattern
     made: dict = {}
 
@@ -130,11 +124,16 @@ def _convert(cache: TableCache, source: PatternTable, encoding: str, params: dic
 def convert_file(cache: TableCache, path: str | Path, encoding: str, params: dict, threads: int | None = None,
                  output: str | Path | None = None) -> Outcome:
     """Re-encode the byte table file ``path`` into the cache, or to ``output``."""
+    from .encodings import check_blank
     from .integrity import load_checked
 
     _check_compact(encoding)
-    return _convert(cache, load_checked(path, record=False), encoding, params, threads,
-                    Path(output) if output else None)
+    source = load_checked(path, record=False)
+    check_blank(encoding, source.blank)
+    output = Path(output) if output else None
+    if output is not None and output.exists() and output.samefile(path):
+        raise PdbtoolError(f"{output}: the table being converted: give --output another file")
+    return _convert(cache, source, encoding, params, threads, output)
 
 
 def convert_tables(cache: TableCache, plan: TablePlan, encoding: str, params: dict, threads: int | None = None,

@@ -108,6 +108,14 @@ def available_memory() -> int | None:
     return min(found) if found else None
 
 
+def require_memory(need: int, what: str) -> None:
+    """Refuse (one line) ``what``, whose peak is about ``need`` bytes, when that exceeds what this process
+    may use."""
+    have = available_memory()
+    if have is not None and need > have:
+        raise PdbtoolError(f"{what} needs about {gib(need)}, but only {gib(have)} is available")
+
+
 def free_disk(directory: Path) -> int | None:
     """Bytes free to this user on the file system of ``directory`` (or its nearest existing parent)."""
     directory = Path(directory)

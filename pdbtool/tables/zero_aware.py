@@ -126,13 +126,13 @@ def layout(width: int, height: int, k: int) -> ZeroAwareLayout:
     C(64, 40) x 64)."""
     from ..errors import PdbtoolError
     from ..puzzle.board import Board
-    from .resources import available_memory, gib
+    from .resources import gib, require_memory
 
     n = width * height
-    need, have = layout_bytes(n, k), available_memory()
-    if need >= 1 << 62 or (have is not None and need > have):
-        room = "" if have is None else f", but only {gib(have)} is available"
-        raise PdbtoolError(f"the zero-aware layout of {k} tiles on {width}x{height} needs about {gib(need)}{room}")
+    need, what = layout_bytes(n, k), f"the zero-aware layout of {k} tiles on {width}x{height}"
+    require_memory(need, what)
+    if need >= 1 << 62:  # beyond any machine, when the memory available cannot be read
+        raise PdbtoolError(f"{what} needs about {gib(need)}")
     nfc, nlc = column_masks(Board(width, height))
     region, base = _layout_arrays(n, k, comb(n, k), np.uint64(nfc), np.uint64(nlc), width)
     binom = np.array([[comb(c, j) for j in range(k + 1)] for c in range(n + 1)], dtype=np.int64)

@@ -22,8 +22,7 @@ import numpy as np
 
 from ... import registry
 from ..._native.arrays import read_only
-from ...errors import PdbtoolError
-from .. import resources
+from ..resources import require_memory
 from ..ranking import TilePattern, column_masks, radix_inverses, rank_weights
 from ..zero_aware import layout_bytes, layout_of
 from .checks import excess_violations, zero_aware_violations
@@ -72,11 +71,7 @@ def estimate_peak_bytes(pattern: TilePattern, blank: str) -> int:
 
 def check_memory(pattern: TilePattern, blank: str) -> None:
     """Refuse a build whose estimated peak memory exceeds what this process may use."""
-    need = estimate_peak_bytes(pattern, blank)
-    have = resources.available_memory()
-    if have is not None and need > have:
-        raise PdbtoolError(f"building pattern {pattern} on {pattern.board.dims} ({blank}) needs about "
-                           f"{resources.gib(need)}, but only {resources.gib(have)} is available")
+    require_memory(estimate_peak_bytes(pattern, blank), f"building pattern {pattern} on {pattern.board.dims} ({blank})")
 
 
 def _count_unseen(values: np.ndarray) -> int:
