@@ -89,6 +89,8 @@ def _manhattan_by_formula(board_dims, goal, heuristic, exact, fmt="text"):
 
 
 @click.command("sample")
+@click.argument("instances", metavar="[INSTANCES]", required=False,
+                type=click.Path(allow_dash=True, dir_okay=False))
 @heuristic_options
 @click.option("--samples", "-n", type=int, default=1_000_000, show_default=True,
               help="Uniformly random solvable states to evaluate.")
@@ -100,10 +102,11 @@ def _manhattan_by_formula(board_dims, goal, heuristic, exact, fmt="text"):
 @format_option("text: the summary and histogram; json: an object; csv: a row per heuristic value (h, states, "
                "share, at most h).")
 @user_errors
-def command(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, seed, threads,
+def command(instances, board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, seed, threads,
             samples, exact, plot, fmt):
     """The distribution of a heuristic's values over uniformly random solvable states (or, with --exact,
-    over all of them): mean, histogram and optionally a plot.
+    over all of them; with INSTANCES, over the instances' start states, on their board): mean, histogram and
+    optionally a plot.
 
     \b
     Examples:
@@ -111,11 +114,26 @@ def command(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, 
       pdbtool sample --partition 24-6-6-6-6 --samples 10000000 --seed 2 --plot 24.png
       pdbtool sample --board 3x3 --heuristic linear-conflict --exact
       pdbtool sample --board 6x6 --heuristic manhattan --exact
+      pdbtool sample examples/korf100.txt --heuristic manhattan
     """
     from ..errors import PdbtoolError
 
     if samples < 1:
         raise PdbtoolError(f"--samples {samples}: give at least 1")
+    states = None
+    if instances is not None:
+        if exact:
+            raise PdbtoolError("--exact counts every state: give it or INSTANCES, not both")
+        from ..puzzle.instances import load_instances
+
+        items = load_instances(instances, instances_board(board_dims, goal, heuristic, partition), goal)
+        bad = next((i for i in items if i.error is not None), None)
+        if bad is not None:
+            raise PdbtoolError(f"{bad.where}: {bad.error}")
+        if not items:
+            raise PdbtoolError(f"{instances}: no instances")
+        board_dims = board_dims or items[0].board.dims
+        states = [tuple(i.tiles) for i in items]
     if board_dims and _manhattan_by_formula(board_dims, goal, heuristic, exact, fmt):
         return
     if plot is not None:
@@ -123,9 +141,13 @@ def command(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, 
 
         check_plotting()
     h, label = open_named(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, threads)
-    from ..analysis.sampling import enumerate_all, manhattan_mean, sample
+    from ..analysis.sampling import enumerate_all, manhattan_mean, over_states, sample
 
-    dist = enumerate_all(h, name=label) if exact else sample(h, samples, seed, name=label)
+    if states is not None:
+        where = instances if instances != "-" else "<stdin>"
+        dist = over_states(h, states, f"instances of {where}", name=label)
+    else:
+        dist = enumerate_all(h, name=label) if exact else sample(h, samples, seed, name=label)
     board = dist.board
     formula = manhattan_mean(board.width, board.height, board.goal) if heuristic == "manhattan" else None
     if fmt == "csv":
@@ -158,7 +180,7 @@ def histogram_rows(dist) -> list[dict]:
 
 def format_distribution(dist, formula=None) -> str:
     board = dist.board
-    how = ("every solvable state" if dist.exact
+    how = (dist.of if dist.of else "every solvable state" if dist.exact
            else f"uniformly random solvable states (seed {dist.seed})")
     rate = f", {dist.states / dist.seconds / 1e6:.2f} M states/s" if dist.seconds > 0 else ""
     lines = [f"{dist.heuristic} on {board.dims} goal {board.goal_name}: {dist.states:,} {how}, "
