@@ -279,7 +279,7 @@ def test_format_json_and_csv_in_the_hanoi4_domain(hanoi_cache, args):
         assert json.loads(row["moves"]) == record["moves"]
 
 
-EIGHT = "8 1 2 0 4 3 7 6 5  # optimal 14\n1 0 2 3 4 5 6 7 8  # optimal 1\n"  # on 3x3 (the length gives it)
+EIGHT = "2 8 5 0 4 3 7 6 1  # optimal 25\n1 0 2 3 4 5 6 7 8  # optimal 1\n"  # on 3x3 (the length gives it)
 
 
 def test_predict_reads_its_instances_board_and_prints_json_and_csv(tmp_path):
@@ -314,7 +314,7 @@ def _manhattan(tiles, width):
 
 def test_sample_of_instances_reads_their_board_and_counts_their_states(tmp_path):
     inst = tmp_path / "eight.txt"
-    lines = ["8 1 2 0 4 3 7 6 5", "1 0 2 3 4 5 6 7 8", "1 2 0 3 4 5 6 7 8", "3 1 2 4 0 5 6 7 8"]
+    lines = ["2 8 5 0 4 3 7 6 1", "1 0 2 3 4 5 6 7 8", "1 2 0 3 4 5 6 7 8", "3 1 2 4 0 5 6 7 8"]
     inst.write_text("\n".join(lines) + "\n")
     r = invoke("sample", str(inst), "--heuristic", "manhattan", "--format", "json")
     assert r.exit_code == 0, r.output
@@ -325,3 +325,28 @@ def test_sample_of_instances_reads_their_board_and_counts_their_states(tmp_path)
     assert data["mean"] == pytest.approx(sum(expected) / 4) and data["parity"]
     r = invoke("sample", str(inst), "--heuristic", "manhattan", "--exact")
     assert r.exit_code == 1 and "not both" in r.output
+
+
+@pytest.fixture(scope="module")
+def tile_cache(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("tile")
+    r = invoke("build", "--pattern", "1,2,3", "--board", "3x3", "--cache-dir", str(cache))
+    assert r.exit_code == 0, r.output
+    return cache
+
+
+@pytest.mark.parametrize("args", [
+    ["build", "--pattern", "1,2,3", "--board", "3x3"],
+    ["inspect", "--pattern", "1,2,3", "--board", "3x3"],
+    ["verify", "--cache", "--samples", "200", "--seed", "1"],
+    ["convert", "--pattern", "1,2,3", "--board", "3x3", "--encoding", "nibble"],
+])
+def test_format_json_and_csv_in_the_tile_domain(tile_cache, args):
+    args = args + ["--cache-dir", str(tile_cache)]
+    records = [json.loads(line) for line in invoke(*args, "--format", "json").stdout.splitlines()]
+    as_csv = invoke(*args, "--format", "csv")
+    assert as_csv.exit_code == 0, as_csv.output
+    rows = list(csv.DictReader(io.StringIO(as_csv.stdout)))
+    assert len(rows) == len(records) >= 1
+    assert list(rows[0])[:len(records[0])] == list(records[0])  # the first record's keys, then any others'
+    assert all(row["file"] == str(record["file"]) for row, record in zip(rows, records))
