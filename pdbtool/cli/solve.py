@@ -135,10 +135,14 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     results_file = None
     todo = items
     if output is not None:
-        from ..search.results_file import ResultsFile
+        from ..search.results_file import ResultsFile, check_held
 
         labels = pool.labels(items) if pool is not None else {}
-        results_file = ResultsFile.open(output, fmt, items, labels, resume)
+
+        def check(inst, result):  # each held result, before it is trusted
+            return check_held(inst, result, _solver_of(pool, inst))
+
+        results_file = ResultsFile.open(output, fmt, items, labels, resume, check, say)
         todo = [inst for inst in items if not results_file.holds(inst)]
         if resume:
             say(f"{output}: {len(results_file.held)} of {len(items)} instances done, {len(todo)} to solve")
@@ -230,6 +234,18 @@ def _solve(items, options, pool, fmt, results_file, jobs, ray_address, show_prog
         raise interrupted
     if batch_status(everything):
         sys.exit(batch_status(everything))
+
+
+def _solver_of(pool, inst):
+    """The solver of ``inst``'s board in ``pool``, or None (with --ray, or when its set-up failed)."""
+    from ..errors import PdbtoolError
+
+    if pool is None:
+        return None
+    try:
+        return pool.get(inst.board)
+    except PdbtoolError:
+        return None
 
 
 def _ones_with(attribute: str) -> str:

@@ -56,6 +56,8 @@ class SolveResult:
     line: int | None = None
     source: str | None = None
     signal: int | None = None  # the signal that killed the worker process solving it (twice)
+    cells: str | None = None   # cells_hash of the start: ties a results file's line to its instance
+
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -63,6 +65,14 @@ class SolveResult:
 
 class SolverError(PdbtoolError):
     pass
+
+
+def cells_hash(board_dims: str, tiles) -> str:
+    """A short hash of an instance's board and cells, written in each line of a results file, so that a
+    held result is matched to the very instance it solved (not to another one under the same id)."""
+    import xxhash
+
+    return xxhash.xxh64(f"{board_dims}:{' '.join(str(int(t)) for t in tiles)}".encode()).hexdigest()
 
 
 class Solver:
@@ -399,6 +409,7 @@ class SolverPool:
         result = SolveResult(id=inst.id, optimal=inst.optimal, line=inst.line, source=inst.source,
                              board=inst.board.dims if inst.board is not None else "",
                              heuristic=self.options.heuristic)
+        cells = cells_hash(inst.board.dims, inst.tiles) if inst.error is None else None
         if inst.error is None:
             try:
                 solver = self.get(inst.board)
@@ -410,6 +421,7 @@ class SolverPool:
                 result.error = f"{inst.where}: {exc}"
                 return result
             solved.id, solved.optimal, solved.line, solved.source = inst.id, inst.optimal, inst.line, inst.source
+            solved.cells = cells
             result = solved
             if result.solved and result.optimal is not None and result.length != result.optimal:
                 result.error = (f"{inst.where}: found an optimal length of {result.length}, "
