@@ -467,8 +467,8 @@ DAMAGE = [("bound", 10**30, r"bound 1000"), ("bound", -1, r"bound -1"), ("bound"
 @pytest.mark.parametrize("signed", [True, False], ids=["resigned", "unsigned"])
 @pytest.mark.parametrize("key,value,message", DAMAGE, ids=[f"{k}={v!r}"[:30] for k, v, _ in DAMAGE])
 def test_a_damaged_checkpoint_is_refused_in_one_line(tmp_path, fifteen, key, value, message, signed):
-    # values no search writes are refused whether the file's checksum was recomputed or is absent (a file
-    # of an older pdbtool); a huge bound or target would overflow the kernel or never return
+    # values no search writes are refused even when the file's checksum was recomputed; a huge bound or target
+    # would overflow the kernel or never return; a file without its checksum is refused whatever it holds
     path = tmp_path / "ck.json"
     manhattan = fifteen["manhattan"]
     with pytest.raises(Stop):
@@ -486,7 +486,8 @@ def test_a_damaged_checkpoint_is_refused_in_one_line(tmp_path, fifteen, key, val
         data["checksum"] = ck._checksum(data)
     path.write_text(json.dumps(data))
     before = path.read_bytes()
-    with pytest.raises(ck.CheckpointError, match="damaged checkpoint .*" + message) as err:
+    want = "damaged checkpoint .*" + message if signed else "without a checksum .* remove it to start this search anew"
+    with pytest.raises(ck.CheckpointError, match=want) as err:
         search(manhattan, KORF["12"], path)
     assert "\n" not in str(err.value) and path.read_bytes() == before
 
@@ -511,7 +512,7 @@ def test_an_edited_checkpoint_fails_its_checksum(tmp_path, fifteen):
 def test_the_checkpoint_names_the_table_files(tmp_path):
     solver = Solver(Board(3, 3), partition=str(EXAMPLES / "8puzzle-4-4.txt"), cache_dir=tmp_path / "cache")
     tables = solver.checkpoint_identity([8, 1, 3, 4, 0, 2, 7, 6, 5])["tables"]
-    assert len(tables) == 2 and all(len(t["checksum"]) == 16 for t in tables)
+    assert len(tables) == 2 and all(len(t["payload"]) == 16 for t in tables)
     assert sorted(len(t["tiles"]) for t in tables) == [4, 4]
 
 
@@ -519,7 +520,7 @@ def test_solve_checkpoint_cli(tmp_path):
     path = korf_file(tmp_path, "12", "42")
     ckpt = tmp_path / "ck.json"
     result = run(path, "--heuristic", "manhattan", "--checkpoint", ckpt, "--jobs", "2")
-    assert result.exit_code == 2 and "--checkpoint follows one search" in result.output
+    assert result.exit_code == 2 and "--checkpoint FILE follows one search" in result.output
     # a checkpoint of the second instance: the batch would overwrite it, so it is refused
     manhattan = Solver(Board(4, 4), heuristic="manhattan")
     with pytest.raises(Stop):

@@ -52,9 +52,10 @@ from ._common import Interrupted, batch_status, board_option, cache_dir_option, 
               help="Write the results to FILE (in --format) as each instance ends, each line synced to the disk.")
 @click.option("--resume", is_flag=True,
               help="With --output: skip the instances whose results FILE holds, append the others.")
-@click.option("--checkpoint", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+@click.option("--checkpoint", type=click.Path(), default=None, metavar="FILE|DIR/|PATTERN",
               help="Record the search in FILE as it goes; a rerun with FILE goes on from there (removed when "
-                   "the instance is solved).")
+                   "the instance is solved).  For a batch: a directory (DIR/, a file per instance) or a name "
+                   "with {id} (the instance's id).")
 @click.option("--checkpoint-every", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
               metavar="SECONDS", help="Seconds between the records of --checkpoint.")
 @click.option("--progress", "show_progress", is_flag=True,
@@ -112,7 +113,11 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     if resume and output is None:
         raise click.UsageError("--resume applies with --output FILE")
     if checkpoint is not None and jobs > 1:
-        raise click.UsageError("--checkpoint follows one search at a time: use --threads, not --jobs")
+        from ..search.checkpoint import per_instance
+
+        if not per_instance(checkpoint):
+            raise click.UsageError("--checkpoint FILE follows one search at a time: use --threads, not --jobs, "
+                                   "or one checkpoint per instance (--checkpoint DIR/ or a name with {id})")
     if fsm_depth is not None and pruning == "parent":
         raise click.UsageError("--fsm-depth applies with --pruning fsm")
     if encoding != "byte" or group is not None:
@@ -150,7 +155,7 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         if checkpoint is not None:
             from ..search.checkpoint import check_batch
 
-            check_batch(checkpoint, todo)
+            check_batch(checkpoint, todo, time_limit)
         _solve(todo, options, pool, fmt, results_file, jobs, ray_address, show_progress, start)
     finally:
         if results_file is not None:

@@ -274,25 +274,28 @@ class Solver:
         moves = search.moves() if status == FOUND else None
         return _finish(result, state, moves, self.nb, search, start, time.thread_time() - cpu_start)
 
-    def checkpoint_identity(self, state: Sequence[int]) -> dict:
+    def checkpoint_identity(self, state: Sequence[int], legacy: bool = False) -> dict:
         """What a checkpoint of the search of ``state`` is written for (:func:`checkpoint.search_identity`):
         the board, goal and state, the heuristic's label, the options that change the counts, and the tables'
-        identities (their files' checksums, or those of the arrays given)."""
+        identities (checksums of their payloads; ``legacy``: of their files, as older versions wrote)."""
         from .checkpoint import LEGACY_FSM_DEPTH, search_identity, tables_identity
 
         options = {"pruning": getattr(self, "pruning", None)}
         # another depth prunes another tree, so splits other units; a checkpoint without one is of the legacy depth
         if self.fsm_depth is not None and self.fsm_depth != LEGACY_FSM_DEPTH:
             options["fsm_depth"] = self.fsm_depth
-        return search_identity(self.board, state, self.label, options,
-                               tables_identity(getattr(self, "_keep", None), self.heuristic))
+        cache = self.__dict__.setdefault("_tables_identity", {})
+        if legacy not in cache:  # a pass over every table: once per solver
+            cache[legacy] = tables_identity(getattr(self, "_keep", None), self.heuristic, legacy)
+        return search_identity(self.board, state, self.label, options, cache[legacy])
 
     def _solve_checkpointed(self, state, h0, result, threads, start, path, every, time_limit, node_limit,
                             progress) -> SolveResult:
         from .checkpoint import Recorder, checkpointed_search
 
         cpu_start = time.process_time()
-        recorder = Recorder(path, self.checkpoint_identity(state), every)
+        recorder = Recorder(path, self.checkpoint_identity(state), every,
+                            legacy=lambda: self.checkpoint_identity(state, legacy=True))
         out = checkpointed_search(self.heuristic, state, h0, recorder, threads,
                                   deadline=None if time_limit is None else start + time_limit,
                                   node_limit=node_limit, progress=progress, **self._executor_options())
@@ -361,7 +364,8 @@ class SolveOptions:
     blank: str = "minimized"
     pruning: str | None = None         # None: the board's default (registry.default_pruning)
     fsm_depth: int | None = None       # None: the board's default (move_automaton.default_depth)
-    checkpoint: str | None = None      # a file recording the search (pdbtool.search.checkpoint), one at a time
+    checkpoint: str | None = None      # a file recording the search (pdbtool.search.checkpoint), or one per
+    #                                    instance: a directory or a name with {id} (checkpoint.per_instance)
     checkpoint_every: float = 60.0     # seconds between its records
 
 
@@ -413,8 +417,12 @@ class SolverPool:
         if inst.error is None:
             try:
                 solver = self.get(inst.board)
-                extra = {} if self.options.checkpoint is None else {
-                    "checkpoint": self.options.checkpoint, "checkpoint_every": self.options.checkpoint_every}
+                extra = {}
+                if self.options.checkpoint is not None:
+                    from .checkpoint import instance_checkpoint
+
+                    extra = {"checkpoint": instance_checkpoint(self.options.checkpoint, inst.id),
+                             "checkpoint_every": self.options.checkpoint_every}
                 solved = solver.solve(inst.tiles, time_limit=self.options.time_limit,
                                       node_limit=self.options.node_limit, progress=progress, **extra)
             except PdbtoolError as exc:
