@@ -67,6 +67,12 @@ def open_regular(path, flags: int = os.O_RDONLY, mode: int = 0o666, pass_missing
             raise
         raise FileKindError(f"{path}: cannot {verb}: {exc.strerror or exc}") from None
     except OSError as exc:
+        try:  # a FIFO with no reader (ENXIO), a directory (EISDIR): say what it is
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = stat.S_IFREG
+        if not stat.S_ISREG(mode):
+            raise FileKindError(f"{path}: {_refusal(mode)}") from None
         raise FileKindError(f"{path}: cannot {verb}: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)

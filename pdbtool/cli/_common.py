@@ -219,3 +219,23 @@ def layer_progress(description: str):
         yield update
     finally:
         bar.close()
+
+
+class FiniteFloat(click.FloatRange):
+    """A float option that refuses NaN and the infinities (a NaN passes every range check: a --time-limit of
+    nan set no limit, a --checkpoint-every of nan wrote no checkpoint)."""
+
+    name = "finite float"
+
+    def convert(self, value, param, ctx):
+        import math
+
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+def finite_float(min: float | None = None, min_open: bool = False) -> FiniteFloat:
+    """A :class:`FiniteFloat` type: a finite number, above ``min`` when given (``min_open``: strictly)."""
+    return FiniteFloat(min=min, min_open=min_open)

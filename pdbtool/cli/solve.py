@@ -9,7 +9,8 @@ import time
 import click
 
 from .. import registry
-from ._common import Interrupted, batch_status, board_option, cache_dir_option, goal_option, say, user_errors
+from ._common import (Interrupted, batch_status, board_option, cache_dir_option, finite_float, goal_option, say,
+                      user_errors)
 
 
 @click.command("solve")
@@ -43,7 +44,7 @@ from ._common import Interrupted, batch_status, board_option, cache_dir_option, 
 @click.option("--threads", type=click.IntRange(1, 1024), default=1, show_default=True,
               help="Threads searching one instance (each iteration's subtrees are shared out), also used "
                    "to build missing tables.")
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+@click.option("--time-limit", type=finite_float(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Give up an instance after this many seconds of search (reported as unsolved).")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
               help="Solve on a Ray cluster (ADDRESS: auto, ray://host:10001); without ADDRESS on a local Ray "
@@ -56,7 +57,7 @@ from ._common import Interrupted, batch_status, board_option, cache_dir_option, 
               help="Record the search in FILE as it goes; a rerun with FILE goes on from there (removed when "
                    "the instance is solved).  For a batch: a directory (DIR/, a file per instance) or a name "
                    "with {id} (the instance's id).")
-@click.option("--checkpoint-every", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+@click.option("--checkpoint-every", type=finite_float(min=0, min_open=True), default=60.0, show_default=True,
               metavar="SECONDS", help="Seconds between the records of --checkpoint.")
 @click.option("--progress", "show_progress", is_flag=True,
               help="Progress lines on stderr even when it is not a terminal.")

@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from collections.abc import Callable, Sequence
@@ -439,10 +440,32 @@ class SolverPool:
         return result
 
 
-def _worker_main(conn, options: SolveOptions) -> None:
+def die_with_parent(parent_pid: int) -> None:
+    """Have this worker process killed when its parent dies, even by SIGKILL (which runs no clean-up that
+    could stop the workers): Linux's parent-death signal; then, in case the parent died before it was set,
+    a look at the parent's pid.  Elsewhere the worker ends when its pipe to the parent closes."""
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            PR_SET_PDEATHSIG = 1
+            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _worker_main(conn, options: SolveOptions, parent_pid: int | None = None) -> None:
     """A worker process: solve the instances sent on ``conn`` one at a time until it is closed or sent None."""
     import signal
 
+    if parent_pid is not None:
+        die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the batch and then its workers
     pool = SolverPool(options)
     try:
@@ -498,7 +521,7 @@ class WorkerPool:
 
     def _spawn(self):
         parent, child = self._ctx.Pipe()
-        process = self._ctx.Process(target=_worker_main, args=(child, self.options), daemon=True)
+        process = self._ctx.Process(target=_worker_main, args=(child, self.options, os.getpid()), daemon=True)
         process.start()
         child.close()
         self._workers[parent] = [process, None]
