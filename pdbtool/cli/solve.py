@@ -151,6 +151,9 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
         results_file = ResultsFile.open(output, fmt, items, labels, resume, check, say)
         todo = [inst for inst in items if not results_file.holds(inst)]
         if resume:
+            for held in results_file.held:  # a disagreement with a '# optimal' held: exit 3 names it
+                if held.error is not None:
+                    say(f"{output}: instance {held.id}: {held.error}")
             say(f"{output}: {len(results_file.held)} of {len(items)} instances done, {len(todo)} to solve")
     try:
         if checkpoint is not None:

@@ -29,8 +29,8 @@ OPTIMAL_RE = re.compile(r"\boptimal\s*[:=]?\s*(\d+)", re.IGNORECASE)
 MAX_DIGITS = 18  # a longer number is no tile, id or length (and int() refuses past 4300 digits)
 
 CSV_COLUMNS = ("id", "board", "heuristic", "length", "optimal", "solved", "nodes_generated", "nodes_expanded",
-               "h0", "seconds", "cpu_seconds", "iterations", "solution", "error", "cells")
-LEGACY_CSV_COLUMNS = CSV_COLUMNS[:-1]  # results files of pdbtool before the cells' hash (still resumed)
+               "h0", "seconds", "cpu_seconds", "iterations", "solution", "error", "check")
+LEGACY_CSV_COLUMNS = CSV_COLUMNS[:-1]  # results files of pdbtool before the lines' check (still resumed)
 
 
 class InstanceError(PdbtoolError):
@@ -201,7 +201,7 @@ def record(result) -> dict:
         "solved": result.solved,
         "timed_out": result.timed_out,
         "error": result.error,
-        "cells": getattr(result, "cells", None),
+        "check": getattr(result, "check", None),
     }
 
 
@@ -256,7 +256,7 @@ def text_line(result) -> str:
         moves = " ".join(str(t) for t in result.solution)
         return (f"{ident} length {result.length:>3}{opt}  h0 {result.h0:>3}  generated {result.nodes_generated:>13,}"
                 f"  expanded {result.nodes_expanded:>13,}  {result.seconds:8.3f} s  moves: {moves}"
-                + (f"  cells {result.cells}" if getattr(result, "cells", None) else ""))
+                + (f"  check {result.check}" if getattr(result, "check", None) else ""))
     if result.timed_out:
         return (f"{ident} unsolved: limit reached after {result.seconds:.3f} s  h0 {result.h0}  generated "
                 f"{result.nodes_generated:,}  expanded {result.nodes_expanded:,}")

@@ -22,13 +22,13 @@ from pathlib import Path
 
 from ..errors import PdbtoolError
 from ..puzzle.instances import CSV_COLUMNS, LEGACY_CSV_COLUMNS, ResultWriter, summarize
-from .solver import SolveResult, cells_hash
+from .solver import SolveResult, result_check
 
 TEXT_HEADER = "# pdbtool solve results: "
 _ID = r"(?P<id>\S+) +"
 _TEXT_SOLVED = re.compile(_ID + r"length +(?P<length>\d+)(?: \((?P<said>optimal|FILE SAYS) (?P<optimal>\d+)\))?"
                           r"  h0 +(?P<h0>\d+)  generated +(?P<gen>[\d,]+)  expanded +(?P<exp>[\d,]+)"
-                          r" +(?P<seconds>[\d.]+) s  moves:(?P<moves>[\d ]*?)(?:  cells (?P<cells>[0-9a-f]{16}))?")
+                          r" +(?P<seconds>[\d.]+) s  moves:(?P<moves>[\d ]*?)(?:  check (?P<check>[0-9a-f]{16}))?")
 _TEXT_UNSOLVED = re.compile(_ID + r"unsolved: limit reached after (?P<seconds>[\d.]+) s  h0 (?P<h0>\S+)"
                             r"  generated (?P<gen>[\d,]+)  expanded (?P<exp>[\d,]+)")
 _TEXT_ERROR = re.compile(_ID + r"error: (?P<error>.*)")
@@ -261,12 +261,14 @@ def _read(path: Path, handle) -> bytes:
 
 def check_held(inst, result: SolveResult, solver=None) -> str | None:
     """Why a held solved ``result`` is not that of instance ``inst`` solved optimally (None: it is, as far as
-    a line can show): the hash of the instance's cells, its moves replayed from those cells to the goal, its
+    a line can show): its check (:func:`result_check`: a hash of the instance's cells and of the line's
+    figures), its moves replayed from those cells to the goal, its
     length equal to its moves, its ``optimal`` equal to the file's ``# optimal``, and with ``solver`` (the
     heuristic of the run) its h0 equal to h(start) and its length not below it."""
     board, tiles = inst.board, inst.tiles
-    if result.cells is not None and result.cells != cells_hash(board.dims, tiles):
-        return "the hash of its cells is not that of the instance's (the instance changed since it was solved)"
+    if result.check is not None and result.check != result_check(board.dims, tiles, result):
+        return ("its check is not that of the instance's cells and its figures (the instance changed since it "
+                "was solved, or the line was edited)")
     length = result.length
     if length is None or length != len(result.solution):
         return f"its length {length} is not its {len(result.solution)} moves"
@@ -372,7 +374,7 @@ def _parse_json(text: str):
 _JSON_TYPES = {"id": "str", "board": "str", "heuristic": "str", "length": "count?", "optimal": "count?",
                "solution": "list?", "nodes_generated": "count", "nodes_expanded": "count", "h0": "count?",
                "seconds": "seconds", "cpu_seconds": "seconds", "iterations": "count", "solved": "bool",
-               "timed_out": "bool", "error": "str?", "cells": "hash?"}
+               "timed_out": "bool", "error": "str?", "check": "hash?"}
 
 
 def _typed(value, kind: str) -> bool:
@@ -405,15 +407,15 @@ def _parse_csv(text: str, columns: tuple[str, ...]):
     cpu_seconds = float(row["cpu_seconds"] or 0)
     if not (0 <= seconds < float("inf") and 0 <= cpu_seconds < float("inf")):
         return _BAD
-    cells = row.get("cells") or None
-    if cells is not None and not _typed(cells, "hash"):
+    check = row.get("check") or None
+    if check is not None and not _typed(check, "hash"):
         return _BAD
     return SolveResult(
         id=row["id"], board=row["board"], heuristic=row["heuristic"], length=_int(row["length"]),
         optimal=_int(row["optimal"]), solved=row["solved"] == "True", error=row["error"] or None,
         nodes_generated=_int(row["nodes_generated"]) or 0, nodes_expanded=_int(row["nodes_expanded"]) or 0,
         h0=_int(row["h0"]), seconds=seconds, cpu_seconds=cpu_seconds, iterations=_int(row["iterations"]) or 0,
-        solution=[_int(t) for t in row["solution"].split()], cells=cells,
+        solution=[_int(t) for t in row["solution"].split()], check=check,
         timed_out=row["solved"] == "False" and not row["error"])
 
 
@@ -425,7 +427,7 @@ def _parse_text(text: str):
         return SolveResult(id=match["id"], length=length, optimal=optimal, solved=True, h0=_int(match["h0"]),
                            nodes_generated=_count(match["gen"]), nodes_expanded=_count(match["exp"]),
                            seconds=float(match["seconds"]), solution=[_int(t) for t in match["moves"].split()],
-                           cells=match["cells"],
+                           check=match["check"],
                            error=f"found an optimal length of {length}, but the file says {optimal}"
                            if match["said"] == "FILE SAYS" else None)
     match = _TEXT_UNSOLVED.fullmatch(text)

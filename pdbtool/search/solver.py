@@ -57,7 +57,7 @@ class SolveResult:
     line: int | None = None
     source: str | None = None
     signal: int | None = None  # the signal that killed the worker process solving it (twice)
-    cells: str | None = None   # cells_hash of the start: ties a results file's line to its instance
+    check: str | None = None   # result_check: ties a results file's line to its instance and its figures
 
 
     def to_dict(self) -> dict:
@@ -68,12 +68,15 @@ class SolverError(PdbtoolError):
     pass
 
 
-def cells_hash(board_dims: str, tiles) -> str:
-    """A short hash of an instance's board and cells, written in each line of a results file, so that a
-    held result is matched to the very instance it solved (not to another one under the same id)."""
+def result_check(board_dims: str, tiles, result) -> str:
+    """A hash of an instance's board and cells and of its result's length, moves, ``# optimal`` and h0,
+    written in each line of a results file: on resume, a held line is matched to the very instance it
+    solved (not to another one under the same id), and a line edited by hand is known as such."""
     import xxhash
 
-    return xxhash.xxh64(f"{board_dims}:{' '.join(str(int(t)) for t in tiles)}".encode()).hexdigest()
+    text = (f"{board_dims}:{' '.join(str(int(t)) for t in tiles)}:{result.length}:{result.optimal}:{result.h0}:"
+            f"{' '.join(str(int(t)) for t in result.solution)}")
+    return xxhash.xxh64(text.encode()).hexdigest()
 
 
 class Solver:
@@ -414,7 +417,6 @@ class SolverPool:
         result = SolveResult(id=inst.id, optimal=inst.optimal, line=inst.line, source=inst.source,
                              board=inst.board.dims if inst.board is not None else "",
                              heuristic=self.options.heuristic)
-        cells = cells_hash(inst.board.dims, inst.tiles) if inst.error is None else None
         if inst.error is None:
             try:
                 solver = self.get(inst.board)
@@ -430,13 +432,14 @@ class SolverPool:
                 result.error = f"{inst.where}: {exc}"
                 return result
             solved.id, solved.optimal, solved.line, solved.source = inst.id, inst.optimal, inst.line, inst.source
-            solved.cells = cells
             result = solved
             if result.solved and result.optimal is not None and result.length != result.optimal:
                 result.error = (f"{inst.where}: found an optimal length of {result.length}, "
                                 f"but the file says {result.optimal}")
         else:
             result.error = f"{inst.where}: {inst.error}"
+        if inst.error is None:
+            result.check = result_check(inst.board.dims, inst.tiles, result)
         return result
 
 
