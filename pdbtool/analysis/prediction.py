@@ -96,8 +96,8 @@ class Predictor:
         if start_cell in self._logs:
             with np.errstate(divide="ignore"):
                 log_share = np.log(share)
-            return IterationPrediction(bound, _exp_sum(e[: bound + 1] + log_share), _exp_sum(g[: bound + 1] + log_share),
-                                       _exp_sum(e[bound]))
+            return IterationPrediction(bound, _exp_sum(e[: bound + 1] + log_share),
+                                       _exp_sum(g[: bound + 1] + log_share), _exp_sum(e[bound]))
         expanded = float((e[: bound + 1] * share).sum())
         generated = float((g[: bound + 1] * share).sum())
         return IterationPrediction(bound, expanded, generated, float(e[bound].sum()))
@@ -115,7 +115,6 @@ class Predictor:
     def iteration_any_start(self, bound: int) -> IterationPrediction:
         """The iteration of ``bound`` from a uniformly random start (its blank uniform over the cells)."""
         parts = [self.iteration(c, bound, start_known=False) for c in range(self.board.n)]
-        k = len(parts)
         return IterationPrediction(bound, _mean([p.expanded for p in parts]), _mean([p.generated for p in parts]),
                                    _mean([p.brute_force for p in parts]))
 

@@ -114,7 +114,8 @@ def command(instances, board_dims, goal, heuristic, partition, dynamic, no_refle
                    f"predicted generated {gen:>12.4g}  last iteration {_d(its[-1].generated):>12.4g}")
         if per_iteration:
             for i in its:
-                click.echo(f"         bound {i.bound:>3}: generated {_d(i.generated):>12.4g}  expanded {_d(i.expanded):>12.4g}")
+                click.echo(f"         bound {i.bound:>3}: generated {_d(i.generated):>12.4g}  "
+                           f"expanded {_d(i.expanded):>12.4g}")
     click.echo(f"predicted nodes generated: {total:.4g} in all, {total / len(rows):.4g} mean over {len(rows)} "
                f"instances (every iteration complete, the last one included)")
 

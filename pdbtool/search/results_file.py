@@ -281,7 +281,7 @@ def check_held(inst, result: SolveResult, solver=None) -> str | None:
     if _disagreement(inst, result) and result.error is None:
         return f"its length {length} differs from the file's '# optimal {inst.optimal}' and it does not say so"
     if solver is not None:
-        h = int(solver.h(tiles))
+        h = int(solver.heuristic.value(tiles))  # the instance's tiles were checked when it was read
         if result.h0 is not None and result.h0 != h:
             return f"its h0 {result.h0} is not h(start) = {h} of this run's heuristic"
         if length < h:
@@ -364,8 +364,8 @@ def _parse_json(text: str):
         if not _typed(value, kind):
             return _BAD
         values[name] = value
-    if values.get("solution") is not None and not all(_typed(t, "count") for t in values["solution"]):
-        return _BAD
+    if values.get("solution") is not None and not all(type(t) is int for t in values["solution"]):
+        return _BAD  # whole numbers, not bools (their range is the replay's to check)
     values["solution"] = list(values.get("solution") or [])
     return SolveResult(**values)
 

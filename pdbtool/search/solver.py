@@ -74,8 +74,8 @@ def result_check(board_dims: str, tiles, result) -> str:
     solved (not to another one under the same id), and a line edited by hand is known as such."""
     import xxhash
 
-    text = (f"{board_dims}:{' '.join(str(int(t)) for t in tiles)}:{result.length}:{result.optimal}:{result.h0}:"
-            f"{' '.join(str(int(t)) for t in result.solution)}")
+    text = (f"{board_dims}:{' '.join(map(str, tiles))}:{result.length}:{result.optimal}:{result.h0}:"
+            f"{' '.join(map(str, result.solution))}")
     return xxhash.xxh64(text.encode()).hexdigest()
 
 
@@ -443,31 +443,13 @@ class SolverPool:
         return result
 
 
-def die_with_parent(parent_pid: int) -> None:
-    """Have this worker process killed when its parent dies, even by SIGKILL (which runs no clean-up that
-    could stop the workers): Linux's parent-death signal; then, in case the parent died before it was set,
-    a look at the parent's pid.  Elsewhere the worker ends when its pipe to the parent closes."""
-    import signal
-    import sys
-
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            PR_SET_PDEATHSIG = 1
-            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent_pid:
-        os._exit(1)
-
-
 def _worker_main(conn, options: SolveOptions, parent_pid: int | None = None) -> None:
     """A worker process: solve the instances sent on ``conn`` one at a time until it is closed or sent None."""
     import signal
 
-    if parent_pid is not None:
+    if parent_pid is not None:  # no worker searches on for hours under init after a kill -9 of the batch
+        from ..processes import die_with_parent
+
         die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the batch and then its workers
     pool = SolverPool(options)
