@@ -89,7 +89,7 @@ class ResultsFile:
                 raise ResultsFileError(f"{path} exists: add --resume to go on with it, or remove it")
             held: list = []
             end = 0
-            columns = CSV_COLUMNS
+            columns: tuple[str, ...] = CSV_COLUMNS
             if size:
                 held, end, columns = read_results(path, fmt, {inst.id: inst for inst in instances}, labels,
                                                   handle, check, notes)
@@ -179,7 +179,6 @@ def read_results(path: Path, fmt: str, instances: dict, labels: dict[str, str], 
     last: dict[str, tuple[int, SolveResult]] = {}
     columns: tuple[str, ...] = CSV_COLUMNS
     offset = end = 0
-    bad = 0
     for number, raw in enumerate(lines[:-1], 1):
         offset += len(raw) + 1
         try:
@@ -188,7 +187,7 @@ def read_results(path: Path, fmt: str, instances: dict, labels: dict[str, str], 
             if number == 1:
                 raise ResultsFileError(f"{path}:1: not text: not a results file of pdbtool solve") from None
             text = None
-        if number == 1 and fmt in ("text", "csv"):
+        if number == 1 and fmt in ("text", "csv") and text is not None:
             want = TEXT_HEADER + configuration(labels) if fmt == "text" else ",".join(CSV_COLUMNS)
             if fmt == "csv" and text == ",".join(LEGACY_CSV_COLUMNS):
                 columns = LEGACY_CSV_COLUMNS
@@ -201,8 +200,7 @@ def read_results(path: Path, fmt: str, instances: dict, labels: dict[str, str], 
         if result is None:  # a summary or an interrupted instance: cut off when nothing follows it
             continue
         end = offset
-        if result is _BAD:
-            bad += 1
+        if not isinstance(result, SolveResult):  # _BAD
             say(f"{path}:{number}: not a result line of pdbtool solve --format {fmt}: left as it is, ignored")
             continue
         inst = instances.get(result.id)
@@ -217,7 +215,7 @@ def read_results(path: Path, fmt: str, instances: dict, labels: dict[str, str], 
                 and result.heuristic != labels[board]:
             raise ResultsFileError(f"{path}:{number}: results of another configuration ({result.heuristic}, "
                                    f"not {labels[board]})")
-        last[result.id] = (number, result)  # a later line of an instance (a retry) supersedes an earlier
+        last[str(result.id)] = (number, result)  # a later line of an instance (a retry) supersedes an earlier
     held: list[SolveResult] = []
     retried = 0
     for ident, (number, result) in last.items():
@@ -415,7 +413,7 @@ def _parse_csv(text: str, columns: tuple[str, ...]):
         optimal=_int(row["optimal"]), solved=row["solved"] == "True", error=row["error"] or None,
         nodes_generated=_int(row["nodes_generated"]) or 0, nodes_expanded=_int(row["nodes_expanded"]) or 0,
         h0=_int(row["h0"]), seconds=seconds, cpu_seconds=cpu_seconds, iterations=_int(row["iterations"]) or 0,
-        solution=[_int(t) for t in row["solution"].split()], check=check,
+        solution=[_count(t) for t in row["solution"].split()], check=check,
         timed_out=row["solved"] == "False" and not row["error"])
 
 
@@ -426,7 +424,7 @@ def _parse_text(text: str):
         length = _int(match["length"])
         return SolveResult(id=match["id"], length=length, optimal=optimal, solved=True, h0=_int(match["h0"]),
                            nodes_generated=_count(match["gen"]), nodes_expanded=_count(match["exp"]),
-                           seconds=float(match["seconds"]), solution=[_int(t) for t in match["moves"].split()],
+                           seconds=float(match["seconds"]), solution=[_count(t) for t in match["moves"].split()],
                            check=match["check"],
                            error=f"found an optimal length of {length}, but the file says {optimal}"
                            if match["said"] == "FILE SAYS" else None)
