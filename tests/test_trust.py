@@ -114,6 +114,13 @@ def test_check_held_reasons():
     assert "not legal" in check_held(inst, bad, solver)
 
 
+def test_a_csv_file_of_an_older_version_resumes_with_its_columns(tmp_path, runs):
+    rows = [line.rsplit(",", 1)[0] + "\n" for line in runs["csv"].decode().splitlines()]  # no check column
+    result, path = resume(tmp_path, "".join(rows), "csv")
+    assert result.exit_code == 0 and "10 of 10 instances done, 0 to solve" in result.stderr, result.output
+    assert path.read_text() == "".join(rows)
+
+
 # --- 2. wrong-typed fields: never a traceback, never a line lost ------------------------------------------------
 
 @pytest.mark.parametrize("field,value", [("nodes_generated", "many"), ("id", ["e1"]), ("length", None),
@@ -155,8 +162,17 @@ def test_a_checkpoint_without_its_checksum_is_refused(tmp_path, eight_checkpoint
     with pytest.raises(ck.CheckpointError, match="without a checksum .* remove it to start this search anew"):
         solver.solve(state, checkpoint=path)
     assert json.loads(path.read_text()) == data
-    path.write_text(text)  # the file as written resumes, and ends with the optimum
-    assert solver.solve(state, checkpoint=path).length == 31 and not path.exists()
+    path.write_text(text)  # the file as written resumes, ends with the optimum and the check of a fresh search
+    from pdbtool.search import solution_check
+
+    checked = []
+    original = solution_check.check_solution
+    try:
+        solution_check.check_solution = lambda *args, **kw: checked.append(args[2]) or original(*args, **kw)
+        assert solver.solve(state, checkpoint=path).length == 31 and not path.exists()
+    finally:
+        solution_check.check_solution = original
+    assert len(checked) == 1 and len(checked[0]) == 31
 
 
 # --- 4. batches with checkpoints ------------------------------------------------------------------------------
