@@ -21,7 +21,6 @@ import csv
 import functools
 import io
 import json
-import math
 import os
 import stat
 import sys
@@ -34,8 +33,11 @@ from typing import Any
 import click
 
 from .cli._common import (EXIT_DISAGREES, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORKER_KILLED, Interrupted,
-                          format_option, jobs_option, output_option, progress_option, ray_option, say)
+                          format_option, jobs_option, output_option, progress_option, ray_option, resume_option, say,
+                          time_limit_option)
 from .errors import PdbtoolError
+from .files import read_regular
+from .processes import die_with_parent
 
 MAX_RESULTS_BYTES = 1 << 30   # a results file larger than this is not read back (it is not ours)
 _KILLED_TWICE = "__killed_twice__"
@@ -43,24 +45,6 @@ _KILLED_TWICE = "__killed_twice__"
 
 class BatchError(PdbtoolError):
     pass
-
-
-class FiniteFloat(click.ParamType):
-    """A finite number above ``low`` (NaN and infinity refused with one line and status 2)."""
-
-    name = "float"
-
-    def __init__(self, low: float = 0.0):
-        self.low = low
-
-    def convert(self, value, param, ctx):
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        if not math.isfinite(number) or number <= self.low:
-            self.fail(f"{value!r} is not a finite number above {self.low:g}", param, ctx)
-        return number
 
 
 @dataclass(frozen=True)
@@ -92,14 +76,10 @@ def batch_options(func):
 
     options = [
         jobs_option,
-        click.option("--time-limit", type=FiniteFloat(), default=None, metavar="SECONDS",
-                     help="Give up an instance after this many seconds of search (reported as unsolved, with "
-                          "the best result found and the proven bound)."),
+        time_limit_option,
         output_option("Write the results to FILE as each instance ends, each synced to the disk (JSON Lines; "
                       "CSV with --format csv)."),
-        click.option("--resume", is_flag=True,
-                     help="With --output: re-check the results FILE holds and solve only the instances it "
-                          "lacks, or whose held result fails the check, or that were unsolved or failed."),
+        resume_option,
         progress_option,
         ray_option,
         format_option("text: a line per instance and a summary; json: JSON Lines; csv: a row per instance."),
@@ -324,27 +304,10 @@ def _read_all(fd: int) -> bytes:
 # worker processes
 
 
-def die_with_parent() -> None:
-    """Ask Linux to send this process SIGTERM when its parent dies (a killed batch leaves no workers
-    searching on); elsewhere a worker notices its parent's end when its pipe closes."""
+def _worker_main(conn, solve_one, time_limit, parent: int) -> None:
     import signal
 
-    parent = os.getppid()
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)   # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before the request took effect
-        os._exit(1)
-
-
-def _worker_main(conn, solve_one, time_limit) -> None:
-    import signal
-
-    die_with_parent()
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent stops the batch and its workers
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
@@ -380,7 +343,7 @@ def _in_processes(items: list, solve_one: Callable, time_limit: float | None, jo
 
     def spawn():
         parent, child = ctx.Pipe()
-        process = ctx.Process(target=_worker_main, args=(child, solve_one, time_limit), daemon=True)
+        process = ctx.Process(target=_worker_main, args=(child, solve_one, time_limit, os.getpid()), daemon=True)
         process.start()
         child.close()
         workers[parent] = [process, None]
@@ -655,22 +618,9 @@ def read_limited(path: str | os.PathLike, limit: int, what: str = "file") -> byt
             raise BatchError(f"<stdin>: more than {limit:,} bytes, too large for a {what}")
         return data
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise BatchError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise BatchError(f"{path}: not a regular file")
-        if info.st_size > limit:
-            raise BatchError(f"{path}: {info.st_size:,} bytes, too large for a {what} (at most {limit:,})")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(limit + 1)
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise BatchError(f"{path}: more than {limit:,} bytes, too large for a {what}")
-    return data
+        return read_regular(path, limit, what)
+    except FileNotFoundError:
+        raise BatchError(f"{path}: no such file") from None
 
 
 def instance_paths(arguments: Sequence[str], suffixes: Sequence[str]) -> list[str]:
@@ -689,5 +639,5 @@ def instance_paths(arguments: Sequence[str], suffixes: Sequence[str]) -> list[st
     return paths
 
 
-__all__ = ["BatchError", "BatchOptions", "EXIT_USAGE", "FiniteFloat", "ResultsLog", "batch_options", "die_with_parent",
+__all__ = ["BatchError", "BatchOptions", "EXIT_USAGE", "ResultsLog", "batch_options", "die_with_parent",
            "failed", "instance_paths", "read_limited", "run_batch", "solve_safely"]

@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pdbtool"
 
 # lower layers first; a module may import its own layer (acyclically) and the layers below it
 LAYERS = [
-    {"pdbtool.errors", "pdbtool._version", "pdbtool._native", "pdbtool.registry", "pdbtool.domains"},
+    {"pdbtool.errors", "pdbtool._version", "pdbtool._native", "pdbtool.registry", "pdbtool.domains",
+     "pdbtool.files", "pdbtool.processes"},
     {"pdbtool.puzzle"},
     {"pdbtool.tables"},
     {"pdbtool.heuristics"},

@@ -242,7 +242,7 @@ def test_output_refusals(tmp_path, full_runs):
         result = run(EIGHT, "--heuristic", "manhattan", "--output", "/dev/full")
         assert result.exit_code == 1
         lines = result.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("pdbtool: /dev/full: cannot write: "), lines
+        assert lines == ["pdbtool: /dev/full: a device, not a regular file"], lines
 
 
 def test_a_results_file_in_use_is_refused(tmp_path):
@@ -255,12 +255,16 @@ def test_a_results_file_in_use_is_refused(tmp_path):
     assert result.exit_code == 1 and f"{path}: in use by another run of pdbtool solve" in result.stderr
 
 
-def test_a_damaged_line_inside_the_file_is_refused(tmp_path, full_runs):
+def test_a_damaged_line_inside_the_file_is_said_kept_and_its_instance_solved_again(tmp_path, full_runs):
     path = tmp_path / "out.json"
     lines = full_runs["json"].decode().splitlines(keepends=True)
-    path.write_text("".join(lines[:3]) + '{"id": "e4", "sol\n' + "".join(lines[4:6]))
+    damaged = "".join(lines[:3]) + '{"id": "e4", "sol\n' + "".join(lines[4:6])
+    path.write_text(damaged)
     result = run(EIGHT, "--heuristic", "manhattan", "--format", "json", "--output", path, "--resume")
-    assert result.exit_code == 1 and f"{path}:4: not a result line" in result.stderr
+    assert result.exit_code == 0 and f"{path}:4: not a result line" in result.stderr
+    assert path.read_text().startswith(damaged)  # no line lost
+    rows = [json.loads(ln) for ln in path.read_text().splitlines() if not ln.startswith('{"id": "e4", "sol')]
+    assert sorted(r["id"] for r in rows if "summary" not in r) == sorted(f"e{i}" for i in range(1, 11))
 
 
 # --- checkpoints ------------------------------------------------------------------------------------------------
@@ -463,8 +467,8 @@ DAMAGE = [("bound", 10**30, r"bound 1000"), ("bound", -1, r"bound -1"), ("bound"
 @pytest.mark.parametrize("signed", [True, False], ids=["resigned", "unsigned"])
 @pytest.mark.parametrize("key,value,message", DAMAGE, ids=[f"{k}={v!r}"[:30] for k, v, _ in DAMAGE])
 def test_a_damaged_checkpoint_is_refused_in_one_line(tmp_path, fifteen, key, value, message, signed):
-    # values no search writes are refused whether the file's checksum was recomputed or is absent (a file
-    # of an older pdbtool); a huge bound or target would overflow the kernel or never return
+    # values no search writes are refused even when the file's checksum was recomputed; a huge bound or target
+    # would overflow the kernel or never return; a file without its checksum is refused whatever it holds
     path = tmp_path / "ck.json"
     manhattan = fifteen["manhattan"]
     with pytest.raises(Stop):
@@ -482,7 +486,8 @@ def test_a_damaged_checkpoint_is_refused_in_one_line(tmp_path, fifteen, key, val
         data["checksum"] = ck._checksum(data)
     path.write_text(json.dumps(data))
     before = path.read_bytes()
-    with pytest.raises(ck.CheckpointError, match="damaged checkpoint .*" + message) as err:
+    want = "damaged checkpoint .*" + message if signed else "without a checksum .* remove it to start this search anew"
+    with pytest.raises(ck.CheckpointError, match=want) as err:
         search(manhattan, KORF["12"], path)
     assert "\n" not in str(err.value) and path.read_bytes() == before
 
@@ -507,7 +512,7 @@ def test_an_edited_checkpoint_fails_its_checksum(tmp_path, fifteen):
 def test_the_checkpoint_names_the_table_files(tmp_path):
     solver = Solver(Board(3, 3), partition=str(EXAMPLES / "8puzzle-4-4.txt"), cache_dir=tmp_path / "cache")
     tables = solver.checkpoint_identity([8, 1, 3, 4, 0, 2, 7, 6, 5])["tables"]
-    assert len(tables) == 2 and all(len(t["checksum"]) == 16 for t in tables)
+    assert len(tables) == 2 and all(len(t["payload"]) == 16 for t in tables)
     assert sorted(len(t["tiles"]) for t in tables) == [4, 4]
 
 
@@ -515,7 +520,7 @@ def test_solve_checkpoint_cli(tmp_path):
     path = korf_file(tmp_path, "12", "42")
     ckpt = tmp_path / "ck.json"
     result = run(path, "--heuristic", "manhattan", "--checkpoint", ckpt, "--jobs", "2")
-    assert result.exit_code == 2 and "--checkpoint follows one search" in result.output
+    assert result.exit_code == 2 and "--checkpoint FILE follows one search" in result.output
     # a checkpoint of the second instance: the batch would overwrite it, so it is refused
     manhattan = Solver(Board(4, 4), heuristic="manhattan")
     with pytest.raises(Stop):
@@ -525,8 +530,10 @@ def test_solve_checkpoint_cli(tmp_path):
     assert "a checkpoint of instance 42" in result.stderr and "the first instance to solve is 12" in result.stderr
     # the batch resumes from it when that instance comes first: --output and --resume skip 12
     out = tmp_path / "out.json"
-    out.write_text(json.dumps({"id": "12", "board": "4x4", "heuristic": "manhattan", "length": 45,
-                               "solved": True, "nodes_generated": 1, "nodes_expanded": 1}) + "\n")
+    twelve = manhattan.solve(KORF["12"])  # a held result is re-checked: it must be the instance's solution
+    out.write_text(json.dumps({"id": "12", "board": "4x4", "heuristic": "manhattan", "length": twelve.length,
+                               "solution": twelve.solution, "h0": twelve.h0, "solved": True,
+                               "nodes_generated": 1, "nodes_expanded": 1}) + "\n")
     result = run(path, "--heuristic", "manhattan", "--checkpoint", ckpt, "--format", "json", "--output", out,
                  "--resume")
     assert result.exit_code == 0, result.output

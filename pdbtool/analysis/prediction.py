@@ -17,6 +17,7 @@ heuristic keeps the parity of the optimal length) up to the last one.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,11 +33,15 @@ class PredictionError(PdbtoolError):
 
 @dataclass
 class IterationPrediction:
-    bound: int
-    expanded: float
-    generated: float
-    brute_force: float  # N_bound: the brute-force tree's nodes at depth bound
+    """The predicted nodes of an iteration: floats, or Python ints past a float's range (a deep bound)."""
 
+    bound: int
+    expanded: float | int
+    generated: float | int
+    brute_force: float | int  # N_bound: the brute-force tree's nodes at depth bound
+
+
+FLOAT_SAFE = 1e300  # level sizes below this are summed as floats; past it, as logarithms (no overflow)
 
 class Predictor:
     """Predictions for one board and one heuristic's distribution."""
@@ -48,14 +53,22 @@ class Predictor:
         self.step = 2 if distribution.parity else 1
         self.branch = branching(self.board).astype(np.float64)
         self._levels: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._logs: set[int] = set()  # start cells whose levels are held as logarithms
 
     def _tree(self, start_cell: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
         """(E, G): ``E[i, c]`` nodes at depth i with the blank in c, ``G[i, c]`` their children."""
         have = self._levels.get(start_cell)
         if have is None or have[0].shape[0] <= depth:
             sizes = level_sizes(self.board, start_cell, max(depth, 2 * (have[0].shape[0] if have else 64)))
-            nodes = np.array([[[float(x) for x in row] for row in level] for level in sizes])
-            self._levels[start_cell] = (nodes.sum(axis=2), (nodes * self.branch[None, :, :]).sum(axis=2))
+            branch = self.branch.astype(np.int64).tolist()
+            # exact integers first, then floats, or natural logarithms where a float would overflow
+            e = [[sum(row) for row in level] for level in sizes]
+            g = [[sum(x * b for x, b in zip(row, branch[c])) for c, row in enumerate(level)] for level in sizes]
+            if max(map(max, g)) < FLOAT_SAFE:
+                self._levels[start_cell] = (np.array(e, dtype=np.float64), np.array(g, dtype=np.float64))
+            else:
+                self._levels[start_cell] = (_logs(e), _logs(g))
+                self._logs.add(start_cell)
         return self._levels[start_cell]
 
     def _share(self, x: np.ndarray) -> np.ndarray:
@@ -80,6 +93,11 @@ class Predictor:
         share = self._share(bound - np.arange(bound + 1))
         if start_known:
             share[0, :] = 1.0
+        if start_cell in self._logs:
+            with np.errstate(divide="ignore"):
+                log_share = np.log(share)
+            return IterationPrediction(bound, _exp_sum(e[: bound + 1] + log_share),
+                                       _exp_sum(g[: bound + 1] + log_share), _exp_sum(e[bound]))
         expanded = float((e[: bound + 1] * share).sum())
         generated = float((g[: bound + 1] * share).sum())
         return IterationPrediction(bound, expanded, generated, float(e[bound].sum()))
@@ -97,9 +115,31 @@ class Predictor:
     def iteration_any_start(self, bound: int) -> IterationPrediction:
         """The iteration of ``bound`` from a uniformly random start (its blank uniform over the cells)."""
         parts = [self.iteration(c, bound, start_known=False) for c in range(self.board.n)]
-        k = len(parts)
-        return IterationPrediction(bound, sum(p.expanded for p in parts) / k, sum(p.generated for p in parts) / k,
-                                   sum(p.brute_force for p in parts) / k)
+        return IterationPrediction(bound, _mean([p.expanded for p in parts]), _mean([p.generated for p in parts]),
+                                   _mean([p.brute_force for p in parts]))
+
+
+def _logs(rows) -> np.ndarray:
+    """Natural logarithms of non-negative Python integers of any size (-inf for 0)."""
+    return np.array([[math.log(x) if x > 0 else -np.inf for x in row] for row in rows], dtype=np.float64)
+
+
+def _exp_sum(logs: np.ndarray) -> float | int:
+    """The sum of exp(logs): a float when it fits, else a Python int (of the float's precision)."""
+    top = float(np.max(logs)) if logs.size else -np.inf
+    if top == -np.inf:
+        return 0.0
+    log_total = top + math.log(float(np.exp(logs - top).sum()))
+    if log_total < math.log(FLOAT_SAFE):
+        return math.exp(log_total)
+    exponent = math.floor(log_total / math.log(2)) - 52   # a 53-bit mantissa times a power of two
+    return int(round(math.exp(log_total - exponent * math.log(2)))) << exponent
+
+
+def _mean(values) -> float | int:
+    if all(isinstance(v, float) for v in values):
+        return sum(values) / len(values)
+    return sum(int(v) for v in values) // len(values)
 
 
 def blank_cell(tiles) -> int:

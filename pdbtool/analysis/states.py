@@ -123,6 +123,56 @@ def draw_walk(rng, goal_tiles, nb, length, tiles):
     return rng
 
 
+@njit(cache=True)
+def _walk_steps(rng, nb, steps, tiles, reg):
+    """``steps`` more moves of a walk of :func:`draw_walk` (its blank and previous move in ``reg``): the same
+    moves as one call, in pieces between which a signal is seen.  Returns the generator state."""
+    blank = reg[0]
+    prev = reg[1]
+    allowed = np.empty(4, dtype=np.int64)
+    for _ in range(steps):
+        k = 0
+        for m in range(4):
+            if nb[blank, m] >= 0 and m + prev != 3:
+                allowed[k] = m
+                k += 1
+        i, rng = next_below(rng, k)
+        m = allowed[i]
+        q = nb[blank, m]
+        tiles[blank] = tiles[q]
+        tiles[q] = 0
+        blank = q
+        prev = m
+    reg[0] = blank
+    reg[1] = prev
+    return rng
+
+
+WALK_PIECE = 1 << 22  # moves of a long walk per kernel call (a fraction of a second)
+
+
+def _long_walks(board: Board, count: int, seed: int, walk: int, first_chunk: int, out: np.ndarray,
+                progress=None) -> None:
+    """The walks of :func:`_states`, each in pieces of ``WALK_PIECE`` moves (a walk of 10**12 moves was
+    one kernel call, deaf to SIGINT and SIGTERM until it ended)."""
+    nb = board.neighbours()
+    goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
+    blank = int(np.flatnonzero(goal_tiles == 0)[0])
+    for k in range((count + CHUNK - 1) // CHUNK):
+        rng = np.uint64(chunk_state(np.uint64(seed), np.uint64(first_chunk + k)))
+        for j in range(k * CHUNK, min(count, (k + 1) * CHUNK)):
+            tiles = goal_tiles.copy()
+            reg = np.array([blank, -1], dtype=np.int64)
+            left = walk
+            while left > 0:
+                steps = min(left, WALK_PIECE)
+                rng = np.uint64(_walk_steps(rng, nb, steps, tiles, reg))
+                left -= steps
+                if progress is not None:
+                    progress()
+            out[j] = tiles
+
+
 @njit(cache=True, parallel=True)
 def _states(first_chunk, count, seed, goal, goal_tiles, width, nb, walk_length, out):
     chunks = (count + CHUNK - 1) // CHUNK
@@ -155,6 +205,9 @@ def random_states(board: Board, count: int, seed: int = 0, walk: int | None = No
     if walk is not None and walk < 0:
         raise SamplingError(f"walk length {walk}: give 0 or more")
     out = np.empty((count, board.n), dtype=np.int64)
+    if walk is not None and walk > WALK_PIECE:
+        _long_walks(board, count, check_seed(seed), int(walk), int(first_chunk), out)
+        return out
     _states(int(first_chunk), count, check_seed(seed), np.array(board.goal, dtype=np.int64),
             np.array(board.goal_tiles, dtype=np.int64), board.width, board.neighbours(),
             -1 if walk is None else int(walk), out)

@@ -218,6 +218,26 @@ def layer_progress(description: str):
         bar.close()
 
 
+class FiniteFloat(click.FloatRange):
+    """A float option that refuses NaN and the infinities (a NaN passes every range check: a --time-limit of
+    nan set no limit, a --checkpoint-every of nan wrote no checkpoint)."""
+
+    name = "finite float"
+
+    def convert(self, value, param, ctx):
+        import math
+
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+def finite_float(min: float | None = None, min_open: bool = False) -> FiniteFloat:
+    """A :class:`FiniteFloat` type: a finite number, above ``min`` when given (``min_open``: strictly)."""
+    return FiniteFloat(min=min, min_open=min_open)
+
+
 # --- options shared by the commands of every domain: spelled here once ------------------------------------
 
 FORMATS = ("text", "json", "csv")
@@ -316,10 +336,11 @@ def output_option(help_text: str):
 jobs_option = click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True, metavar="N",
                            help="Solve instances in this many processes.")
 time_limit_option = click.option(
-    "--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+    "--time-limit", type=finite_float(min=0, min_open=True), default=None, metavar="SECONDS",
     help="Give up an instance after this many seconds of search (reported as unsolved).")
 resume_option = click.option("--resume", is_flag=True,
-                             help="With --output: skip the instances whose results FILE holds, append the others.")
+                             help="With --output: re-check the results FILE holds and solve only the instances it "
+                                  "lacks, or whose held result fails its check, or that were unsolved or failed.")
 progress_option = click.option("--progress", "show_progress", is_flag=True,
                                help="Progress lines on stderr even when it is not a terminal.")
 ray_option = click.option(

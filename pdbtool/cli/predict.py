@@ -83,34 +83,49 @@ def command(instances, board_dims, goal, heuristic, partition, dynamic, no_refle
     if instances is None:
         it = predictor.iteration_any_start(depth)
         with record_printer(fmt) as emit:
-            emit({"heuristic": label, "board": h.board.dims, "bound": depth, "expanded": it.expanded,
-                  "generated": it.generated, "brute_force": it.brute_force, "samples": dist.states, "seed": seed},
-                 f"{note}\niteration of bound {depth} from a uniformly random start: {it.generated:.4g} nodes "
-                 f"generated, {it.expanded:.4g} expanded (brute-force tree at depth {depth}: "
-                 f"{it.brute_force:.4g} nodes)")
+            emit({"heuristic": label, "board": h.board.dims, "bound": depth, "expanded": _j(it.expanded),
+                  "generated": _j(it.generated), "brute_force": _j(it.brute_force), "samples": dist.states,
+                  "seed": seed},
+                 f"{note}\niteration of bound {depth} from a uniformly random start: {_d(it.generated):.4g} nodes "
+                 f"generated, {_d(it.expanded):.4g} expanded (brute-force tree at depth {depth}: "
+                 f"{_d(it.brute_force):.4g} nodes)")
         return
     rows = [(inst, h0, last, predictor.search(blank_cell(inst.tiles), h0, last)) for inst, h0, last in starts]
     if fmt != "text":
         with record_printer(fmt) as emit:
             for inst, h0, last, its in rows:
-                emit({"id": inst.id, "h0": h0, "last_bound": last, "generated": sum(i.generated for i in its),
-                      "expanded": sum(i.expanded for i in its),
-                      "iterations": [{"bound": i.bound, "generated": i.generated, "expanded": i.expanded}
+                emit({"id": inst.id, "h0": h0, "last_bound": last,
+                      "generated": _j(sum(_d(i.generated) for i in its)),
+                      "expanded": _j(sum(_d(i.expanded) for i in its)),
+                      "iterations": [{"bound": i.bound, "generated": _j(i.generated), "expanded": _j(i.expanded)}
                                      for i in its]})
             if fmt == "json":  # csv: the rows only
                 emit({"summary": True, "heuristic": label, "board": h.board.dims, "instances": len(rows),
                       "samples": dist.states, "seed": seed, "mean_h": dist.mean,
-                      "generated": sum(i.generated for r in rows for i in r[3])})
+                      "generated": _j(sum(_d(i.generated) for r in rows for i in r[3]))})
         return
     click.echo(note)
-    total = 0.0
+    total = _d(0)
     for inst, h0, last, its in rows:
-        gen = sum(i.generated for i in its)
+        gen = sum(_d(i.generated) for i in its)
         total += gen
         click.echo(f"{str(inst.id).ljust(6)} h0 {h0:>3}  bounds {h0}..{last}  iterations {len(its):>3}  "
-                   f"predicted generated {gen:>12.4g}  last iteration {its[-1].generated:>12.4g}")
+                   f"predicted generated {gen:>12.4g}  last iteration {_d(its[-1].generated):>12.4g}")
         if per_iteration:
             for i in its:
-                click.echo(f"         bound {i.bound:>3}: generated {i.generated:>12.4g}  expanded {i.expanded:>12.4g}")
+                click.echo(f"         bound {i.bound:>3}: generated {_d(i.generated):>12.4g}  "
+                           f"expanded {_d(i.expanded):>12.4g}")
     click.echo(f"predicted nodes generated: {total:.4g} in all, {total / len(rows):.4g} mean over {len(rows)} "
                f"instances (every iteration complete, the last one included)")
+
+
+def _d(x):
+    """A prediction as a Decimal: sums and formats a float and an integer past a float's range alike."""
+    from decimal import Decimal
+
+    return Decimal(x)
+
+
+def _j(x):
+    """A prediction for JSON: a float, or an integer past a float's range."""
+    return float(x) if abs(x) < 1e300 else int(x)

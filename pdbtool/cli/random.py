@@ -27,18 +27,20 @@ def command(board_dims, goal, count, seed, walk, output):
       pdbtool random --board 5x5 --walk 60 --count 10 -o walks24.txt
       pdbtool random --board 3x4 --goal blank-last --count 5
     """
+    from ..analysis.states import CHUNK, random_states
     from ..errors import PdbtoolError
     from ..puzzle.board import Board
-    from ..analysis.states import format_instances, random_states
 
     if board_dims is None:
         raise PdbtoolError("give the board: --board WxH (for example 4x4)")
     if count < 1:
         raise PdbtoolError(f"--count {count}: give at least 1")
+    if count > MAX_COUNT:
+        raise PdbtoolError(f"--count {count}: too many, give at most {MAX_COUNT:,} (another --seed gives "
+                           f"other states)")
     if walk is not None and walk < 0:
         raise PdbtoolError(f"--walk {walk}: give 0 or more moves")
     board = Board.parse(board_dims, goal)
-    states = random_states(board, count, seed, walk)
     what = (f"random walks of {walk} moves from the goal (the previous move never undone)" if walk is not None
             else "uniformly random solvable states")
     command_line = f"pdbtool random --board {board.dims}" + (f" --goal '{goal}'" if goal else "") + \
@@ -50,9 +52,52 @@ def command(board_dims, goal, count, seed, walk, output):
         header.append(f"Solve with: pdbtool solve FILE --board {board.dims} --goal '{goal}'")
     elif board.width != board.height:
         header.append(f"Solve with: pdbtool solve FILE --board {board.dims}")
-    text = format_instances(board, states, header)
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        with open(output, "w", encoding="utf-8") as f:
-            f.write(text)
+    out = _Output(output)
+    try:
+        out.write("".join(f"# {h}\n" for h in header))
+        width = len(str(count))
+        piece = PIECE_CHUNKS * CHUNK  # states drawn, formatted and written at a time: memory stays small
+        for first in range(0, count, piece):
+            states = random_states(board, min(piece, count - first), seed, walk, first_chunk=first // CHUNK)
+            out.write("".join(f"{str(first + i + 1).ljust(width)} {' '.join(map(str, row))}\n"
+                              for i, row in enumerate(states.tolist())))
+    finally:
+        out.close()
+
+
+MAX_COUNT = 10**9      # instances a run writes (a 4x4 file of that many is about 45 GB)
+PIECE_CHUNKS = 16      # generator chunks per piece written
+
+
+class _Output:
+    """Stdout, or the file ``--output`` (refused unless a regular file or new; a write error names it)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.file = None
+        if path is not None:
+            import os
+
+            from ..files import open_regular
+
+            self.file = os.fdopen(open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w", encoding="utf-8")
+
+    def write(self, text: str) -> None:
+        if self.file is None:
+            click.echo(text, nl=False)
+            return
+        try:
+            self.file.write(text)
+        except OSError as exc:
+            from ..errors import PdbtoolError
+
+            raise PdbtoolError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+
+    def close(self) -> None:
+        if self.file is not None:
+            try:
+                self.file.close()
+            except OSError as exc:
+                from ..errors import PdbtoolError
+
+                raise PdbtoolError(f"{self.path}: cannot write: {exc.strerror or exc}") from None

@@ -9,8 +9,8 @@ import time
 import click
 
 from .. import registry
-from ._common import (Interrupted, batch_status, board_option, cache_dir_option, format_option, goal_option,
-                      jobs_option, output_option, progress_option, ray_option, resume_option, say,
+from ._common import (Interrupted, batch_status, board_option, cache_dir_option, finite_float, format_option,
+                      goal_option, jobs_option, output_option, progress_option, ray_option, resume_option, say,
                       threads_option_for, time_limit_option, user_errors)
 
 
@@ -47,10 +47,11 @@ from ._common import (Interrupted, batch_status, board_option, cache_dir_option,
 @ray_option
 @output_option("Write the results to FILE (in --format) as each instance ends, each line synced to the disk.")
 @resume_option
-@click.option("--checkpoint", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+@click.option("--checkpoint", type=click.Path(), default=None, metavar="FILE|DIR/|PATTERN",
               help="Record the search in FILE as it goes; a rerun with FILE goes on from there (removed when "
-                   "the instance is solved).")
-@click.option("--checkpoint-every", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+                   "the instance is solved).  For a batch: a directory (DIR/, a file per instance) or a name "
+                   "with {id} (the instance's id).")
+@click.option("--checkpoint-every", type=finite_float(min=0, min_open=True), default=60.0, show_default=True,
               metavar="SECONDS", help="Seconds between the records of --checkpoint.")
 @progress_option
 @cache_dir_option
@@ -105,7 +106,11 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     if resume and output is None:
         raise click.UsageError("--resume applies with --output FILE")
     if checkpoint is not None and jobs > 1:
-        raise click.UsageError("--checkpoint follows one search at a time: use --threads, not --jobs")
+        from ..search.checkpoint import per_instance
+
+        if not per_instance(checkpoint):
+            raise click.UsageError("--checkpoint FILE follows one search at a time: use --threads, not --jobs, "
+                                   "or one checkpoint per instance (--checkpoint DIR/ or a name with {id})")
     if fsm_depth is not None and pruning == "parent":
         raise click.UsageError("--fsm-depth applies with --pruning fsm")
     if encoding != "byte" or group is not None:
@@ -128,18 +133,25 @@ def command(instances, board_dims, goal, partition, heuristic, dynamic, no_refle
     results_file = None
     todo = items
     if output is not None:
-        from ..search.results_file import ResultsFile
+        from ..search.results_file import ResultsFile, check_held
 
         labels = pool.labels(items) if pool is not None else {}
-        results_file = ResultsFile.open(output, fmt, items, labels, resume)
+
+        def check(inst, result):  # each held result, before it is trusted
+            return check_held(inst, result, _solver_of(pool, inst))
+
+        results_file = ResultsFile.open(output, fmt, items, labels, resume, check, say)
         todo = [inst for inst in items if not results_file.holds(inst)]
         if resume:
+            for held in results_file.held:  # a disagreement with a '# optimal' held: exit 3 names it
+                if held.error is not None:
+                    say(f"{output}: instance {held.id}: {held.error}")
             say(f"{output}: {len(results_file.held)} of {len(items)} instances done, {len(todo)} to solve")
     try:
         if checkpoint is not None:
             from ..search.checkpoint import check_batch
 
-            check_batch(checkpoint, todo)
+            check_batch(checkpoint, todo, time_limit)
         _solve(todo, options, pool, fmt, results_file, jobs, ray_address, show_progress, start)
     finally:
         if results_file is not None:
@@ -223,6 +235,18 @@ def _solve(items, options, pool, fmt, results_file, jobs, ray_address, show_prog
         raise interrupted
     if batch_status(everything):
         sys.exit(batch_status(everything))
+
+
+def _solver_of(pool, inst):
+    """The solver of ``inst``'s board in ``pool``, or None (with --ray, or when its set-up failed)."""
+    from ..errors import PdbtoolError
+
+    if pool is None:
+        return None
+    try:
+        return pool.get(inst.board)
+    except PdbtoolError:
+        return None
 
 
 def _ones_with(attribute: str) -> str:

@@ -29,7 +29,8 @@ OPTIMAL_RE = re.compile(r"\boptimal\s*[:=]?\s*(\d+)", re.IGNORECASE)
 MAX_DIGITS = 18  # a longer number is no tile, id or length (and int() refuses past 4300 digits)
 
 CSV_COLUMNS = ("id", "board", "heuristic", "length", "optimal", "solved", "nodes_generated", "nodes_expanded",
-               "h0", "seconds", "cpu_seconds", "iterations", "solution", "error")
+               "h0", "seconds", "cpu_seconds", "iterations", "solution", "error", "check")
+LEGACY_CSV_COLUMNS = CSV_COLUMNS[:-1]  # results files of pdbtool before the lines' check (still resumed)
 
 
 class InstanceError(PdbtoolError):
@@ -167,11 +168,14 @@ def load_instances(path: str, board: Board | None = None, goal: str | None = Non
     """Read a file (``-`` for stdin) of instances."""
     if path == "-":
         return read_instances((stdin or sys.stdin).read(), "<stdin>", board, goal)
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as exc:
-        raise InstanceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    from ..files import FileKindError, read_regular
+
+    try:  # a FIFO or a device (/dev/zero) is refused at once, a file past the cap before it is read
+        text = read_regular(path, what="file of instances").decode("utf-8")
+    except FileNotFoundError as exc:
+        raise InstanceError(f"{path}: cannot read: {exc.strerror or 'no such file'}") from None
+    except FileKindError as exc:
+        raise InstanceError(str(exc)) from None
     except UnicodeDecodeError:
         raise InstanceError(f"{path}: not a text file") from None
     return read_instances(text, path, board, goal)
@@ -197,6 +201,7 @@ def record(result) -> dict:
         "solved": result.solved,
         "timed_out": result.timed_out,
         "error": result.error,
+        "check": getattr(result, "check", None),
     }
 
 
@@ -250,7 +255,8 @@ def text_line(result) -> str:
             opt = f" (optimal {result.optimal})" if same else f" (FILE SAYS {result.optimal})"
         moves = " ".join(str(t) for t in result.solution)
         return (f"{ident} length {result.length:>3}{opt}  h0 {result.h0:>3}  generated {result.nodes_generated:>13,}"
-                f"  expanded {result.nodes_expanded:>13,}  {result.seconds:8.3f} s  moves: {moves}")
+                f"  expanded {result.nodes_expanded:>13,}  {result.seconds:8.3f} s  moves: {moves}"
+                + (f"  check {result.check}" if getattr(result, "check", None) else ""))
     if result.timed_out:
         return (f"{ident} unsolved: limit reached after {result.seconds:.3f} s  h0 {result.h0}  generated "
                 f"{result.nodes_generated:,}  expanded {result.nodes_expanded:,}")
@@ -279,14 +285,15 @@ def text_summary(summary: dict) -> str:
 class ResultWriter:
     """Writes results as they come in one of the formats ``text``, ``json`` or ``csv``."""
 
-    def __init__(self, out: TextIO, fmt: str = "text"):
+    def __init__(self, out: TextIO, fmt: str = "text", columns: tuple[str, ...] = CSV_COLUMNS):
         if fmt not in ("text", "json", "csv"):
             raise InstanceError(f"unknown format {fmt!r}: choose text, json or csv")
         self.out = out
         self.fmt = fmt
         self._csv: csv.DictWriter | None = None
         if fmt == "csv":
-            self._csv = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+            self._columns = columns
+            self._csv = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
             self._csv.writeheader()
 
     def write(self, result) -> None:
@@ -295,7 +302,7 @@ class ResultWriter:
         elif self._csv is not None:
             row = record(result)
             row["solution"] = " ".join(str(t) for t in result.solution)
-            self._csv.writerow({k: ("" if row[k] is None else row[k]) for k in CSV_COLUMNS})
+            self._csv.writerow({k: ("" if row[k] is None else row[k]) for k in self._columns})
         else:
             self.out.write(text_line(result) + "\n")
         self.out.flush()

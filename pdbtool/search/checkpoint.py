@@ -114,6 +114,7 @@ class Progress:
 
 
 MAX_COUNT = 1 << 62          # beyond any node count a search reaches
+MAX_CHECKPOINT_BYTES = 1 << 26  # far past the largest record (units as ranges, at most MAX_TARGET x 16 ids)
 MAX_TARGET = 1 << 20         # beyond the units any thread count asks for an iteration
 MAX_BRANCHING = 16           # beyond any domain's moves a state: a cut has fewer than target x this units
 
@@ -155,9 +156,10 @@ class Recorder:
     search is of; see :func:`search_identity`) at most every ``every`` seconds.  See the module docstring
     for the calls a search makes."""
 
-    def __init__(self, path, identity: dict, every: float = 60.0):
+    def __init__(self, path, identity: dict, every: float = 60.0, legacy: Callable[[], dict] | None = None):
         self.path = Path(path)
         self.identity = identity
+        self.legacy = legacy  # the identity as an older pdbtool wrote it (tables by their files' checksums)
         self.every = every
         self.progress = Progress()
         self._lock = threading.Lock()
@@ -174,10 +176,15 @@ class Recorder:
         if data is None:
             check_writable(self.path)  # say so now, not at the first record
             return None
-        if "checksum" in data and data["checksum"] != _checksum(data):  # files of older versions have none
+        if "checksum" not in data:  # no proof of what it claims: a raised bound would resume to a wrong optimum
+            raise CheckpointError(f"{self.path}: a checkpoint without a checksum (of an older pdbtool, or edited): "
+                                  f"its progress cannot be trusted: remove it to start this search anew")
+        if data["checksum"] != _checksum(data):
             raise CheckpointError(f"{self.path}: damaged checkpoint (its checksum does not match its contents: "
                                   f"edited or corrupted): remove it to start this search anew")
         mismatch = _mismatch(data["identity"], self.identity)
+        if mismatch and self.legacy is not None and _mismatch(data["identity"], self.legacy()) is None:
+            mismatch = None  # a checkpoint that named its tables by their files' checksums, the same files
         if mismatch:
             depth = _other_depth(data["identity"], self.identity)
             if depth is not None:  # the same search with another automaton: the option resumes it
@@ -287,10 +294,14 @@ def write_atomically(path: Path, text: str) -> None:
 
 def read_checkpoint(path: Path) -> dict | None:
     """The checkpoint's JSON (None if there is no file); CheckpointError if it is not one."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
+    from ..files import FileKindError, read_regular
+
+    try:  # a FIFO or a device is refused at once (it would block or never end), a file past the cap unread
+        text = read_regular(path, MAX_CHECKPOINT_BYTES, "checkpoint").decode("utf-8")
     except FileNotFoundError:
         return None
+    except FileKindError as exc:
+        raise CheckpointError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CheckpointError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     try:
@@ -308,21 +319,70 @@ def read_checkpoint(path: Path) -> dict | None:
 
 
 def check_writable(path: Path) -> None:
+    from ..files import FileKindError, check_regular
+
+    try:  # a directory or a device under the name would take no record: said now, not at the first one
+        check_regular(path)
+    except FileKindError as exc:
+        raise CheckpointError(str(exc)) from None
     directory = path.parent if str(path.parent) else Path(".")
     if not os.access(directory, os.W_OK | os.X_OK):
         raise CheckpointError(f"{path}: cannot write a checkpoint in {directory}")
 
 
-def check_batch(path, instances) -> None:
+ID_FIELD = "{id}"
+
+
+def per_instance(spec) -> bool:
+    """Whether ``--checkpoint`` names one file per instance: a pattern with ``{id}``, or a directory (one
+    that exists, or a name that ends with a slash)."""
+    spec = str(spec)
+    return ID_FIELD in spec or spec.endswith(("/", os.sep)) or os.path.isdir(spec)
+
+
+def instance_checkpoint(spec, ident) -> Path:
+    """The checkpoint file of the instance ``ident`` under ``spec`` (:func:`per_instance`; else ``spec``).
+    An id is used as it is when it is a plain file name, else made one (and a hash of it added, so that two
+    ids never share a file)."""
+    spec = str(spec)
+    if not per_instance(spec):
+        return Path(spec)
+    name = str(ident)
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in name)[:100]
+    if safe != name or safe.startswith("."):
+        import xxhash
+
+        safe = f"{safe}-{xxhash.xxh64(name.encode()).hexdigest()[:8]}"
+    if ID_FIELD in spec:
+        return Path(spec.replace(ID_FIELD, safe))
+    return Path(spec) / f"{safe}.ckpt"
+
+
+def check_batch(path, instances, time_limit: float | None = None) -> None:
     """Refuse, before a batch starts, a checkpoint that is not of its first instance to solve (which resumes
     it): a batch that began with another instance would overwrite the checkpoint of a long search.  Also
-    refuse a checkpoint that could not be written."""
+    refuse a checkpoint that could not be written.  With one checkpoint per instance (:func:`per_instance`)
+    each is checked as its instance starts: here only the directory, made if it is missing."""
+    if per_instance(path):
+        directory = instance_checkpoint(path, "x").parent
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CheckpointError(f"{directory}: cannot make the checkpoints' directory: {exc.strerror or exc}") \
+                from None
+        if not directory.is_dir() or not os.access(directory, os.W_OK | os.X_OK):
+            raise CheckpointError(f"{directory}: cannot write checkpoints there")
+        return
+    solvable = [inst for inst in instances if inst.error is None]
+    if len(solvable) > 1 and time_limit is not None:
+        raise CheckpointError(f"{path}: one checkpoint file follows one search, and --time-limit keeps the "
+                              f"checkpoint of each instance it stops: give a directory (--checkpoint DIR/) or a "
+                              f"name with {ID_FIELD} (--checkpoint 'ckpt/{ID_FIELD}.json') for a batch")
     data = read_checkpoint(Path(path))
     if data is None:
         check_writable(Path(path))
         return
     have = (data["identity"].get("board"), data["identity"].get("state"))
-    solvable = [inst for inst in instances if inst.error is None]
     if not solvable:
         return
     key = [(inst.board.dims, [int(t) for t in inst.tiles]) for inst in solvable]
@@ -386,16 +446,21 @@ def search_identity(board, state, label: str, options: dict, tables: list) -> di
             "heuristic": label, "options": options, "tables": tables}
 
 
-def tables_identity(tables, heuristic) -> list:
+def tables_identity(tables, heuristic, legacy: bool = False) -> list:
     """The identity of a search's tables: per pattern table (``tables``: ``PatternTable`` objects, or None),
-    its tiles, blank rule, encoding and checksum (its file's stored one, else the array's); then one
-    checksum of the arrays of a dynamic heuristic's look-ups (``heuristic.tables``), if any."""
+    its tiles, blank rule, encoding and the checksum of its payload (what the search reads: a table rebuilt
+    byte for byte has the same, whatever its header's build time); then one checksum of the arrays of a
+    dynamic heuristic's look-ups (``heuristic.tables``), if any.  ``legacy``: as older versions named the
+    tables of files, by the checksum stored in the file (which covers the header)."""
     out = []
     for table in tables or ():
-        out.append({"tiles": [int(t) for t in table.pattern.tiles], "blank": table.blank,
-                    "encoding": table.encoding,
-                    "checksum": (_file_checksum(table.path) if table.path is not None
-                                 else _arrays_checksum([table.values]))})
+        entry = {"tiles": [int(t) for t in table.pattern.tiles], "blank": table.blank, "encoding": table.encoding}
+        if legacy:
+            entry["checksum"] = (_file_checksum(table.path) if table.path is not None
+                                 else _arrays_checksum([table.values]))
+        else:
+            entry["payload"] = _arrays_checksum([table.values])
+        out.append(entry)
     lookups = getattr(heuristic, "tables", None)
     if not tables and isinstance(lookups, (list, tuple)):  # pattern tables given as arrays
         arrays = [np.asarray(a) for a in lookups if isinstance(a, np.ndarray)]
@@ -618,5 +683,5 @@ def _iteration_on_threads(heuristic, state, bound, target, done, recorder, threa
 
 
 __all__ = ["Recorder", "Progress", "CheckpointError", "checkpointed_search", "search_identity", "tables_identity",
-           "check_batch", "read_checkpoint",
+           "check_batch", "read_checkpoint", "per_instance", "instance_checkpoint",
            "write_atomically", "UNIT_NODES"]

@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from collections.abc import Callable, Sequence
@@ -56,6 +57,8 @@ class SolveResult:
     line: int | None = None
     source: str | None = None
     signal: int | None = None  # the signal that killed the worker process solving it (twice)
+    check: str | None = None   # result_check: ties a results file's line to its instance and its figures
+
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -63,6 +66,17 @@ class SolveResult:
 
 class SolverError(PdbtoolError):
     pass
+
+
+def result_check(board_dims: str, tiles, result) -> str:
+    """A hash of an instance's board and cells and of its result's length, moves, ``# optimal`` and h0,
+    written in each line of a results file: on resume, a held line is matched to the very instance it
+    solved (not to another one under the same id), and a line edited by hand is known as such."""
+    import xxhash
+
+    text = (f"{board_dims}:{' '.join(map(str, tiles))}:{result.length}:{result.optimal}:{result.h0}:"
+            f"{' '.join(map(str, result.solution))}")
+    return xxhash.xxh64(text.encode()).hexdigest()
 
 
 class Solver:
@@ -264,25 +278,28 @@ class Solver:
         moves = search.moves() if status == FOUND else None
         return _finish(result, state, moves, self.nb, search, start, time.thread_time() - cpu_start)
 
-    def checkpoint_identity(self, state: Sequence[int]) -> dict:
+    def checkpoint_identity(self, state: Sequence[int], legacy: bool = False) -> dict:
         """What a checkpoint of the search of ``state`` is written for (:func:`checkpoint.search_identity`):
         the board, goal and state, the heuristic's label, the options that change the counts, and the tables'
-        identities (their files' checksums, or those of the arrays given)."""
+        identities (checksums of their payloads; ``legacy``: of their files, as older versions wrote)."""
         from .checkpoint import LEGACY_FSM_DEPTH, search_identity, tables_identity
 
         options = {"pruning": getattr(self, "pruning", None)}
         # another depth prunes another tree, so splits other units; a checkpoint without one is of the legacy depth
         if self.fsm_depth is not None and self.fsm_depth != LEGACY_FSM_DEPTH:
             options["fsm_depth"] = self.fsm_depth
-        return search_identity(self.board, state, self.label, options,
-                               tables_identity(getattr(self, "_keep", None), self.heuristic))
+        cache = self.__dict__.setdefault("_tables_identity", {})
+        if legacy not in cache:  # a pass over every table: once per solver
+            cache[legacy] = tables_identity(getattr(self, "_keep", None), self.heuristic, legacy)
+        return search_identity(self.board, state, self.label, options, cache[legacy])
 
     def _solve_checkpointed(self, state, h0, result, threads, start, path, every, time_limit, node_limit,
                             progress) -> SolveResult:
         from .checkpoint import Recorder, checkpointed_search
 
         cpu_start = time.process_time()
-        recorder = Recorder(path, self.checkpoint_identity(state), every)
+        recorder = Recorder(path, self.checkpoint_identity(state), every,
+                            legacy=lambda: self.checkpoint_identity(state, legacy=True))
         out = checkpointed_search(self.heuristic, state, h0, recorder, threads,
                                   deadline=None if time_limit is None else start + time_limit,
                                   node_limit=node_limit, progress=progress, **self._executor_options())
@@ -351,7 +368,8 @@ class SolveOptions:
     blank: str = "minimized"
     pruning: str | None = None         # None: the board's default (registry.default_pruning)
     fsm_depth: int | None = None       # None: the board's default (move_automaton.default_depth)
-    checkpoint: str | None = None      # a file recording the search (pdbtool.search.checkpoint), one at a time
+    checkpoint: str | None = None      # a file recording the search (pdbtool.search.checkpoint), or one per
+    #                                    instance: a directory or a name with {id} (checkpoint.per_instance)
     checkpoint_every: float = 60.0     # seconds between its records
 
 
@@ -402,8 +420,12 @@ class SolverPool:
         if inst.error is None:
             try:
                 solver = self.get(inst.board)
-                extra = {} if self.options.checkpoint is None else {
-                    "checkpoint": self.options.checkpoint, "checkpoint_every": self.options.checkpoint_every}
+                extra = {}
+                if self.options.checkpoint is not None:
+                    from .checkpoint import instance_checkpoint
+
+                    extra = {"checkpoint": instance_checkpoint(self.options.checkpoint, inst.id),
+                             "checkpoint_every": self.options.checkpoint_every}
                 solved = solver.solve(inst.tiles, time_limit=self.options.time_limit,
                                       node_limit=self.options.node_limit, progress=progress, **extra)
             except PdbtoolError as exc:
@@ -416,13 +438,19 @@ class SolverPool:
                                 f"but the file says {result.optimal}")
         else:
             result.error = f"{inst.where}: {inst.error}"
+        if inst.error is None:
+            result.check = result_check(inst.board.dims, inst.tiles, result)
         return result
 
 
-def _worker_main(conn, options: SolveOptions) -> None:
+def _worker_main(conn, options: SolveOptions, parent_pid: int | None = None) -> None:
     """A worker process: solve the instances sent on ``conn`` one at a time until it is closed or sent None."""
     import signal
 
+    if parent_pid is not None:  # no worker searches on for hours under init after a kill -9 of the batch
+        from ..processes import die_with_parent
+
+        die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the batch and then its workers
     pool = SolverPool(options)
     try:
@@ -478,7 +506,7 @@ class WorkerPool:
 
     def _spawn(self):
         parent, child = self._ctx.Pipe()
-        process = self._ctx.Process(target=_worker_main, args=(child, self.options), daemon=True)
+        process = self._ctx.Process(target=_worker_main, args=(child, self.options, os.getpid()), daemon=True)
         process.start()
         child.close()
         self._workers[parent] = [process, None]
