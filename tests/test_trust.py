@@ -356,7 +356,11 @@ def test_random_refuses_too_many_and_names_the_file_it_cannot_write(tmp_path):
     result = CliRunner().invoke(cli, ["random", "--board", "3x3", "-n", str(10**12)])
     assert result.exit_code == 1 and "too many" in result.stderr
     result = CliRunner().invoke(cli, ["random", "--board", "3x3", "-n", "2", "-o", str(tmp_path)])
-    assert result.exit_code == 1 and f"{tmp_path}: a directory, not a regular file" in result.stderr
+    assert result.exit_code == 2 and f"'{tmp_path}' is a directory" in result.stderr   # the shared --output
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    result = CliRunner().invoke(cli, ["random", "--board", "3x3", "-n", "2", "-o", str(fifo)])
+    assert result.exit_code == 1 and f"{fifo}: a FIFO, not a regular file" in result.stderr
 
 
 # --- 8. predictions that do not overflow ---------------------------------------------------------------------------
