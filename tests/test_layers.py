@@ -23,7 +23,7 @@ LAYERS = [
     {"pdbtool.search"},
     {"pdbtool.analysis"},
     {"pdbtool.hanoi4"},
-    {"pdbtool.cli"},
+    {"pdbtool.cli", "pdbtool.batch"},
     {"pdbtool", "pdbtool.__main__"},
 ]
 
