@@ -161,7 +161,8 @@ def get_tables(cache: TableCache, model: CostModel, codes, sequence_hash: str, p
     def read(p: Path) -> Heuristic:
         heur, stored_codes, header = load(p)
         if header.get("sequences_hash") != sequence_hash or header.get("cost_hash") != model_hash(model) \
-                or len(stored_codes) != len(codes) or any(not np.array_equal(a, b) for a, b in zip(stored_codes, codes)):
+                or len(stored_codes) != len(codes) \
+                or any(not np.array_equal(a, b) for a, b in zip(stored_codes, codes)):
             raise fileformat.TableFileError(f"{p}: the tables of other sequences or another cost model")
         return heur
 
