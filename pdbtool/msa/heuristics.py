@@ -198,9 +198,10 @@ def upper_bound(model: CostModel, codes: list[np.ndarray], suffix: dict) -> tupl
 
 
 def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partitions: int = 1,
-          memory: int | None = None, threads: int | None = None) -> Heuristic:
+          memory: int | None = None, threads: int | None = None, bound: int | None = None) -> Heuristic:
     """The heuristic of one instance: every pairwise table, and the three-way tables of ``partitions``
-    (None: chosen, see :func:`choose`; []: pairwise only)."""
+    (None: chosen, see :func:`choose`; []: pairwise only), their regions cut at ``bound`` (default: the cost
+    of a progressive alignment; any bound at least the optimum keeps the search exact)."""
     import time
 
     t0 = time.perf_counter()
@@ -219,7 +220,8 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
                          np.array([p[1] for p in pairs]), out_off, out, model.sub, model.gap)
     suffix = {p: out[o:o + s].reshape(lengths[p[0]] + 1, lengths[p[1]] + 1)
               for p, o, s in zip(pairs, out_off, sizes)}
-    bound, _ = upper_bound(model, codes, suffix)
+    if bound is None:
+        bound, _ = upper_bound(model, codes, suffix)
     h = Heuristic(lengths, pairs, [suffix[p] for p in pairs], upper_bound=bound)
     if k < 3 or partitions == []:
         h.seconds = time.perf_counter() - t0

@@ -57,6 +57,10 @@ class Alignment:
     notes: list[str] = field(default_factory=list)
 
 
+def size_text(n: int) -> str:
+    return gib(n) if n >= 1 << 30 else f"{n / 2**20:,.1f} MiB"
+
+
 def default_budget() -> int:
     have = available_memory()
     return int(have * 0.8) if have is not None else 8 << 30
@@ -142,8 +146,8 @@ def align(inst: Instance, model: CostModel, partitions=None, max_partitions: int
         return c * NODE_BYTES + 2 * c * 4 + hc * HEAP_BYTES
 
     if table_bytes + bytes_of(cap, hcap) > budget:
-        raise SearchError(f"the search needs at least {gib(table_bytes + bytes_of(cap, hcap))}, more than the "
-                          f"{gib(budget)} allowed")
+        raise SearchError(f"the search needs at least {size_text(table_bytes + bytes_of(cap, hcap))}, more "
+                          f"than the {size_text(budget)} allowed")
     keys = np.empty(cap, dtype=np.int64)
     g_of = np.empty(cap, dtype=np.int32)
     parent = np.empty(cap, dtype=np.int32)
@@ -197,7 +201,7 @@ def align(inst: Instance, model: CostModel, partitions=None, max_partitions: int
         if after > budget or (have is not None and extra > have):
             out.stopped = "memory"
             limit = budget if after > budget else now + have
-            out.notes.append(f"the search's nodes and open list need more than {gib(limit)} "
+            out.notes.append(f"the search's tables, nodes and open list need more than {size_text(limit)} "
                              f"({int(st[K.S_NODES]):,} nodes stored)")
             break
         if grow_nodes:
