@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from functools import lru_cache
 
 import numpy as np
 import pytest
