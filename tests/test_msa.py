@@ -303,3 +303,14 @@ def test_random_families_are_seeded():
     assert one.exit_code == 0 and one.stdout == two.stdout
     inst = parse_fasta(one.stdout)
     assert inst.k == 4
+
+
+def test_help_does_not_import_numba():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom click.testing import CliRunner\nfrom pdbtool.msa.commands import COMMANDS\n"
+            "for c in COMMANDS.values():\n    CliRunner().invoke(c, ['--help'])\n"
+            "print('NUMBA' if 'numba' in sys.modules else 'LIGHT')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "LIGHT"
