@@ -272,8 +272,8 @@ def test_memory_budget_stops_cleanly(tmp_path):
     from pdbtool.msa.families import family
 
     f = tmp_path / "fam.fasta"
-    f.write_text("".join(f">s{i}\n{s}\n" for i, s in enumerate(family(6, 60, seed=1, substitution=0.4))))
-    result = CliRunner().invoke(COMMANDS["solve"], [str(f), "--triangles", "none", "--memory", "1M",
+    f.write_text("".join(f">s{i}\n{s}\n" for i, s in enumerate(family(6, 60, seed=1, substitution=0.6, indel=0.2))))
+    result = CliRunner().invoke(COMMANDS["solve"], [str(f), "--triangles", "none", "--memory", "2M",
                                                     "--format", "json"])
     assert result.exit_code == 0, result.output
     record = json.loads(result.stdout.splitlines()[0])

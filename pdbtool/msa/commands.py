@@ -59,6 +59,7 @@ class Settings:
     cache_dir: str | None = None
     save_tables: bool = False
     show: str = "clustal"
+    column_bound: bool = True
 
 
 @dataclass(frozen=True)
@@ -94,9 +95,9 @@ def solve_one(job: Job, time_limit: float | None) -> dict:
 
             heur, _ = get_tables(TableCache(s.cache_dir), model, encode(model, inst.sequences),
                                  inst.sequence_hash(), partitions, s.partitions, s.memory, s.threads,
-                                 reuse_only=not s.save_tables)
+                                 reuse_only=not s.save_tables, column_bound=s.column_bound)
     result = align(inst, model, partitions, s.partitions, s.search, s.slack, s.memory, time_limit, s.threads,
-                   heuristic=heur)
+                   heuristic=heur, column_bound=s.column_bound)
     return {"id": job.id, "solved": result.solved, "optimal": result.solved, "cost": result.cost,
             "lower_bound": result.lower_bound, "upper_bound": result.upper_bound, "h_start": result.h_start,
             "alignment": result.rows, "names": list(inst.names), "k": inst.k, "lengths": list(inst.lengths),
@@ -209,6 +210,9 @@ def cost_options(func):
                           "the max over several)."),
         click.option("--partitions", type=click.IntRange(1, 16), default=1, show_default=True,
                      help="With --triangles auto: the max over this many of the best partitions."),
+        click.option("--column-bound/--no-column-bound", default=True, show_default=True,
+                     help="When two gaps cost something (pastar): also bound the columns where a pair has two "
+                          "gaps (--no-column-bound: the plain pairwise tables of PA-Star, for comparison)."),
         click.option("--memory", default=None, metavar="SIZE",
                      help="Memory budget of an instance's tables and search, e.g. 4G (default: 80%% of the "
                           "memory available at the start)."),
@@ -221,9 +225,11 @@ def cost_options(func):
     return func
 
 
-def _settings(cost, gaps, gap, gap_open, triangles, partitions, memory, threads, cache_dir, **extra) -> Settings:
+def _settings(cost, gaps, gap, gap_open, triangles, partitions, column_bound, memory, threads, cache_dir,
+              **extra) -> Settings:
     return Settings(cost=cost, gaps=gaps, gap=gap, gap_open=gap_open, triangles=tuple(triangles),
-                    partitions=partitions, memory=parse_size(memory), threads=threads, cache_dir=cache_dir, **extra)
+                    partitions=partitions, column_bound=column_bound, memory=parse_size(memory), threads=threads,
+                    cache_dir=cache_dir, **extra)
 
 
 def _batch():
@@ -247,8 +253,8 @@ def _batch():
                    "or this option is given).")
 @_batch()
 @user_errors
-def solve(files, cost, alphabet, gaps, gap, gap_open, triangles, partitions, memory, threads, cache_dir, search,
-          slack, show, save_tables, batch):
+def solve(files, cost, alphabet, gaps, gap, gap_open, triangles, partitions, column_bound, memory, threads, cache_dir,
+          search, slack, show, save_tables, batch):
     """Optimal sum-of-pairs alignments of FASTA files (one instance a file; files, directories, -).
 
     \b
@@ -260,7 +266,7 @@ def solve(files, cost, alphabet, gaps, gap, gap_open, triangles, partitions, mem
     from ..batch import run_batch
     from .heuristics import parse_partitions
 
-    settings = _settings(cost, gaps, gap, gap_open, triangles, partitions, memory, threads, cache_dir,
+    settings = _settings(cost, gaps, gap, gap_open, triangles, partitions, column_bound, memory, threads, cache_dir,
                          search=search, slack=slack, save_tables=save_tables, show=show)
     jobs, bad = read_jobs(files, alphabet, settings)
     for job in jobs:
@@ -279,14 +285,15 @@ def solve(files, cost, alphabet, gaps, gap, gap_open, triangles, partitions, mem
 @click.option("--force", is_flag=True, help="Build again even if the cache holds the tables.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @user_errors
-def build(files, cost, alphabet, gaps, gap, gap_open, triangles, partitions, memory, threads, cache_dir, force, fmt):
+def build(files, cost, alphabet, gaps, gap, gap_open, triangles, partitions, column_bound, memory, threads, cache_dir,
+          force, fmt):
     """Build and store the tables of FASTA instances (pairwise and three-way) in the cache."""
     from ..tables.cache import TableCache
     from .heuristics import encode, parse_partitions
     from .search import default_budget
     from .tables import get_tables
 
-    settings = _settings(cost, gaps, gap, gap_open, triangles, partitions, memory, threads, cache_dir)
+    settings = _settings(cost, gaps, gap, gap_open, triangles, partitions, column_bound, memory, threads, cache_dir)
     jobs, bad = read_jobs(files, alphabet, settings)
     cache = TableCache(cache_dir, notify=say)
     failed = 0
@@ -302,7 +309,8 @@ def build(files, cost, alphabet, gaps, gap, gap_open, triangles, partitions, mem
             continue
         heur, path = get_tables(cache, model, encode(model, inst.sequences), inst.sequence_hash(),
                                 parse_partitions(list(triangles), inst.k), partitions,
-                                settings.memory or default_budget(), threads, force=force)
+                                settings.memory or default_budget(), threads, force=force,
+                                column_bound=column_bound)
         record = {"id": job.id, "path": str(path), "heuristic": heur.describe(), "upper_bound": heur.upper_bound,
                   "h_start": heur.start_value(), "bytes": os.path.getsize(path), "cost_model": model.describe()}
         if fmt == "json":

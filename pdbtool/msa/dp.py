@@ -14,22 +14,24 @@ INF = 1 << 30           # an unreachable cell of a table (a lower bound past any
 
 
 @njit(cache=True)
-def pair_suffix(a, b, sub, gap):
-    """``D[i, j]``: the least cost of aligning ``a[i:]`` with ``b[j:]`` (linear gaps)."""
+def pair_suffix(a, b, sub, gap, column=0):
+    """``D[i, j]``: the least cost of aligning ``a[i:]`` with ``b[j:]`` (linear gaps), each column's cost
+    lowered by ``column`` (see :func:`pdbtool.msa.heuristics.build`: a bound that counts two-gap columns)."""
     n, m = a.shape[0], b.shape[0]
     D = np.empty((n + 1, m + 1), dtype=np.int32)
     D[n, m] = 0
+    g = gap - column
     for j in range(m - 1, -1, -1):
-        D[n, j] = D[n, j + 1] + gap
+        D[n, j] = D[n, j + 1] + g
     for i in range(n - 1, -1, -1):
-        D[i, m] = D[i + 1, m] + gap
+        D[i, m] = D[i + 1, m] + g
         ai = a[i]
         for j in range(m - 1, -1, -1):
-            best = D[i + 1, j + 1] + sub[ai, b[j]]
-            v = D[i + 1, j] + gap
+            best = D[i + 1, j + 1] + sub[ai, b[j]] - column
+            v = D[i + 1, j] + g
             if v < best:
                 best = v
-            v = D[i, j + 1] + gap
+            v = D[i, j + 1] + g
             if v < best:
                 best = v
             D[i, j] = best
@@ -60,13 +62,13 @@ def pair_prefix(a, b, sub, gap):
 
 
 @njit(cache=True, parallel=True)
-def all_pair_suffixes(codes, offsets, lengths, pi, pj, out_offsets, out, sub, gap):
+def all_pair_suffixes(codes, offsets, lengths, pi, pj, out_offsets, out, sub, gap, column):
     """Every pair's suffix table, one pair a thread, into ``out`` (flat, pair p at ``out_offsets[p]``)."""
     for p in prange(pi.shape[0]):
         i, j = pi[p], pj[p]
         a = codes[offsets[i]:offsets[i] + lengths[i]]
         b = codes[offsets[j]:offsets[j] + lengths[j]]
-        D = pair_suffix(a, b, sub, gap)
+        D = pair_suffix(a, b, sub, gap, column)
         out[out_offsets[p]:out_offsets[p] + D.size] = D.reshape(-1)
 
 
@@ -147,9 +149,10 @@ def triangle_rows(Fab, Bab, Fac, Bac, Fbc, Bbc, limit):
 
 
 @njit(cache=True, nogil=True)
-def triangle_fill(a, b, c, sub, gap, gap_gap, lo, cnt, start, cells):
+def triangle_fill(a, b, c, sub, gap, gap_gap, lo, cnt, start, cells, column):
     """The three-way suffix costs of every cell of the region (``cells[start[r] + x_c - lo[r]]`` for row
-    ``r = x_a * (n_b + 1) + x_b``), moves leaving the region counting as unreachable (``INF``)."""
+    ``r = x_a * (n_b + 1) + x_b``), moves leaving the region counting as unreachable (``INF``), each column's
+    cost lowered by ``column``."""
     na, nb, nc = a.shape[0], b.shape[0], c.shape[0]
     wb = nb + 1
     for xa in range(na, -1, -1):
@@ -174,7 +177,7 @@ def triangle_fill(a, b, c, sub, gap, gap_gap, lo, cnt, start, cells):
                     v = cells[start[r2] + off]
                     if v >= INF:
                         continue
-                    cost = 0
+                    cost = -column
                     if da and db:
                         cost += sub[a[xa], b[xb]]
                     elif da or db:

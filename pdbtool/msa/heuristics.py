@@ -11,8 +11,13 @@ can pass (a progressive alignment's cost): a cell is in it when its three pairs'
 plus the other pairs' optimal costs, stay within ``U`` (the hull of such cells along ``x_c`` is kept for each
 ``(x_a, x_b)``).  Moves leaving the region count as unreachable, so the table's values are the least costs
 of suffixes that stay in the region: at least the true three-way costs, yet never above the cost of an
-optimal alignment's own suffix (whose cells all lie in the region), and consistent on the region.  A node
-whose projection falls outside the region cannot be on an alignment of cost at most ``U`` and is pruned.
+optimal alignment's own suffix (whose cells all lie in the region), and consistent on the region.  When two gaps cost
+``gg`` (PA-Star's model), every table also bounds the columns where none of its sequences advances: a
+pair's cost in an alignment of L columns is the sum over its own columns of (cost - gg) plus gg L, and L is
+at least the longest remaining suffix R, so ``D'(x) + gg R`` (``D'``: the same program with each column
+``gg`` cheaper) is admissible and consistent too; a pair takes the larger of the two, a triangle the larger
+of its own (``3 gg`` cheaper columns, ``+ 3 gg R``) and its three pairs' sum.  A node whose projection falls
+outside the region cannot be on an alignment of cost at most ``U`` and is pruned.
 """
 
 from __future__ import annotations
@@ -111,22 +116,25 @@ class Heuristic:
     partitions: list[list[int]] = field(default_factory=list)   # triangle indices; [] = pairwise only
     upper_bound: int = 0
     seconds: float = 0.0
+    gap_gap: int = 0                                    # > 0: the pair tables with columns gap_gap cheaper
+    column_tables: list[np.ndarray] = field(default_factory=list)
 
     @property
     def k(self) -> int:
         return len(self.lengths)
 
     def nbytes(self) -> int:
-        return sum(int(t.nbytes) for t in self.pair_tables) + sum(
+        return sum(int(t.nbytes) for t in self.pair_tables + self.column_tables) + sum(
             int(a.nbytes) for arrays in (self.tri_lo, self.tri_cnt, self.tri_cells) for a in arrays) \
             + sum(8 * int(lo.shape[0]) for lo in self.tri_lo)
 
     def describe(self) -> str:
+        columns = " with two-gap columns" if self.gap_gap else ""
         if not self.triangles or not any(self.partitions):
-            return "pairwise"
+            return "pairwise" + columns
         parts = [",".join("-".join(map(str, self.triangles[t])) for t in part) or "pairwise"
                  for part in self.partitions]
-        return "three-way " + " | ".join(parts)
+        return "three-way " + " | ".join(parts) + columns
 
     def arrays(self):
         """The flat arrays the kernels read (see :func:`kernels.heuristic`)."""
@@ -168,9 +176,12 @@ class Heuristic:
             pp_off.append(len(part_pairs))
             part_tris.extend(part)
             pt_off.append(len(part_tris))
+        ptab2 = np.concatenate([t.reshape(-1) for t in self.column_tables]).astype(np.int32) \
+            if self.gap_gap > 0 else np.zeros(1, dtype=np.int32)
         return (ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
                 np.array(part_pairs, dtype=np.int64), np.array(pp_off, dtype=np.int64),
-                np.array(part_tris, dtype=np.int64), np.array(pt_off, dtype=np.int64))
+                np.array(part_tris, dtype=np.int64), np.array(pt_off, dtype=np.int64),
+                ptab2, np.int64(self.gap_gap), np.array(self.lengths, dtype=np.int64))
 
     def start_value(self) -> int:
         from .kernels import heuristic
@@ -198,10 +209,13 @@ def upper_bound(model: CostModel, codes: list[np.ndarray], suffix: dict) -> tupl
 
 
 def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partitions: int = 1,
-          memory: int | None = None, threads: int | None = None, bound: int | None = None) -> Heuristic:
+          memory: int | None = None, threads: int | None = None, bound: int | None = None,
+          column_bound: bool = True) -> Heuristic:
     """The heuristic of one instance: every pairwise table, and the three-way tables of ``partitions``
     (None: chosen, see :func:`choose`; []: pairwise only), their regions cut at ``bound`` (default: the cost
-    of a progressive alignment; any bound at least the optimum keeps the search exact)."""
+    of a progressive alignment; any bound at least the optimum keeps the search exact).  ``column_bound``
+    False leaves out the bound on two-gap columns (the plain pairwise heuristic of PA-Star, for comparison)."""
+    gap_gap = model.gap_gap if column_bound else 0
     import time
 
     t0 = time.perf_counter()
@@ -215,22 +229,39 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     sizes = [(lengths[i] + 1) * (lengths[j] + 1) for i, j in pairs]
     out_off = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    out = np.empty(int(sum(sizes)), dtype=np.int32)
-    dp.all_pair_suffixes(flat, offsets, np.array(lengths, dtype=np.int64), np.array([p[0] for p in pairs]),
-                         np.array([p[1] for p in pairs]), out_off, out, model.sub, model.gap)
-    suffix = {p: out[o:o + s].reshape(lengths[p[0]] + 1, lengths[p[1]] + 1)
-              for p, o, s in zip(pairs, out_off, sizes)}
+    if gap_gap > 0:
+        need *= 2
+        if memory is not None and need > memory:
+            raise HeuristicError(f"the pairwise tables need {gib(need)}, more than the {gib(memory)} allowed")
+
+    def tables(column):
+        out = np.empty(int(sum(sizes)), dtype=np.int32)
+        dp.all_pair_suffixes(flat, offsets, np.array(lengths, dtype=np.int64), np.array([p[0] for p in pairs]),
+                             np.array([p[1] for p in pairs]), out_off, out, model.sub, model.gap, column)
+        return {p: out[o:o + s].reshape(lengths[p[0]] + 1, lengths[p[1]] + 1)
+                for p, o, s in zip(pairs, out_off, sizes)}
+
+    suffix = tables(0)
     if bound is None:
         bound, _ = upper_bound(model, codes, suffix)
     h = Heuristic(lengths, pairs, [suffix[p] for p in pairs], upper_bound=bound)
+    if gap_gap > 0:
+        # Two gaps cost gap_gap: a pair's cost in an alignment of L columns is the sum over its own columns
+        # of (cost - gap_gap), plus gap_gap * L, and L is at least the longest remaining suffix.
+        cheaper = tables(gap_gap)
+        h.gap_gap = gap_gap
+        h.column_tables = [cheaper[p] for p in pairs]
     if k < 3 or partitions == []:
         h.seconds = time.perf_counter() - t0
         return h
     wanted = sorted({t for part in partitions for t in part}) if partitions is not None \
         else list(itertools.combinations(range(k), 3))
-    tables = triangle_tables(model, codes, suffix, wanted, bound, memory, need, threads)
+    tables = triangle_tables(model, codes, suffix, wanted, bound, memory, need, threads, gap_gap)
     if partitions is None:
-        partitions = choose(k, tables, suffix, max_partitions)
+        start = {p: int(suffix[p][0, 0]) for p in pairs}
+        if gap_gap > 0:
+            start = {p: max(v, int(cheaper[p][0, 0]) + gap_gap * max(lengths)) for p, v in start.items()}
+        partitions = choose(k, tables, start, max_partitions, gap_gap, max(lengths))
     used = sorted({t for part in partitions for t in part})
     h.triangles = used
     for t in used:
@@ -243,7 +274,7 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
     return h
 
 
-def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, threads):
+def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, threads, gap_gap=0):
     """The region-limited three-way tables of the triangles ``wanted``: ``{triangle: (lo, cnt, cells)}``."""
     rev = [c[::-1].copy() for c in codes]
     prefix = {}
@@ -274,7 +305,8 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
         start = np.concatenate([[0], np.cumsum(cnt, dtype=np.int64)[:-1]]).astype(np.int64)
         cells = np.empty(int(cnt.sum(dtype=np.int64)), dtype=np.int32)
         a, b, c = t
-        dp.triangle_fill(codes[a], codes[b], codes[c], model.sub, model.gap, model.gap_gap, lo, cnt, start, cells)
+        dp.triangle_fill(codes[a], codes[b], codes[c], model.sub, model.gap, model.gap_gap, lo, cnt, start, cells,
+                         3 * gap_gap)
         return lo, cnt, cells
 
     with ThreadPoolExecutor(workers) as pool:
@@ -288,13 +320,15 @@ def triangle_start(cnt_lo_cells) -> int:
     return int(cells[0])
 
 
-def choose(k, tables, suffix, max_partitions):
+def choose(k, tables, pair_start, max_partitions, gap_gap=0, rest_start=0):
     """The packings of triangles whose tables add most at the start node (their gain over the pairs they
-    replace), the best ``max_partitions`` of them."""
+    replace, ``pair_start``: each pair's value there), the best ``max_partitions`` of them."""
     gain = {}
     for t, table in tables.items():
         v = triangle_start(table)
-        pair_sum = sum(int(suffix[e][0, 0]) for e in itertools.combinations(t, 2))
-        gain[t] = (v - pair_sum) if v < dp.INF else 0
+        if v < dp.INF and gap_gap:
+            v += 3 * gap_gap * rest_start
+        pair_sum = sum(pair_start[e] for e in itertools.combinations(t, 2))
+        gain[t] = max(0, v - pair_sum) if v < dp.INF else 0
     ranked = sorted(packings(k), key=lambda part: -sum(gain[t] for t in part))
     return ranked[:max(1, max_partitions)]

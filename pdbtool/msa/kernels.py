@@ -99,17 +99,43 @@ def priority(f, g):
     return (np.int64(f) << G_BITS) | (G_MASK - g)
 
 
+@njit(cache=True, inline="always")
+def pair_value(p, x, ptab, poff, pi, pj, pw, ptab2, gg, rest):
+    cell = poff[p] + x[pi[p]] * pw[p] + x[pj[p]]
+    v = ptab[cell]
+    if gg > 0:
+        w = ptab2[cell] + gg * rest
+        if w > v:
+            v = w
+    return v
+
+
+@njit(cache=True, inline="always")
+def pair_index(i, j, k):
+    """The index of the pair (i, j), i < j, in the order of itertools.combinations."""
+    return i * k - i * (i + 1) // 2 + (j - i - 1)
+
+
 @njit(cache=True)
 def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-              part_pairs, pp_off, part_tris, pt_off):
+              part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens):
     """The max over the partitions of the sum of their pairwise and three-way table values at ``x``;
-    ``INF`` when a three-way table has no cell there (no alignment within the upper bound passes)."""
+    ``INF`` when a three-way table has no cell there (no alignment within the upper bound passes).
+
+    With ``gg`` > 0 (two gaps cost ``gg``), a pair's value is the larger of its table and ``ptab2`` (the
+    same dynamic program with every column ``gg`` cheaper) plus ``gg`` times the columns left at least
+    (the longest remaining suffix); a triangle's table (its columns ``3 gg`` cheaper) adds ``3 gg`` times the
+    same, and takes at least the sum of its three pairs."""
     best = 0
+    rest = 0
+    if gg > 0:
+        for i in range(k):
+            if lens[i] - x[i] > rest:
+                rest = lens[i] - x[i]
     for q in range(pp_off.shape[0] - 1):
         total = 0
         for e in range(pp_off[q], pp_off[q + 1]):
-            p = part_pairs[e]
-            total += ptab[poff[p] + x[pi[p]] * pw[p] + x[pj[p]]]
+            total += pair_value(part_pairs[e], x, ptab, poff, pi, pj, pw, ptab2, gg, rest)
         for e in range(pt_off[q], pt_off[q + 1]):
             t = part_tris[e]
             r = trows[t] + x[ta[t]] * tw[t] + x[tb[t]]
@@ -119,6 +145,14 @@ def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta
             v = tcells[tstart[r] + off]
             if v >= INF:
                 return INF
+            if gg > 0:
+                v += 3 * gg * rest
+                a, b, c = ta[t], tb[t], tc[t]
+                w = (pair_value(pair_index(a, b, k), x, ptab, poff, pi, pj, pw, ptab2, gg, rest)
+                     + pair_value(pair_index(a, c, k), x, ptab, poff, pi, pj, pw, ptab2, gg, rest)
+                     + pair_value(pair_index(b, c, k), x, ptab, poff, pi, pj, pw, ptab2, gg, rest))
+                if w > v:
+                    v = w
             total += v
         if total > best:
             best = total
@@ -128,7 +162,7 @@ def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta
 @njit(cache=True, nogil=True)
 def search(codes, seq_off, lens, strides, sub, gap, gap_gap, bound,
            ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-           part_pairs, pp_off, part_tris, pt_off,
+           part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2,
            keys, g_of, parent, qf, fexp, index, hprio, hnode, st, partial, chunk):
     """Run A* (``partial`` < 0) or PEA* (``partial`` >= 0: offer only the children with f at most the node's f
     plus ``partial``, and put the node back at its least f above that) for at most ``chunk`` expansions.
@@ -207,7 +241,7 @@ def search(codes, seq_off, lens, strides, sub, gap, gap_gap, bound,
                     else:
                         cost += gap_gap
             h = heuristic(y, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-                          part_pairs, pp_off, part_tris, pt_off)
+                          part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2)
             st[S_GENERATED] += 1
             if h >= INF:
                 st[S_PRUNED] += 1
@@ -268,7 +302,7 @@ def path_keys(keys, parent, goal):
 
 @njit(cache=True)
 def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-                    part_pairs, pp_off, part_tris, pt_off):
+                    part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2):
     """The heuristic at every lattice node, indexed by the packed key (for tests of small instances)."""
     total = np.int64(1)
     for i in range(k):
@@ -279,5 +313,5 @@ def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, tlo, tcnt, 
         for i in range(k):
             x[i] = (key // strides[i]) % (lens[i] + 1)
         out[key] = heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-                             part_pairs, pp_off, part_tris, pt_off)
+                             part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2)
     return out

@@ -110,7 +110,8 @@ def _pairwise_affine(inst: Instance, model: CostModel, codes) -> Alignment:
 
 def align(inst: Instance, model: CostModel, partitions=None, max_partitions: int = 1, search: str = "astar",
           partial: int = 0, memory: int | None = None, time_limit: float | None = None,
-          threads: int | None = None, heuristic: Heuristic | None = None, progress=None) -> Alignment:
+          threads: int | None = None, heuristic: Heuristic | None = None, progress=None,
+          column_bound: bool = True) -> Alignment:
     """An optimal alignment of ``inst`` under ``model`` (or, stopped by ``time_limit`` or ``memory``, the best
     lower bound reached).  ``search``: ``astar`` or ``pea`` (partial expansion, offering the children within
     ``partial`` of the node's f)."""
@@ -128,7 +129,8 @@ def align(inst: Instance, model: CostModel, partitions=None, max_partitions: int
                           "keep: use --gaps linear")
     strides = strides_of(inst.lengths)
     if heuristic is None:
-        heuristic = build(model, codes, partitions, max_partitions, memory=budget, threads=threads)
+        heuristic = build(model, codes, partitions, max_partitions, memory=budget, threads=threads,
+                          column_bound=column_bound)
     table_bytes = heuristic.nbytes()
     arrays = heuristic.arrays()
     h0 = heuristic.start_value()

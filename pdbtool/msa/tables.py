@@ -36,7 +36,7 @@ def table_name(sequence_hash: str, model: CostModel, spec: str) -> str:
 
 def _segments(h: Heuristic, codes: list[np.ndarray]) -> list[np.ndarray]:
     parts = [np.concatenate(codes).astype(np.uint32)]
-    parts += [t.reshape(-1).view(np.uint32) for t in h.pair_tables]
+    parts += [t.reshape(-1).view(np.uint32) for t in h.pair_tables + h.column_tables]
     for lo, cnt, cells in zip(h.tri_lo, h.tri_cnt, h.tri_cells):
         parts += [lo.view(np.uint32), cnt.view(np.uint32), cells.view(np.uint32)]
     return parts
@@ -50,7 +50,7 @@ def save(path: str | os.PathLike, h: Heuristic, model: CostModel, codes: list[np
         kind=KIND, sequences_hash=sequence_hash, cost={k: v for k, v in model.identity().items() if k != "matrix"},
         cost_hash=model_hash(model), lengths=list(h.lengths), triangles=[list(t) for t in h.triangles],
         partitions=h.partitions, upper_bound=h.upper_bound, spec=spec, entries=int(payload.shape[0]),
-        cells=[int(c.size) for c in h.tri_cells], build_seconds=round(h.seconds, 3),
+        cells=[int(c.size) for c in h.tri_cells], column_tables=h.gap_gap, build_seconds=round(h.seconds, 3),
         description=f"{len(h.lengths)} sequences, {h.describe()}")
     return fileformat.save(path, header, payload)
 
@@ -98,8 +98,11 @@ def load(path: str | os.PathLike, verify_checksum: bool = True) -> tuple[Heurist
     if not fileformat._whole(h.get("upper_bound"), 0, (1 << 30) - 1):
         raise _damaged(path, "upper_bound")
     model = model_of(h, path)
+    columns = h.get("column_tables", 0)
+    if columns not in (0, model.gap_gap):
+        raise _damaged(path, "column_tables")
     pairs = list(itertools.combinations(range(k), 2))
-    sizes = [sum(lengths)] + [(lengths[i] + 1) * (lengths[j] + 1) for i, j in pairs]
+    sizes = [sum(lengths)] + [(lengths[i] + 1) * (lengths[j] + 1) for i, j in pairs] * (2 if columns else 1)
     for (a, b, _c), n in zip(triangles, cells):
         rows = (lengths[a] + 1) * (lengths[b] + 1)
         sizes += [rows, rows, n]
@@ -117,6 +120,11 @@ def load(path: str | os.PathLike, verify_checksum: bool = True) -> tuple[Heurist
     heur = Heuristic(tuple(lengths), pairs, pair_tables, [tuple(t) for t in triangles], upper_bound=h["upper_bound"],
                      partitions=[list(p) for p in partitions])
     base = 1 + len(pairs)
+    if columns:
+        heur.gap_gap = columns
+        heur.column_tables = [parts[base + n].view(np.int32).reshape(lengths[i] + 1, lengths[j] + 1)
+                              for n, (i, j) in enumerate(pairs)]
+        base += len(pairs)
     for t, n in enumerate(cells):
         lo, cnt, cell = (parts[base + 3 * t + i].view(np.int32) for i in range(3))
         a, b, c = triangles[t]
@@ -135,11 +143,13 @@ def verify_file(path: str | os.PathLike, threads: int | None = None) -> list[str
     heur, codes, header = load(path)
     model = model_of(header, path)
     parts = [[tuple(heur.triangles[t]) for t in part] for part in heur.partitions]
-    again = build(model, codes, parts if heur.triangles else [], memory=None, threads=threads)
+    again = build(model, codes, parts if heur.triangles else [], memory=None, threads=threads,
+                  column_bound=heur.gap_gap > 0)
     problems = []
     if again.upper_bound != heur.upper_bound:
         problems.append(f"upper bound {heur.upper_bound}, rebuilt {again.upper_bound}")
-    for (i, j), mine, theirs in zip(heur.pairs, heur.pair_tables, again.pair_tables):
+    for (i, j), mine, theirs in zip(heur.pairs + heur.pairs, heur.pair_tables + heur.column_tables,
+                                    again.pair_tables + again.column_tables):
         bad = int(np.count_nonzero(mine != theirs))
         if bad:
             problems.append(f"pair {i}-{j}: {bad:,} values differ from a rebuild")
@@ -153,9 +163,10 @@ def verify_file(path: str | os.PathLike, threads: int | None = None) -> list[str
 
 
 def get_tables(cache: TableCache, model: CostModel, codes, sequence_hash: str, partitions, max_partitions: int,
-               memory: int | None, threads: int | None, force: bool = False, reuse_only: bool = False):
+               memory: int | None, threads: int | None, force: bool = False, reuse_only: bool = False,
+               column_bound: bool = True):
     """The heuristic from the cache when a sound file holds it, else built (and stored unless ``reuse_only``)."""
-    spec = repr((partitions, max_partitions))
+    spec = repr((partitions, max_partitions, column_bound))
     path = cache.dir / table_name(sequence_hash, model, spec)
 
     def read(p: Path) -> Heuristic:
@@ -169,10 +180,12 @@ def get_tables(cache: TableCache, model: CostModel, codes, sequence_hash: str, p
     if reuse_only:
         found = cache.load_sound(path, read) if path.exists() else None
         return (found if found is not None else
-                build(model, codes, partitions, max_partitions, memory=memory, threads=threads)), None
+                build(model, codes, partitions, max_partitions, memory=memory, threads=threads,
+                      column_bound=column_bound)), None
 
     def write(tmp: Path) -> None:
-        heur = build(model, codes, partitions, max_partitions, memory=memory, threads=threads)
+        heur = build(model, codes, partitions, max_partitions, memory=memory, threads=threads,
+                     column_bound=column_bound)
         check_disk(cache.dir, heur.nbytes() + 4096, "the alignment tables")
         save(tmp, heur, model, codes, sequence_hash, spec)
 
