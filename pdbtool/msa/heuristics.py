@@ -234,21 +234,21 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
         if memory is not None and need > memory:
             raise HeuristicError(f"the pairwise tables need {gib(need)}, more than the {gib(memory)} allowed")
 
-    def tables(column):
+    def pair_tables_of(column):
         out = np.empty(int(sum(sizes)), dtype=np.int32)
         dp.all_pair_suffixes(flat, offsets, np.array(lengths, dtype=np.int64), np.array([p[0] for p in pairs]),
                              np.array([p[1] for p in pairs]), out_off, out, model.sub, model.gap, column)
         return {p: out[o:o + s].reshape(lengths[p[0]] + 1, lengths[p[1]] + 1)
                 for p, o, s in zip(pairs, out_off, sizes)}
 
-    suffix = tables(0)
+    suffix = pair_tables_of(0)
     if bound is None:
         bound, _ = upper_bound(model, codes, suffix)
     h = Heuristic(lengths, pairs, [suffix[p] for p in pairs], upper_bound=bound)
     if gap_gap > 0:
         # Two gaps cost gap_gap: a pair's cost in an alignment of L columns is the sum over its own columns
         # of (cost - gap_gap), plus gap_gap * L, and L is at least the longest remaining suffix.
-        cheaper = tables(gap_gap)
+        cheaper = pair_tables_of(gap_gap)
         h.gap_gap = gap_gap
         h.column_tables = [cheaper[p] for p in pairs]
     if k < 3 or partitions == []:
