@@ -85,6 +85,10 @@ def solve_one(job: Job, time_limit: float | None) -> dict:
     from .search import align, max_rss_bytes
 
     inst, s = job.instance, job.settings
+    if s.threads:
+        import numba
+
+        numba.set_num_threads(min(s.threads, numba.config.NUMBA_NUM_THREADS))
     model = model_for(inst, s)
     partitions = parse_partitions(list(s.triangles), inst.k)
     heur = None
@@ -217,7 +221,7 @@ def cost_options(func):
                      help="Memory budget of an instance's tables and search, e.g. 4G (default: 80%% of the "
                           "memory available at the start)."),
         click.option("--threads", type=click.IntRange(1, 1024), default=None,
-                     help="Threads of the table builds (default: 1)."),
+                     help="Threads of the table builds (default: all cores)."),
         cache_dir_option,
     ]
     for option in reversed(options):

@@ -290,7 +290,9 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
         return dp.triangle_rows(prefix[(a, b)], suffix[(a, b)], prefix[(a, c)], suffix[(a, c)],
                                 prefix[(b, c)], suffix[(b, c)], limit)
 
-    workers = max(1, threads or 1)
+    import numba
+
+    workers = max(1, threads or numba.get_num_threads())
     with ThreadPoolExecutor(workers) as pool:
         regions = dict(zip(wanted, pool.map(rows, wanted)))
     cells_total = sum(int(cnt.sum(dtype=np.int64)) for _, cnt in regions.values())
