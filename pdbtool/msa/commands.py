@@ -26,6 +26,34 @@ CSV_COLUMNS = ["id", "solved", "cost", "lower_bound", "upper_bound", "k", "lengt
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
+FORMAT_CHOICE = click.Choice(["text", "json", "csv"])
+
+
+class _Rows:
+    """Records printed as they come: JSON Lines, or CSV rows under one header (``columns``)."""
+
+    def __init__(self, fmt: str, columns: list[str]):
+        self.fmt, self.columns, self.started = fmt, columns, False
+
+    def __call__(self, record: dict, text: str) -> None:
+        if self.fmt == "json":
+            click.echo(json.dumps(record))
+        elif self.fmt == "csv":
+            import csv
+            import io
+
+            out = io.StringIO()
+            writer = csv.writer(out, lineterminator="\n")
+            if not self.started:
+                writer.writerow(self.columns)
+                self.started = True
+            writer.writerow([json.dumps(record.get(c)) if isinstance(record.get(c), (list, dict))
+                             else record.get(c) for c in self.columns])
+            click.echo(out.getvalue(), nl=False)
+        else:
+            click.echo(text)
+
+
 def parse_size(text: str | None) -> int | None:
     """``--memory``: bytes, or a number with K, M, G or T (powers of 1024)."""
     if text is None:
@@ -220,7 +248,7 @@ def cost_options(func):
         click.option("--memory", default=None, metavar="SIZE",
                      help="Memory budget of an instance's tables and search, e.g. 4G (default: 80%% of the "
                           "memory available at the start)."),
-        click.option("--threads", type=click.IntRange(1, 1024), default=None,
+        click.option("--threads", type=click.IntRange(1, 1024), default=None, metavar="N",
                      help="Threads of the table builds (default: all cores)."),
         cache_dir_option,
     ]
@@ -287,7 +315,7 @@ def solve(files, cost, alphabet, gaps, gap, gap_open, triangles, partitions, col
 @click.argument("files", nargs=-1, required=True, metavar="FASTA...")
 @cost_options
 @click.option("--force", is_flag=True, help="Build again even if the cache holds the tables.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=FORMAT_CHOICE, default="text", show_default=True)
 @user_errors
 def build(files, cost, alphabet, gaps, gap, gap_open, triangles, partitions, column_bound, memory, threads, cache_dir,
           force, fmt):
@@ -301,6 +329,7 @@ def build(files, cost, alphabet, gaps, gap, gap_open, triangles, partitions, col
     jobs, bad = read_jobs(files, alphabet, settings)
     cache = TableCache(cache_dir, notify=say)
     failed = 0
+    emit = _Rows(fmt, ["id", "path", "heuristic", "upper_bound", "h_start", "bytes", "cost_model"])
     for job in jobs:
         if job.error:
             say(job.error)
@@ -317,22 +346,21 @@ def build(files, cost, alphabet, gaps, gap, gap_open, triangles, partitions, col
                                 column_bound=column_bound)
         record = {"id": job.id, "path": str(path), "heuristic": heur.describe(), "upper_bound": heur.upper_bound,
                   "h_start": heur.start_value(), "bytes": os.path.getsize(path), "cost_model": model.describe()}
-        if fmt == "json":
-            click.echo(json.dumps(record))
-        else:
-            click.echo(f"{job.id}: {record['heuristic']}, start value {record['h_start']}, upper bound "
-                       f"{record['upper_bound']}, {record['bytes'] / 2**20:,.1f} MiB: {path}")
+        emit(record, f"{job.id}: {record['heuristic']}, start value {record['h_start']}, upper bound "
+                     f"{record['upper_bound']}, {record['bytes'] / 2**20:,.1f} MiB: {path}")
     sys.exit(EXIT_USAGE if bad else (EXIT_FAILED if failed else EXIT_OK))
 
 
 @click.command("inspect")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="TABLE...")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=FORMAT_CHOICE, default="text", show_default=True)
 @user_errors
 def inspect(files, fmt):
     """What an alignment table file holds: its sequences, cost model, tables and start values."""
     from .tables import load
 
+    emit = _Rows(fmt, ["path", "lengths", "cost", "gap", "gap_gap", "heuristic", "triangles", "cells",
+                       "full_cells", "upper_bound", "h_start", "sequences_hash", "bytes"])
     for path in files:
         heur, _, header = load(path, verify_checksum=True)
         record = {"path": path, "lengths": list(heur.lengths), "cost": header["cost"]["cost"],
@@ -343,8 +371,8 @@ def inspect(files, fmt):
                                  for a, b, c in heur.triangles],
                   "upper_bound": heur.upper_bound, "h_start": heur.start_value(),
                   "sequences_hash": header["sequences_hash"], "bytes": header["_file_bytes"]}
-        if fmt == "json":
-            click.echo(json.dumps(record))
+        if fmt != "text":
+            emit(record, "")
             continue
         click.echo(f"{path}: {len(heur.lengths)} sequences ({', '.join(map(str, heur.lengths))}), cost "
                    f"{record['cost']} (gap {record['gap']}), {record['heuristic']}")
@@ -357,21 +385,22 @@ def inspect(files, fmt):
 
 @click.command("verify")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="TABLE...")
-@click.option("--threads", type=click.IntRange(1, 1024), default=None)
+@click.option("--threads", type=click.IntRange(1, 1024), default=None, metavar="N")
+@click.option("--format", "fmt", type=FORMAT_CHOICE, default="text", show_default=True)
 @user_errors
-def verify(files, threads):
+def verify(files, threads, fmt):
     """Check alignment table files: the checksum, the header, and every value against a rebuild from the
     sequences the file holds (exit 3 when one fails)."""
     from .tables import verify_file
 
     status = EXIT_OK
+    emit = _Rows(fmt, ["path", "ok", "problems"])
     for path in files:
         problems = verify_file(path, threads)
         if problems:
             status = EXIT_DISAGREES
-            click.echo(f"{path}: FAIL: {'; '.join(problems)}")
-        else:
-            click.echo(f"{path}: ok (every value equals a rebuild)")
+        emit({"path": path, "ok": not problems, "problems": problems},
+             f"{path}: FAIL: {'; '.join(problems)}" if problems else f"{path}: ok (every value equals a rebuild)")
     sys.exit(status)
 
 
@@ -386,9 +415,9 @@ def verify(files, threads):
               help="Probability of a deletion or an insertion at each residue (half each).")
 @click.option("--alphabet", type=click.Choice(["protein", "dna"]), default="protein", show_default=True)
 @click.option("--count", "-n", type=click.IntRange(1, 100_000), default=1, show_default=True,
-              help="Families to write (more than one needs --output DIR).")
-@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True)
-@click.option("--output", "-o", type=click.Path(), default=None, metavar="DIR",
+              help="Families to write (more than one needs --output-dir DIR).")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True, metavar="SEED")
+@click.option("--output-dir", "output", type=click.Path(), default=None, metavar="DIR",
               help="Write family-K-LENGTH-SEED.fasta files into DIR (default: one family to stdout).")
 @user_errors
 def random(sequences, length, substitution, indel, alphabet, count, seed, output):
@@ -399,7 +428,7 @@ def random(sequences, length, substitution, indel, alphabet, count, seed, output
     from .sequences import format_fasta
 
     if count > 1 and output is None:
-        raise PdbtoolError("more than one family needs --output DIR (one FASTA file a family)")
+        raise PdbtoolError("more than one family needs --output-dir DIR (one FASTA file a family)")
     for n in range(count):
         s = seed + n
         seqs = family(sequences, length, s, substitution, indel, alphabet)
