@@ -1,0 +1,316 @@
+"""Multiple sequence alignment (``pdbtool.msa``): costs against an exhaustive lattice dynamic program, the
+heuristics' admissibility and consistency on every lattice node, the two-sequence case against
+Needleman-Wunsch and Gotoh, PA-Star's cost model worked by hand, the tables' files, and the command line's
+bad inputs."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
+
+from pdbtool.msa import alignment_cost, align, make_model, parse_fasta
+from pdbtool.msa.commands import COMMANDS
+from pdbtool.msa.costs import AMINO_ACIDS, pastar_table, score_table
+from pdbtool.msa.dp import INF, pair_suffix
+from pdbtool.msa.heuristics import build, encode
+from pdbtool.msa.kernels import node_heuristics
+from pdbtool.msa.search import strides_of
+
+from conftest import examples
+
+PASTAR = make_model("pastar")
+BLOSUM = make_model("blosum62")
+
+
+def instance(*seqs):
+    return parse_fasta("".join(f">s{i}\n{s}\n" for i, s in enumerate(seqs)), "test", "protein")
+
+
+def column_cost(model, letters):
+    """The cost of one column (None a gap), linear gaps."""
+    total = 0
+    for a, b in itertools.combinations(letters, 2):
+        if a is None and b is None:
+            total += model.gap_gap
+        elif a is None or b is None:
+            total += model.gap
+        else:
+            total += int(model.sub[model.letters.index(a), model.letters.index(b)])
+    return total
+
+
+def lattice(model, seqs):
+    """Exhaustive dynamic programs over every lattice node: the least cost from the start (forward) and to
+    the end (backward), as dicts keyed by coordinates."""
+    k = len(seqs)
+    ends = tuple(len(s) for s in seqs)
+    nodes = list(itertools.product(*(range(n + 1) for n in ends)))
+    moves = [m for m in itertools.product((0, 1), repeat=k) if any(m)]
+
+    def step(x, m):
+        return column_cost(model, [seqs[i][x[i]] if m[i] else None for i in range(k)])
+
+    fwd = {tuple([0] * k): 0}
+    for x in nodes[1:]:
+        fwd[x] = min(fwd[p] + step(p, m) for m in moves
+                     for p in [tuple(x[i] - m[i] for i in range(k))] if min(p) >= 0)
+    back = {ends: 0}
+    for x in reversed(nodes[:-1]):
+        back[x] = min(step(x, m) + back[y] for m in moves
+                      for y in [tuple(x[i] + m[i] for i in range(k))] if all(y[i] <= ends[i] for i in range(k)))
+    return fwd, back, moves, step
+
+
+def optimum(model, seqs):
+    return lattice(model, seqs)[1][tuple([0] * len(seqs))]
+
+
+protein = st.text(alphabet="ACDEFGHIKLMNPQRSTVWY", min_size=1, max_size=4)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.lists(protein, min_size=2, max_size=4), st.sampled_from(["pastar", "blosum62"]),
+       st.sampled_from([None, "none"]), st.sampled_from(["astar", "pea"]))
+def test_optimal_cost_equals_the_exhaustive_lattice(seqs, cost, triangles, search):
+    model = make_model(cost)
+    if len(seqs) == 4 and sum(map(len, seqs)) > 12:
+        seqs = [s[:3] for s in seqs]
+    inst = instance(*seqs)
+    result = align(inst, model, [] if triangles == "none" else None, search=search)
+    assert result.solved and result.cost == optimum(model, seqs)
+    assert [r.replace("-", "") for r in result.rows] == list(seqs)
+    assert alignment_cost(model, result.rows) == result.cost
+
+
+@pytest.fixture(scope="module")
+def small_family():
+    from pdbtool.msa.families import family
+
+    return family(4, 6, seed=3, substitution=0.3, indel=0.2)
+
+
+@pytest.mark.parametrize("model", [PASTAR, BLOSUM], ids=["pastar", "blosum62"])
+@pytest.mark.parametrize("partitions", [[], [[(0, 1, 2)]], [[(0, 1, 3)], [(1, 2, 3)]]],
+                         ids=["pairwise", "one-triangle", "max-of-two"])
+def test_heuristics_admissible_and_consistent_on_every_node(small_family, model, partitions):
+    seqs = small_family
+    codes = encode(model, seqs)
+    fwd, back, moves, step = lattice(model, seqs)
+    k = len(seqs)
+    best = back[tuple([0] * k)]
+    lens = np.array([len(s) for s in seqs], dtype=np.int64)
+    strides = strides_of(lens)
+    for bound in (None, 10**8):   # the progressive alignment's bound, and no cut at all
+        heur = build(model, codes, partitions, bound=bound)
+        h = node_heuristics(k, lens, strides, *heur.arrays())
+        nodes = list(itertools.product(*(range(n + 1) for n in lens)))
+        value = {x: int(h[sum(x[i] * strides[i] for i in range(k))]) for x in nodes}
+        for x in nodes:
+            on_optimal = fwd[x] + back[x] == best
+            if bound is not None and not partitions:
+                assert value[x] < INF
+            if bound is None and partitions:
+                if on_optimal:    # cut regions: exact along every optimal alignment, pruned elsewhere only
+                    assert value[x] <= back[x]
+            else:
+                assert value[x] <= back[x], x
+            if value[x] >= INF:
+                assert not on_optimal, x
+                continue
+            for m in moves:
+                y = tuple(x[i] + m[i] for i in range(k))
+                if all(y[i] <= lens[i] for i in range(k)) and value[y] < INF:
+                    assert value[x] <= step(x, m) + value[y], (x, m)
+        assert value[tuple(lens)] == 0
+
+
+def needleman_wunsch(model, a, b):
+    D = {(0, 0): 0}
+    for i in range(len(a) + 1):
+        for j in range(len(b) + 1):
+            if i or j:
+                D[i, j] = min(([D[i - 1, j - 1] + column_cost(model, [a[i - 1], b[j - 1]])] if i and j else [])
+                              + ([D[i - 1, j] + model.gap] if i else []) + ([D[i, j - 1] + model.gap] if j else []))
+    return D[len(a), len(b)]
+
+
+def gotoh_by_enumeration(model, a, b):
+    """The least affine cost over every alignment of two short sequences."""
+    best = None
+    n, m = len(a), len(b)
+    for length in range(max(n, m), n + m + 1):
+        for cols_a in itertools.combinations(range(length), n):
+            rest = [c for c in range(length) if c not in cols_a]
+            for cols_b in itertools.combinations(range(length), m):
+                if any(c not in cols_b for c in rest):
+                    continue
+                ra = ["-"] * length
+                rb = ["-"] * length
+                for c, ch in zip(cols_a, a):
+                    ra[c] = ch
+                for c, ch in zip(cols_b, b):
+                    rb[c] = ch
+                v = alignment_cost(model, ["".join(ra), "".join(rb)])
+                best = v if best is None else min(best, v)
+    return best
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(protein, protein)
+def test_two_sequences_equal_needleman_wunsch(a, b):
+    result = align(instance(a, b), PASTAR)
+    assert result.cost == needleman_wunsch(PASTAR, a, b)
+    codes = encode(PASTAR, [a, b])
+    assert int(pair_suffix(codes[0], codes[1], PASTAR.sub, PASTAR.gap)[0, 0]) == result.cost
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(protein, protein)
+def test_affine_two_sequences_equal_gotoh(a, b):
+    model = make_model("blosum62", gaps="affine", gap=2, gap_open=9)
+    result = align(instance(a, b), model)
+    assert result.solved and result.cost == gotoh_by_enumeration(model, a, b)
+    assert alignment_cost(model, result.rows) == result.cost
+
+
+def test_affine_with_three_sequences_is_refused():
+    from pdbtool.errors import PdbtoolError
+
+    with pytest.raises(PdbtoolError, match="two sequences only"):
+        align(instance("AC", "AD", "AE"), make_model("pam250", gaps="affine"))
+
+
+def test_pastar_model_worked_by_hand():
+    # PA-Star's src/Cost.cpp: W-W 0, C-C 5, C-W 25, A-F 21; a residue against a gap 30, two gaps 30
+    table = pastar_table()
+    assert (table["W", "W"], table["C", "C"], table["C", "W"], table["A", "F"]) == (0, 5, 25, 21)
+    # WW / W- / W-: the first column 0, the second (W, -, -) 30 + 30 and 30 for the two gaps -> 90
+    # (W- / -W costs 60 + 60); with two gaps free the optimum would be 60
+    assert align(instance("WW", "W", "W"), PASTAR).cost == 90
+    assert alignment_cost(PASTAR, ["WW", "W-", "W-"]) == 90
+    assert alignment_cost(make_model("pam250"), ["WW", "W-", "W-"]) == 60
+    # CW / C-: 5 + 30
+    assert align(instance("CW", "C"), PASTAR).cost == 35
+
+
+def test_pastar_matrix_is_pam250_but_four_pairs():
+    pam = score_table("pam250")
+    table = pastar_table()
+    differ = sorted({tuple(sorted(p)) for p in itertools.product(AMINO_ACIDS, repeat=2)
+                     if table[p] != 17 - pam[p]})
+    assert differ == [("A", "F"), ("F", "N"), ("G", "P"), ("N", "P")]
+
+
+# --- the command line ----------------------------------------------------------------------------------------
+
+GOOD = ">a\nMKVLAAG\n>b\nMKVLGAG\n>c\nMRVLAG\n"
+
+
+@pytest.fixture(scope="module")
+def fasta_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fasta")
+    (d / "good.fasta").write_text(GOOD)
+    return d
+
+
+@pytest.mark.parametrize("text, words", [
+    ("just some text\n", "not FASTA"),
+    (">a\n\n>b\nMKV\n", "empty"),
+    (">a\nMKV\n>b\nMK1J\n", "protein alphabet"),
+    (">a\nMKVL\n", "one sequence"),
+    ("".join(f">s{i}\nMK\n" for i in range(13)), "13 sequences"),
+    ("\0\1\2", "binary"),
+])
+def test_bad_input_one_line_exit_2_batch_goes_on(fasta_dir, tmp_path, text, words):
+    bad = tmp_path / "bad.fasta"
+    bad.write_bytes(text.encode())
+    result = CliRunner().invoke(COMMANDS["solve"], [str(bad), str(fasta_dir / "good.fasta"), "--format", "json"])
+    assert result.exit_code == 2, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert [r["id"] for r in records if r["solved"]] == ["good"]
+    errors = [line for line in result.stderr.splitlines() if "bad" in line]
+    assert len(errors) == 1 and words in errors[0]
+    if words == "protein alphabet":
+        assert "'1', J" in errors[0]
+
+
+def test_file_too_large_refused(tmp_path, monkeypatch):
+    import pdbtool.msa.sequences as S
+
+    monkeypatch.setattr(S, "MAX_FILE_BYTES", 10)
+    big = tmp_path / "big.fasta"
+    big.write_text(GOOD)
+    result = CliRunner().invoke(COMMANDS["solve"], [str(big)])
+    assert result.exit_code == 2 and "larger than" in result.stderr
+
+
+def test_solve_json_record_and_resume(fasta_dir, tmp_path):
+    out = tmp_path / "results.jsonl"
+    args = [str(fasta_dir / "good.fasta"), "--format", "json", "-o", str(out)]
+    first = CliRunner().invoke(COMMANDS["solve"], args)
+    assert first.exit_code == 0, first.output
+    record = json.loads(first.stdout.splitlines()[0])
+    for key in ("id", "solved", "cost", "alignment", "expanded", "generated", "cpu_seconds", "peak_bytes"):
+        assert key in record
+    assert record["cost"] == optimum(PASTAR, ["MKVLAAG", "MKVLGAG", "MRVLAG"])
+    again = CliRunner().invoke(COMMANDS["solve"], args + ["--resume"])
+    assert again.exit_code == 0 and "1 held" in again.stdout + again.stderr or again.stdout.strip() == ""
+    # a held record whose cost was raised is not trusted: solved again
+    tampered = dict(record, cost=record["cost"] + 1)
+    out.write_text(json.dumps(tampered) + "\n")
+    third = CliRunner().invoke(COMMANDS["solve"], args + ["--resume"])
+    assert third.exit_code == 0
+    assert json.loads(third.stdout.splitlines()[0])["cost"] == record["cost"]
+
+
+def test_memory_budget_stops_cleanly(tmp_path):
+    from pdbtool.msa.families import family
+
+    f = tmp_path / "fam.fasta"
+    f.write_text("".join(f">s{i}\n{s}\n" for i, s in enumerate(family(6, 60, seed=1, substitution=0.6, indel=0.2))))
+    result = CliRunner().invoke(COMMANDS["solve"], [str(f), "--triangles", "none", "--memory", "2M",
+                                                    "--format", "json"])
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout.splitlines()[0])
+    assert not record["solved"] and record["stopped"] == "memory"
+    assert record["lower_bound"] <= record["upper_bound"]
+
+
+def test_tables_build_inspect_verify_and_damage(fasta_dir, tmp_path):
+    cache = tmp_path / "cache"
+    built = CliRunner().invoke(COMMANDS["build"], [str(fasta_dir / "good.fasta"), "--cache-dir", str(cache),
+                                                   "--format", "json"])
+    assert built.exit_code == 0, built.output
+    path = json.loads(built.stdout.splitlines()[0])["path"]
+    shown = CliRunner().invoke(COMMANDS["inspect"], [path, "--format", "json"])
+    assert shown.exit_code == 0 and json.loads(shown.stdout)["lengths"] == [7, 7, 6]
+    assert CliRunner().invoke(COMMANDS["verify"], [path]).exit_code == 0
+    data = bytearray(open(path, "rb").read())
+    data[-20] ^= 0xFF
+    open(path, "wb").write(bytes(data))
+    damaged = CliRunner().invoke(COMMANDS["verify"], [path])
+    assert damaged.exit_code == 1 and "checksum" in damaged.stderr and len(damaged.stderr.splitlines()) == 1
+
+
+def test_random_families_are_seeded():
+    one = CliRunner().invoke(COMMANDS["random"], ["-k", "4", "--length", "30", "--seed", "7"])
+    two = CliRunner().invoke(COMMANDS["random"], ["-k", "4", "--length", "30", "--seed", "7"])
+    assert one.exit_code == 0 and one.stdout == two.stdout
+    inst = parse_fasta(one.stdout)
+    assert inst.k == 4
+
+
+def test_help_does_not_import_numba():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom click.testing import CliRunner\nfrom pdbtool.msa.commands import COMMANDS\n"
+            "for c in COMMANDS.values():\n    CliRunner().invoke(c, ['--help'])\n"
+            "print('NUMBA' if 'numba' in sys.modules else 'LIGHT')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "LIGHT"
