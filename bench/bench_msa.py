@@ -219,6 +219,8 @@ def part_side(args, binaries, matrix, results: Results, instances) -> list[dict]
             else:
                 runs += [("msa_pastar", None, threads)]
             for solver, heuristic, t in runs:
+                if solver not in args.solvers:
+                    continue
                 if results.has(instance=inst.name, solver=solver, heuristic=heuristic, threads=t,
                                limit_cpu_seconds=limit):
                     continue
@@ -249,6 +251,8 @@ def part_balibase(args, binaries, matrix, results: Results, instances) -> list[d
             if n == 0 and inst.k in args.pairwise_seqs:
                 runs.insert(1, ("pdbtool", "pairwise"))
             for solver, heuristic in runs:
+                if solver not in args.solvers:
+                    continue
                 if results.has(instance=inst.name, solver=solver, heuristic=heuristic, threads=1,
                                limit_cpu_seconds=limit):
                     continue
@@ -286,6 +290,8 @@ def main(argv=None):
     ap.add_argument("--wall-factor", type=float, default=6.0,
                     help="the wall-clock guard, this times the CPU limit (plus a minute)")
     ap.add_argument("--memory", default="16G", help="address-space limit per run")
+    ap.add_argument("--solvers", default="pdbtool,msa_astar,msa_pastar",
+                    help="which of pdbtool, msa_astar and msa_pastar to run (e.g. the peer alone, resumed later)")
     ap.add_argument("--pairwise-seqs", default="5,6", help="balibase: numbers of sequences also run pairwise")
     ap.add_argument("--balibase", type=Path, default=_msa_data.DEFAULT_BALIBASE, help="BAliBASE ref. 1 tarball")
     ap.add_argument("--families", default=",".join(_msa_data.FAMILIES), help="synthetic: e.g. 4x300,6x90")
@@ -297,6 +303,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="the side-by-side part on two short instances only")
     args = ap.parse_args(argv)
     args.memory_bytes = parse_bytes(args.memory)
+    args.solvers = set(args.solvers.split(","))
     args.pairwise_seqs = {int(x) for x in args.pairwise_seqs.split(",") if x}
     parts = ["side"] if args.quick else args.part.split(",")
     unknown = [p for p in parts if p not in PARTS]
