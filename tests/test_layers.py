@@ -22,8 +22,8 @@ LAYERS = [
     {"pdbtool.heuristics"},
     {"pdbtool.search"},
     {"pdbtool.analysis"},
-    {"pdbtool.hanoi4"},
-    {"pdbtool.cli"},
+    {"pdbtool.hanoi4", "pdbtool.msa"},
+    {"pdbtool.cli", "pdbtool.batch", "pdbtool.msa.commands"},
     {"pdbtool", "pdbtool.__main__"},
 ]
 

@@ -7,9 +7,10 @@ residue, minimising this cost is the same as maximising the sum-of-pairs score w
 ``g - s_max / 2`` per residue (every pair's residue count is fixed, so the ``s_max`` terms add a constant).
 
 ``pastar`` is PA-Star's model (Sundfeld, Teodoro, de Melo; ``src/Cost.cpp`` and ``Node::pairCost``): its
-cost matrix is ``17 - PAM250`` on the 20 amino acids, a residue against a gap costs 30, and so do two gaps
+cost matrix is derived from PAM250 on the 20 amino acids, a residue against a gap costs 30, and so do two gaps
 in a column (its lattice move charges every pair of which not both sequences advance).  Letters its table
-leaves unset (B, X) cost 0 against everything, as its zero-initialised table gives.
+leaves unset (B, X) cost 0 against everything, as its zero-initialised table gives.  Its matrix is
+``17 - PAM250`` but for four pairs (see ``_PASTAR``), so it is stored as PA-Star has it.
 
 The substitution tables are NCBI's (``sm_pam250.c``, ``sm_blosum62.c``, public domain).
 """
@@ -77,6 +78,30 @@ _BLOSUM62 = """
 """
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
+# PA-Star's cost matrix (src/Cost.cpp, set_cost_pam250), lower triangle in AMINO_ACIDS order.  It is
+# 17 - PAM250 except A-F, F-N, G-P and N-P, one higher than NCBI's PAM250 gives (an older PAM250 printing).
+_PASTAR = """
+A 15
+C 19  5
+D 17 22 13
+E 17 22 14 13
+F 21 21 23 22  8
+G 16 20 16 17 22 12
+H 18 20 16 16 19 19 11
+I 18 19 19 19 16 20 19 12
+K 18 22 17 17 22 19 17 19 12
+L 19 23 21 20 15 21 19 15 20 11
+M 18 22 20 19 17 20 19 15 17 13 11
+N 17 21 15 16 21 17 15 19 16 20 19 15
+P 16 20 18 18 22 18 17 19 18 20 19 18 11
+Q 17 22 15 15 22 18 14 19 16 19 18 16 17 13
+R 19 21 18 18 21 20 15 19 14 20 17 17 17 16 11
+S 16 17 17 17 20 16 18 18 17 20 19 16 16 18 17 15
+T 16 19 17 17 20 17 18 17 17 19 18 17 17 18 18 16 14
+V 17 19 19 19 18 18 19 13 19 15 15 19 18 19 19 18 17 13
+W 23 25 24 24 17 24 20 22 20 19 21 21 23 22 15 19 22 23  0
+Y 20 17 21 21 10 22 17 18 21 18 19 19 22 21 21 20 20 19 17  7
+"""
 PROTEIN_LETTERS = AMINO_ACIDS + "BZX"      # the 20 and the ambiguity codes both matrices score
 PASTAR_LETTERS = AMINO_ACIDS + "BX"        # Z indexes past the end of PA-Star's table: refused
 DNA_LETTERS = "ACGTN"
@@ -86,7 +111,16 @@ GAP_MODELS = ("linear", "affine")
 DEFAULT_GAP = {"pastar": 30, "pam250": 30, "blosum62": 20, "dna": 2}
 DEFAULT_GAP_OPEN = {"pam250": 40, "blosum62": 20, "dna": 3}
 PASTAR_GAP = 30
-PASTAR_SHIFT = 17   # PA-Star's cost of a pair of amino acids is 17 - PAM250
+
+
+def pastar_table() -> dict[tuple[str, str], int]:
+    """PA-Star's cost of each pair of the 20 amino acids."""
+    out = {}
+    for line in _PASTAR.strip().splitlines():
+        a, *values = line.split()
+        for b, v in zip(AMINO_ACIDS, values):
+            out[a, b] = out[b, a] = int(v)
+    return out
 
 
 def score_table(name: str) -> dict[tuple[str, str], int]:
@@ -157,12 +191,12 @@ def make_model(cost: str = "pastar", alphabet: str = "protein", gap: int | None 
         if gap is not None and gap != PASTAR_GAP:
             raise CostError("the pastar cost model's gap cost is PA-Star's 30; other gap costs need "
                             "--cost pam250, blosum62 or dna")
-        scores = score_table("pam250")
+        table = pastar_table()
         letters = PASTAR_LETTERS
         sub = np.zeros((len(letters), len(letters)), dtype=np.int32)
         for i, a in enumerate(AMINO_ACIDS):
             for j, b in enumerate(AMINO_ACIDS):
-                sub[i, j] = PASTAR_SHIFT - scores[a, b]
+                sub[i, j] = table[a, b]
         return CostModel("pastar", letters, sub, PASTAR_GAP, 0, PASTAR_GAP)
     if cost == "dna":
         letters = DNA_LETTERS

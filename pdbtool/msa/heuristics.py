@@ -243,7 +243,6 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
 
 def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, threads):
     """The region-limited three-way tables of the triangles ``wanted``: ``{triangle: (lo, cnt, cells)}``."""
-    k = len(codes)
     rev = [c[::-1].copy() for c in codes]
     prefix = {}
     for p in {e for t in wanted for e in itertools.combinations(t, 2)}:
@@ -280,7 +279,7 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
         return dict(zip(wanted, pool.map(fill, wanted)))
 
 
-def triangle_start(cnt_lo_cells, lengths_unused=None) -> int:
+def triangle_start(cnt_lo_cells) -> int:
     lo, cnt, cells = cnt_lo_cells
     if cnt[0] == 0 or lo[0] != 0:
         return dp.INF

@@ -186,7 +186,7 @@ def align(inst: Instance, model: CostModel, partitions=None, max_partitions: int
             chunk = int(min(max(chunk * (0.25 / max(spent, 1e-4)), 100), 2_000_000))
             continue
         # NEEDS_ROOM: grow the pool (with its index) or the heap, within the budget and what the system has
-        grow_nodes = st[K.S_NODES] + nmoves > min(cap, 2 * cap // 2)
+        grow_nodes = st[K.S_NODES] + nmoves > cap
         grow_heap = st[K.S_HEAP] + nmoves + 1 > hcap
         new_cap = 2 * cap if grow_nodes else cap
         new_hcap = 2 * hcap if grow_heap else hcap

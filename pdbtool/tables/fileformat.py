@@ -46,6 +46,8 @@ REQUIRED_KEYS = ("width", "height", "goal", "tiles", "blank", "encoding", "entri
                  "payload_bytes")
 # the keys of the tables of other domains, by the header's "kind" (a tile table has none)
 KIND_KEYS = {"hanoi4": ("disks", "target", "layout", "encoding", "entries", "payload_dtype", "payload_bytes"),
+             "msa": ("sequences_hash", "cost", "lengths", "triangles", "partitions", "upper_bound", "entries",
+                     "payload_dtype", "payload_bytes"),
              "move-automaton": ("width", "height", "depth", "states", "duplicates", "entries", "payload_dtype",
                                 "payload_bytes")}
 # A header is a few hundred bytes; the cap keeps a crafted length from making the reader allocate and parse
