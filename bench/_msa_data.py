@@ -116,16 +116,43 @@ def family(k: int, length: int, seed: int) -> list[str]:
     return members
 
 
-def synthetic(specs: list[str], seed: int, scratch: Path) -> list[Instance]:
-    """The families ``specs`` as FASTA files below ``scratch``."""
+def pdbtool_random(k: int, length: int, seed: int, folder: Path) -> Path | None:
+    """The family ``pdbtool random --domain msa -k K --length N --seed S`` writes (its defaults for the
+    rates), or None when pdbtool has no such command."""
+    try:
+        from pdbtool.msa.commands import COMMANDS
+    except ImportError:
+        return None
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()) as said:
+        COMMANDS["random"].main(["-k", str(k), "--length", str(length), "--seed", str(seed), "-o", str(folder)],
+                                prog_name="pdbtool random --domain msa", standalone_mode=False)
+    return Path(said.getvalue().strip().splitlines()[-1])
+
+
+def synthetic(specs: list[str], seed: int, scratch: Path) -> tuple[list[Instance], dict]:
+    """The families ``specs`` as FASTA files below ``scratch``, and where they came from."""
     folder = scratch / "synthetic"
     folder.mkdir(parents=True, exist_ok=True)
     out = []
+    source: dict = {}
     for spec in specs:
         k, length = parse_family(spec)
-        name = f"family-{k}x{length}-seed{seed}"
-        path = folder / f"{name}.fasta"
-        seqs = family(k, length, seed)
-        path.write_text("".join(f">{name}-{i}\n{s}\n" for i, s in enumerate(seqs)))
-        out.append(Instance(name, f"{k}x{length}", path, tuple(len(s) for s in seqs)))
-    return out
+        path = pdbtool_random(k, length, seed, folder)
+        if path is not None:
+            source = {"generator": "pdbtool random --domain msa", "seed": seed,
+                      "command": path.read_text().splitlines()[0].lstrip(";")}
+            name = f"family-{k}x{length}-seed{seed}"
+            lengths = fasta_lengths(path)
+        else:
+            source = {"generator": "bench/_msa_data.py family", "seed": seed, "substitution": SUBSTITUTION,
+                      "indel": INDEL, "max_indel": MAX_INDEL}
+            name = f"family-{k}x{length}-seed{seed}"
+            seqs = family(k, length, seed)
+            path = folder / f"{name}.fasta"
+            path.write_text("".join(f">{name}-{i}\n{s}\n" for i, s in enumerate(seqs)))
+            lengths = tuple(len(s) for s in seqs)
+        out.append(Instance(name, f"{k}x{length}", path, lengths))
+    return out, source

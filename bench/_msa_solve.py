@@ -2,11 +2,13 @@
 record of the instance on its last line.
 
     python bench/_msa_solve.py FASTA [--heuristic pairwise|threeway] [--threads N] [--time-limit S]
+                                     [--memory SIZE]
 
-It runs ``pdbtool solve --domain msa FASTA --cost pastar --heuristic H --format json`` when the installed
-command line has the domain, else the domain's own command (``pdbtool.msa.commands.COMMANDS["solve"]``,
-before the registry is merged), else the library (``pdbtool.msa.search.align``, before the commands
-exist), and says which in the record's ``interface``.
+It runs ``pdbtool solve --domain msa FASTA --cost pastar --triangles none|auto --format json`` (``pairwise``
+is ``--triangles none``, ``threeway`` the automatic choice of triangles) when the command line has the
+domain, else the domain's own command (``pdbtool.msa.commands.COMMANDS["solve"]``, before the registry is
+merged), else the library (``pdbtool.msa.search.align``, before the commands exist), and says which in the
+record's ``interface``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from contextlib import redirect_stdout
 
 
 def cli_arguments(args) -> list[str]:
-    out = [args.fasta, "--cost", "pastar", "--heuristic", args.heuristic, "--format", "json"]
+    out = [args.fasta, "--cost", "pastar", "--triangles", "none" if args.heuristic == "pairwise" else "auto",
+           "--format", "json"]
+    if args.memory:
+        out += ["--memory", args.memory]
     if args.threads:
         out += ["--threads", str(args.threads)]
     if args.time_limit:
@@ -29,9 +34,11 @@ def cli_arguments(args) -> list[str]:
 
 def through_registry(args) -> dict | None:
     try:
-        from pdbtool import domains  # noqa: F401  (the registry, once merged)
+        from pdbtool import domains  # (the registry, once merged)
         from pdbtool.cli.main import cli
     except ImportError:
+        return None
+    if "msa" not in str(getattr(domains, "DOMAINS", "")):
         return None
     return _invoke(cli, ["solve", "--domain", "msa", *cli_arguments(args)], "cli")
 
@@ -72,8 +79,12 @@ def through_library(args) -> dict:
     try:
         inst = read_fasta(args.fasta)
         model = make_model("pastar", inst.alphabet)
+        memory = None
+        if args.memory:
+            from pdbtool.msa.commands import parse_size
+            memory = parse_size(args.memory)
         result = align(inst, model, partitions=[] if args.heuristic == "pairwise" else None,
-                       time_limit=args.time_limit, threads=args.threads)
+                       time_limit=args.time_limit, threads=args.threads, memory=memory)
     except PdbtoolError as exc:
         return {"id": args.fasta, "solved": False, "error": str(exc), "interface": "library"}
     return {"id": inst.id, "solved": result.solved, "cost": result.cost, "alignment": result.rows,
@@ -93,6 +104,7 @@ def main(argv=None):
     ap.add_argument("--heuristic", choices=["pairwise", "threeway"], default="threeway")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--time-limit", type=float, default=None)
+    ap.add_argument("--memory", default=None, help="pdbtool's memory budget (e.g. 15G)")
     args = ap.parse_args(argv)
     record = through_registry(args) or through_commands(args) or through_library(args)
     print(json.dumps(record))

@@ -50,6 +50,7 @@ ROOT = HERE.parent
 SIDE_NAMES = ["1idy", "1fjlA", "3cyr", "1aboA", "1tgxA", "1r69", "2fxb", "1csp"]
 QUICK_NAMES = ["3cyr", "1tgxA"]
 DISAGREEMENT = 3
+PYTHON_RESERVE = 1 << 30     # of the address-space limit, left to Python and Numba beside pdbtool's --memory
 
 
 def parse_bytes(text: str) -> int:
@@ -68,14 +69,16 @@ def parse_bytes(text: str) -> int:
 def run_pdbtool(inst: _msa_data.Instance, heuristic: str, threads: int, limit: float, memory: int,
                 wall_factor: float) -> dict:
     wall = limit * wall_factor + 60
+    budget = max(memory - PYTHON_RESERVE, memory // 2)
     command = [sys.executable, str(HERE / "_msa_solve.py"), str(inst.path), "--heuristic", heuristic,
-               "--threads", str(threads), "--time-limit", str(round(wall))]
+               "--threads", str(threads), "--time-limit", str(round(wall)), "--memory", str(budget)]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.setdefault("NUMBA_NUM_THREADS", str(threads))
     done = _limited.run(command, time_limit=wall + 30, memory_bytes=memory, cpu_limit=limit * threads, env=env)
     record: dict = {"solver": "pdbtool", "heuristic": heuristic, "threads": threads,
-                    "command": f"pdbtool solve --domain msa {inst.path.name} --cost pastar --heuristic {heuristic} "
-                               f"--threads {threads} --format json",
+                    "command": f"pdbtool solve --domain msa {inst.path.name} --cost pastar --triangles "
+                               f"{'none' if heuristic == 'pairwise' else 'auto'} --threads {threads} "
+                               f"--memory {budget} --format json",
                     "process_cpu_seconds": done.cpu_seconds, "wall_seconds": done.wall_seconds,
                     "max_rss_bytes": done.peak_rss_bytes, "returncode": done.returncode}
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -320,10 +323,7 @@ def main(argv=None):
     disagreements = []
     for part in parts:
         if part == "synthetic":
-            instances = _msa_data.synthetic(args.families.split(","), args.seed, args.scratch)
-            source = {"generator": "bench/_msa_data.py family", "seed": args.seed,
-                      "substitution": _msa_data.SUBSTITUTION, "indel": _msa_data.INDEL,
-                      "max_indel": _msa_data.MAX_INDEL}
+            instances, source = _msa_data.synthetic(args.families.split(","), args.seed, args.scratch)
         else:
             instances = _msa_data.balibase(args.balibase, args.scratch)
             source = {"balibase": str(args.balibase), "instances": len(instances)}
