@@ -47,7 +47,7 @@ from _results import RESULTS, git_commit, load_average, metadata  # noqa: E402
 from peers import pastar  # noqa: E402
 
 ROOT = HERE.parent
-SIDE_NAMES = ["1idy", "1fjlA", "3cyr", "1aboA", "1tgxA", "1r69", "2fxb", "1csp"]
+SIDE_NAMES = ["1idy", "1fjlA", "3cyr", "1tgxA", "1r69", "1aab", "1hpi", "2fxb"]
 QUICK_NAMES = ["3cyr", "1tgxA"]
 DISAGREEMENT = 3
 PYTHON_RESERVE = 1 << 30     # of the address-space limit, left to Python and Numba beside pdbtool's --memory
