@@ -104,7 +104,7 @@ def test_the_report_renders_the_records_with_their_runs(tmp_path):
     base = {"group": "g", "k": 5, "lengths": [50, 60, 55, 52, 58], "limit_cpu_seconds": 120, "threads": 1,
             "load_before": [0.5, 0, 0]}
     records = [dict(base, instance="i1", solver="pdbtool", heuristic="threeway", solved=True, cost=100, expanded=10,
-                    process_cpu_seconds=2.0, max_rss_bytes=150 << 20),
+                    process_cpu_seconds=2.0, cpu_seconds=0.5, max_rss_bytes=150 << 20),
                dict(base, instance="i1", solver="pdbtool", heuristic="pairwise", solved=True, cost=100,
                     expanded=80, process_cpu_seconds=3.0, max_rss_bytes=150 << 20),
                dict(base, instance="i1", solver="msa_astar", heuristic=None, solved=True, cost=100,
@@ -118,6 +118,6 @@ def test_the_report_renders_the_records_with_their_runs(tmp_path):
     (results / "msa_balibase.json").write_text(json.dumps(data))
     page = report.render(results, tmp_path / "performance.md", draw=False)
     section = page.split("## Multiple sequence alignment")[1]
-    assert "| 120 | 1 of 1 | 1 of 1 | 1 | 2.0 | 9.0 | 4.50 |" in section
+    assert "| 120 | 1 of 1 | 1 of 1 | 1 | 2.0 | 0.5 | 9.0 | 4.50 | 18.00 |" in section
     assert "80 against 10, 8.0 times fewer" in section
     assert "`python bench/bench_msa.py`" in section and "Not measured yet" in section   # side, synthetic
