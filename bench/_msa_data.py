@@ -142,8 +142,8 @@ def synthetic(specs: list[str], seed: int, scratch: Path) -> tuple[list[Instance
         k, length = parse_family(spec)
         path = pdbtool_random(k, length, seed, folder)
         if path is not None:
-            source = {"generator": "pdbtool random --domain msa", "seed": seed,
-                      "command": path.read_text().splitlines()[0].lstrip(";")}
+            source.setdefault("commands", []).append(path.read_text().splitlines()[0].lstrip(";"))
+            source.update(generator="pdbtool random --domain msa", seed=seed, command=source["commands"][-1])
             name = f"family-{k}x{length}-seed{seed}"
             lengths = fasta_lengths(path)
         else:

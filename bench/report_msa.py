@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 TITLE = "Multiple sequence alignment beside PA-Star"
 NAMES = ["msa_side", "msa_balibase", "msa_synthetic"]
 COMMAND = "python bench/bench_msa.py"
@@ -219,7 +221,10 @@ def synthetic_section(data: dict, table, busy_note) -> str:
                      _int(r.get("expanded", r.get("closed"))), f"{_cpu(r):.1f}" if _cpu(r) is not None else "",
                      _own(r), _mib(_peak(r)), _load(r)])
     if source.get("command"):
-        how = f"`{source['command']}` for each family (its default rates)"
+        rates = re.search(r"--substitution (\S+) --indel (\S+)", source["command"])
+        how = (f"`pdbtool random --domain msa -k K --length N --seed {source.get('seed', '?')}`"
+               + (f" (its default rates: substitution {rates.group(1)}, insertion or deletion {rates.group(2)} a "
+                  "residue)" if rates else ""))
     else:
         how = (f"`{source.get('generator', '?')}` with seed {source.get('seed', '?')} (a random ancestor, each member "
                f"with substitutions at rate {source.get('substitution', '?')} and insertions or deletions of 1 to "
