@@ -192,7 +192,8 @@ def balibase_section(data: dict, table, busy_note) -> str:
                          f"{_cpu(tw):.1f}" if tw else "", _own(tw), _mib(_peak(tw)) if tw else "",
                          _outcome(pa) if pa else "", f"{_cpu(pa):.1f}" if pa else "", _mib(_peak(pa)) if pa else "",
                          _load(ref)])
-    out.append("\nEvery run: pdbtool's three-way heuristic beside serial PA-Star (CPU seconds and peak resident "
+    out.append("\n" + _agreement(records))
+    out.append("Every run: pdbtool's three-way heuristic beside serial PA-Star (CPU seconds and peak resident "
                "memory of each process):\n\n")
     out.append(_disagreements(data))
     out.append(table(["instance", "group", "k x longest", "limit CPU s", "pdbtool cost", "expanded", "CPU s",
