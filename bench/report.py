@@ -911,11 +911,26 @@ def hanoi_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
+def _report_msa():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("report_msa", ROOT / "bench" / "report_msa.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@section("Multiple sequence alignment beside PA-Star", ["msa_side", "msa_balibase", "msa_synthetic"],
+         "python bench/bench_msa.py")
+def msa_section(plots: Plots, side, balibase, synthetic) -> str:
+    return _report_msa().render(side, balibase, synthetic, table, busy_note, not_measured)
+
+
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
             frontier_target_section, frontier_section, dynamic_cost_section,
             dynamic_definitions_section, pruning_section, p35_section, predict_section, kernels_section,
             startup_section, load_checks_section, checkpoint_section, hanoi_section, hanoi_encodings_section,
-            ray_section, scaling_section]
+            ray_section, scaling_section, msa_section]
 
 
 def render(results: Path, out: Path, draw: bool = True) -> str:

@@ -1,0 +1,253 @@
+"""The multiple-sequence-alignment section of docs/performance.md, from ``bench/results/msa_*.json``
+(``bench/bench_msa.py``): pdbtool beside PA-Star.  ``bench/report.py`` calls :func:`render`."""
+
+from __future__ import annotations
+
+import re
+
+TITLE = "Multiple sequence alignment beside PA-Star"
+NAMES = ["msa_side", "msa_balibase", "msa_synthetic"]
+COMMAND = "python bench/bench_msa.py"
+LONGEST = ["1bgl", "1taq", "1gpb"]
+
+
+def _mib(x) -> str:
+    return "" if x is None else f"{x / 2**20:,.0f}"
+
+
+def _int(x) -> str:
+    return "" if x is None else f"{int(x):,}"
+
+
+def _cpu(r: dict) -> float | None:
+    """A run's CPU seconds: the whole process's (pdbtool's includes starting Python and its kernels)."""
+    return r.get("process_cpu_seconds", r.get("cpu_seconds"))
+
+
+def _own(r: dict | None) -> str:
+    """pdbtool's CPU seconds for the alignment itself (tables and search, as its record says)."""
+    if not r or r["solver"] != "pdbtool" or r.get("cpu_seconds") is None:
+        return ""
+    return f"{r['cpu_seconds']:.2f}"
+
+
+def _peak(r: dict) -> int | None:
+    return r.get("max_rss_bytes", r.get("peak_bytes"))
+
+
+def _label(r: dict) -> str:
+    if r["solver"] == "pdbtool":
+        return f"pdbtool {r.get('heuristic')}"
+    return r["solver"] + (f" -t {r['threads']}" if r["solver"] == "msa_pastar" else "")
+
+
+def _outcome(r: dict) -> str:
+    if r["solved"]:
+        return _int(r.get("cost"))
+    why = r.get("stopped_by") or "error"
+    return f"unsolved ({why})" if why != "error" else f"failed: {(r.get('error') or '')[:80]}"
+
+
+def _load(r: dict) -> str:
+    load = r.get("load_before")
+    return f"{load[0]:.1f}" if load else ""
+
+
+def _runs(data: dict, table, busy_note) -> str:
+    """One line per run that wrote the file: date, commit, command, load, cores."""
+    out = []
+    for run in data.get("runs", []):
+        m = run.get("machine", {})
+        loads = [x[0] for x in (run.get("load_average_before"), run.get("load_average_after")) if x]
+        commit = (run.get("commit") or "unknown")
+        commit = commit[:12] + (" (with uncommitted changes)" if commit.endswith("+dirty") else "")
+        settings = run.get("settings") or {}
+        limit = settings.get("time_limit_cpu_seconds")
+        memory = settings.get("memory_bytes")
+        out.append(f"- {run.get('date', '?')}, commit `{commit}`: `{run.get('command', '?')}` on {m.get('cores', '?')} "
+                   f"cores ({m.get('cpu') or 'CPU unknown'}, {(m.get('memory_bytes') or 0) / 2**30:.0f} GiB); "
+                   f"limits {limit:g} CPU s and {(memory or 0) / 2**30:g} GiB a run; 1-minute load "
+                   f"{' to '.join(f'{x:.1f}' for x in loads) or 'not recorded'}; "
+                   f"{run.get('wall_seconds', '?')} s wall.{busy_note(loads, m.get('cores'))}")
+    return "_Runs that wrote this file:_\n\n" + "\n".join(out) + "\n" if out else ""
+
+
+def _disagreements(data: dict) -> str:
+    found = data.get("cost_disagreements") or []
+    if not found:
+        return ""
+    lines = []
+    for d in found:
+        costs = ", ".join(f"{k} {v:,}" for k, v in d["costs"].items())
+        extra = ""
+        if "pastar_cost_of_pdbtool_alignment" in d:
+            extra = f"; PA-Star's own matrix scores pdbtool's alignment {d['pastar_cost_of_pdbtool_alignment']:,}"
+        lines.append(f"- **{d['instance']}**: {costs}{extra}")
+    return ("**Different optimal costs** (the benchmark exits with status 3):\n\n" + "\n".join(lines) + "\n\n")
+
+
+def _agreement(records: list[dict]) -> str:
+    by: dict[str, set] = {}
+    solvers: dict[str, set] = {}
+    for r in records:
+        if r["solved"] and r.get("cost") is not None:
+            by.setdefault(r["instance"], set()).add(r["cost"])
+            solvers.setdefault(r["instance"], set()).add(r["solver"])
+    both = [n for n, s in solvers.items() if "pdbtool" in s and s - {"pdbtool"}]
+    same = [n for n in both if len(by[n]) == 1]
+    return (f"Optimal costs identical on {len(same)} of the {len(both)} instances that pdbtool and PA-Star "
+            f"both solved.\n\n")
+
+
+def side_section(data: dict, table, busy_note) -> str:
+    records = data.get("records", [])
+    rows = []
+    for r in records:
+        nodes = r.get("expanded", r.get("closed"))
+        rows.append([r["instance"], f"{r['k']} x {max(r['lengths'])}", _label(r), r["threads"], _outcome(r),
+                     _int(nodes), f"{_cpu(r):.2f}" if _cpu(r) is not None else "", _own(r),
+                     f"{r.get('wall_seconds', 0):.2f}",
+                     _mib(_peak(r)), _load(r)])
+    out = ["### Side by side: the same instances, one thread and then all cores\n\n",
+           "pdbtool with `--cost pastar` (PA-Star's matrix and gap costs) and its three-way heuristic, beside "
+           "PA-Star's serial `msa_astar` and parallel `msa_pastar`, each run in a process of its own "
+           "(`bench/bench_msa.py --part side`). Expanded nodes: pdbtool's count; for `msa_pastar`, the sum of "
+           "its closed lists (`msa_astar` prints none). CPU seconds and peak resident memory are the whole "
+           "process's, measured by GNU time: pdbtool's include starting Python and loading its compiled "
+           "kernels (about 1.5 CPU s and 150 MiB on their own); \"align CPU s\" is pdbtool's own figure for "
+           "the alignment alone (its tables and its search).\n\n",
+           _agreement(records), _disagreements(data),
+           table(["instance", "k x longest", "solver", "threads", "cost", "expanded", "CPU s", "align CPU s", "wall s",
+                  "peak MiB", "load"], rows), "\n", _runs(data, table, busy_note)]
+    return "".join(out)
+
+
+def _pick(records, name, solver, heuristic=None, limit=None):
+    for r in records:
+        if r["instance"] == name and r["solver"] == solver and (heuristic is None or r.get("heuristic") == heuristic) \
+                and (limit is None or r["limit_cpu_seconds"] == limit):
+            return r
+    return None
+
+
+def balibase_section(data: dict, table, busy_note) -> str:
+    records = data.get("records", [])
+    settings = data.get("settings") or {}
+    first = settings.get("time_limit_cpu_seconds")
+    limits = sorted({r["limit_cpu_seconds"] for r in records})
+    instances = []
+    for r in records:
+        if r["instance"] not in instances:
+            instances.append(r["instance"])
+    out = ["### BAliBASE reference 1\n\n",
+           "Serial runs, shortest lattice first (`bench/bench_msa.py --part balibase`), each within the CPU "
+           "limit below and an address space of "
+           f"{(settings.get('memory_bytes') or 0) / 2**30:g} GiB (the machine has "
+           f"{(settings.get('machine_memory_bytes') or 0) / 2**30:.0f} GiB). "
+           f"{len(instances)} of the 82 instances were run.\n\n"]
+    summary = []
+    for limit in limits:
+        at = [r for r in records if r["limit_cpu_seconds"] == limit]
+        mine = {r["instance"]: r for r in at if r["solver"] == "pdbtool" and r.get("heuristic") == "threeway"}
+        peer = {r["instance"]: r for r in at if r["solver"] == "msa_astar"}
+        both = [n for n in mine if n in peer and mine[n]["solved"] and peer[n]["solved"]]
+        cpu_mine = sum(_cpu(mine[n]) or 0 for n in both)
+        cpu_peer = sum(_cpu(peer[n]) or 0 for n in both)
+        own = sum(mine[n].get("cpu_seconds") or 0 for n in both)
+        summary.append([f"{limit:g}", f"{sum(r['solved'] for r in mine.values())} of {len(mine)}",
+                        f"{sum(r['solved'] for r in peer.values())} of {len(peer)}", len(both),
+                        f"{cpu_mine:,.1f}", f"{own:,.1f}", f"{cpu_peer:,.1f}",
+                        f"{cpu_peer / cpu_mine:.2f}" if cpu_mine else "", f"{cpu_peer / own:.2f}" if own else ""])
+    out.append(table(["CPU s limit", "pdbtool (three-way) solved", "msa_astar solved", "both solved",
+                      "pdbtool CPU s on those", "pdbtool align CPU s", "msa_astar CPU s on those",
+                      "msa_astar / pdbtool", "msa_astar / pdbtool align"], summary))
+    # pairwise against three-way on 5 and 6 sequences
+    pairs = []
+    sum_pw = sum_tw = 0
+    for name in instances:
+        pw = _pick(records, name, "pdbtool", "pairwise", first)
+        tw = _pick(records, name, "pdbtool", "threeway", first)
+        if pw and tw and pw["solved"] and tw["solved"] and tw.get("expanded"):
+            sum_pw += pw["expanded"]
+            sum_tw += tw["expanded"]
+            pairs.append([name, f"{tw['k']} x {max(tw['lengths'])}", _int(pw["expanded"]), _int(tw["expanded"]),
+                          f"{pw['expanded'] / tw['expanded']:.1f}", tw.get("pdbtool_heuristic", "")])
+    if pairs:
+        out.append(f"\nPairwise against three-way tables, expanded nodes on the instances of "
+                   f"{', '.join(sorted({str(r['k']) for r in records if r.get('heuristic') == 'pairwise'}))} "
+                   f"sequences both solved: {sum_pw:,} against {sum_tw:,}, "
+                   f"{sum_pw / sum_tw:.1f} times fewer in all.\n\n")
+        out.append(table(["instance", "k x longest", "pairwise expanded", "three-way expanded", "ratio",
+                          "triangles"], pairs))
+    rows = []
+    for name in instances:
+        for limit in limits:
+            tw = _pick(records, name, "pdbtool", "threeway", limit)
+            pa = _pick(records, name, "msa_astar", None, limit)
+            if not tw and not pa:
+                continue
+            ref = tw or pa
+            rows.append([name, ref["group"], f"{ref['k']} x {max(ref['lengths'])}", f"{limit:g}",
+                         _outcome(tw) if tw else "", _int(tw.get("expanded")) if tw else "",
+                         f"{_cpu(tw):.1f}" if tw else "", _own(tw), _mib(_peak(tw)) if tw else "",
+                         _outcome(pa) if pa else "", f"{_cpu(pa):.1f}" if pa else "", _mib(_peak(pa)) if pa else "",
+                         _load(ref)])
+    out.append("\n" + _agreement(records))
+    out.append("Every run: pdbtool's three-way heuristic beside serial PA-Star (CPU seconds and peak resident "
+               "memory of each process):\n\n")
+    out.append(_disagreements(data))
+    out.append(table(["instance", "group", "k x longest", "limit CPU s", "pdbtool cost", "expanded", "CPU s",
+                      "align CPU s", "peak MiB", "msa_astar cost", "CPU s", "peak MiB", "load"], rows))
+    longest = []
+    for name in LONGEST:
+        got = [r for r in records if r["instance"] == name]
+        if not got:
+            longest.append(f"- {name}: not run yet.")
+            continue
+        parts = [f"{_label(r)} at {r['limit_cpu_seconds']:g} CPU s: {_outcome(r)}"
+                 + (f" (bound {r['lower_bound']:,} of {r.get('upper_bound', 0):,})" if r.get("lower_bound") and
+                    not r["solved"] else "") for r in got]
+        longest.append(f"- {name}: " + "; ".join(parts) + ".")
+    out.append("\nThe longest instances:\n\n" + "\n".join(longest) + "\n\n")
+    out.append(_runs(data, table, busy_note))
+    return "".join(out)
+
+
+def synthetic_section(data: dict, table, busy_note) -> str:
+    records = data.get("records", [])
+    source = (data.get("settings") or {}).get("data") or {}
+    rows = []
+    for r in records:
+        rows.append([r["group"], "/".join(map(str, r["lengths"])), _label(r), _outcome(r),
+                     _int(r.get("expanded", r.get("closed"))), f"{_cpu(r):.1f}" if _cpu(r) is not None else "",
+                     _own(r), _mib(_peak(r)), _load(r)])
+    if source.get("command"):
+        rates = re.search(r"--substitution (\S+) --indel (\S+)", source["command"])
+        how = (f"`pdbtool random --domain msa -k K --length N --seed {source.get('seed', '?')}`"
+               + (f" (its default rates: substitution {rates.group(1)}, insertion or deletion {rates.group(2)} a "
+                  "residue)" if rates else ""))
+    else:
+        how = (f"`{source.get('generator', '?')}` with seed {source.get('seed', '?')} (a random ancestor, each member "
+               f"with substitutions at rate {source.get('substitution', '?')} and insertions or deletions of 1 to "
+               f"{source.get('max_indel', '?')} residues at rate {source.get('indel', '?')} a residue)")
+    out = ["### Synthetic families\n\n",
+           f"Families written by {how}; they are not the issue's families, whose PA-Star figures "
+           "[literature.md](literature.md) quotes.\n\n", _disagreements(data),
+           table(["family", "lengths", "solver", "cost", "expanded", "CPU s", "align CPU s", "peak MiB", "load"],
+                 rows), "\n",
+           _runs(data, table, busy_note)]
+    return "".join(out)
+
+
+def render(side, balibase, synthetic, table, busy_note, not_measured) -> str:
+    out = ["PA-Star (`danielsundfeld/astar_msa`, built from its source tarball by `bench/peers/pastar.py`; its "
+           "cost model and the issue's measurements of it are in [literature.md](literature.md)) and pdbtool "
+           "on the same FASTA files with the same cost model, each solver in a process of its own under the "
+           "same limits: CPU seconds (`RLIMIT_CPU`, since this machine is shared and its wall seconds are "
+           "inflated) and address space (`RLIMIT_AS`).\n\n"]
+    for data, name, body in ((side, "msa_side", side_section), (balibase, "msa_balibase", balibase_section),
+                             (synthetic, "msa_synthetic", synthetic_section)):
+        out.append(body(data, table, busy_note) if data else not_measured(name, f"{COMMAND} --part "
+                                                                                f"{name.removeprefix('msa_')}"))
+        out.append("\n")
+    return "".join(out)
