@@ -23,7 +23,7 @@ LAYERS = [
     {"pdbtool.search"},
     {"pdbtool.analysis"},
     {"pdbtool.hanoi4", "pdbtool.vcover"},
-    {"pdbtool.cli", "pdbtool.vcover.commands"},
+    {"pdbtool.cli", "pdbtool.batch", "pdbtool.vcover.commands"},
     {"pdbtool", "pdbtool.__main__"},
 ]
 
