@@ -282,7 +282,8 @@ def verify_file(path: str | os.PathLike) -> CliqueReport:
         return CliqueReport(path, False, checks, "graph: the edges do not hash to the header's graph_hash", what)
     checks.append(("graph hash", "ok"))
     fresh = cliques_of(table.vertices, edges)
-    for name, mine, theirs in (("triangles", table.triangles, fresh.triangles), ("4-cliques", table.quads, fresh.quads)):
+    for name, mine, theirs in (("triangles", table.triangles, fresh.triangles),
+                               ("4-cliques", table.quads, fresh.quads)):
         if not np.array_equal(mine, theirs):
             return CliqueReport(path, False, checks, f"{name}: the file's {mine.shape[0]:,} are not the graph's "
                                                      f"{theirs.shape[0]:,} (recomputed)", what)

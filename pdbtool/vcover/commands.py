@@ -129,6 +129,8 @@ def text_line(record: dict) -> str:
     line = (f"{name}: cover of {record['size']} ({what}), {record['vertices']:,} vertices, {record['edges']:,} edges, "
             f"{record['nodes']:,} nodes, {record['cpu_seconds']:.3f} CPU s, "
             f"{record['peak_rss_bytes'] / 2**20:,.0f} MiB peak")
+    if record.get("merged_edges"):
+        line += f" ({record['merged_edges']:,} repeated edges merged)"
     if record.get("disagreement"):
         line += f"  DISAGREES: {record['disagreement']}"
     return line
