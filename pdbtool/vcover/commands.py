@@ -8,11 +8,15 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..batch import batch_options
 from ..cli._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UserError, cache_dir_option, say, user_errors
+
+if TYPE_CHECKING:
+    from .graph import Graph
 
 NAME = "vertex-cover"
 HELP = "minimum vertex cover of graphs (PACE .gr, DIMACS, edge lists) with clique pattern databases"
@@ -33,7 +37,7 @@ class GraphItem:
     """One graph of a batch (read and checked before the batch starts; ``error`` when it could not be)."""
 
     id: str
-    graph: object = None
+    graph: Graph | None = None
     heuristic: str | None = None
     reductions: str | None = None
     cache_dir: str | None = None
@@ -63,6 +67,7 @@ def solve_one(item: GraphItem, time_limit: float | None) -> dict:
     from .search import check_cover, solve
 
     graph = item.graph
+    assert graph is not None  # the runner hands an item that failed to parse to no solver
     try:
         table = cached_table(graph, _cache(item.cache_dir))
     except (OSError, PdbtoolError):  # no cache to read: the cliques are found for the search
@@ -100,6 +105,8 @@ def check_held(item: GraphItem, record: dict) -> str | None:
     from .search import check_cover
 
     graph = item.graph
+    if graph is None:
+        return "the graph could not be read"
     if record.get("graph_hash") != graph.digest():
         return "held for another graph (its hash differs)"
     cover = record.get("cover")

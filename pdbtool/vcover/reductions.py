@@ -188,7 +188,7 @@ def lp_split(adj: list[set[int]], alive: list[bool]) -> tuple[list[int], list[in
     while True:
         # BFS layers from the free left copies
         dist: dict[int, int] = {}
-        q = deque()
+        q: deque[int] = deque()
         for v in verts:
             if v not in match_l:
                 dist[v] = 0
