@@ -177,9 +177,10 @@ def test_every_heuristic_and_reduction_finds_the_optimum(graphs_small):
         g = Graph(n, edges)
         for heuristic in HEURISTICS:
             for reductions in ("none", "default"):
-                result = solve(g, heuristic, reductions, out_first=heuristic == "cliques")
-                assert result.optimal and result.size == opt == result.lower_bound
-                check_cover(g, result.cover, opt)
+                for branching in (("auto", "binary") if heuristic == "cliques" else ("auto",)):
+                    result = solve(g, heuristic, reductions, out_first=reductions == "none", branching=branching)
+                    assert result.optimal and result.size == opt == result.lower_bound
+                    check_cover(g, result.cover, opt)
 
 
 def test_reductions_are_sound(graphs_small):

@@ -123,7 +123,7 @@ def check_cover(graph: Graph, cover, size: int | None = None) -> None:
 
 @dataclass
 class _Component:
-    """One component prepared for the kernel, its vertices renumbered by decreasing degree."""
+    """One component prepared for the kernel, its vertices renumbered by increasing degree."""
 
     ids: np.ndarray            # local index -> id in the reduced graph
     indptr: np.ndarray
@@ -179,9 +179,16 @@ def _max_rss() -> int:
 
 def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = None,
           time_limit: float | None = None, cliques: CliqueTable | None = None, out_first: bool = False,
-          progress: Callable[[int], None] | None = None) -> CoverResult:
+          progress: Callable[[int], None] | None = None, branching: str = "auto",
+          renumber: bool = True) -> CoverResult:
     """A minimum vertex cover of ``graph`` (or, past ``time_limit`` seconds, the best cover found and a
-    proven lower bound), checked before it is returned."""
+    proven lower bound), checked before it is returned.
+
+    ``branching``: ``binary`` (a vertex of largest degree in or out, the talk's), ``cliques`` (on the clique
+    cover, :func:`kernels.search_cover`; with the ``cliques`` bound only) or ``auto`` (``cliques`` when the
+    bound is among the heuristics and the component fits an adjacency bit matrix)."""
+    if branching not in ("auto", "binary", "cliques"):
+        raise SearchError(f"unknown branching {branching!r}: auto, binary or cliques")
     heur = parse_heuristic(heuristic)
     rules = parse_rules(reductions)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -232,11 +239,26 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
                                                    dyn_rows.shape[0], packed, psizes, flags, sc, mark, work))
                                  if sc[K.S_MFREE] else 0)
         root_total += root
+        by_cliques = bool(flags & K.F_CLIQUES) and adjbits.shape[0] == n and branching != "binary"
+        if by_cliques:
+            fr_len, fr_pos = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
+            buf_v = np.zeros(n * (n + 1) // 2 + n + 1, dtype=np.int64)
+            buf_k = np.zeros_like(buf_v)
+            cbits = np.zeros((n, words), dtype=np.uint64) if renumber else np.zeros((0, words), dtype=np.uint64)
+        elif branching == "cliques":
+            raise SearchError("branching on cliques needs the cliques bound and at most "
+                              f"{DENSE_MAX:,} vertices in a component")
         while sc[K.S_PHASE] != K.PHASE_DONE:
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-            K.search(comp.indptr, comp.indices, adjbits, dyn_rows, dsizes, dyn_rows.shape[0], packed, psizes, flags,
-                     status, deg, trail, queue, fr_v, fr_child, fr_mark, fr_bound, sc, best, mark, work, SLICE_NODES)
+            if by_cliques:
+                K.search_cover(comp.indptr, comp.indices, adjbits, dyn_rows, dsizes, dyn_rows.shape[0], packed, psizes,
+                               flags, status, deg, trail, queue, fr_v, fr_len, fr_pos, fr_mark, fr_bound, buf_v, buf_k,
+                               sc, best, mark, work, cbits, SLICE_NODES)
+            else:
+                K.search(comp.indptr, comp.indices, adjbits, dyn_rows, dsizes, dyn_rows.shape[0], packed, psizes,
+                         flags, status, deg, trail, queue, fr_v, fr_child, fr_mark, fr_bound, sc, best, mark, work,
+                         SLICE_NODES)
             if progress is not None:
                 progress(total_nodes + int(sc[K.S_NODES]))
         total_nodes += int(sc[K.S_NODES])
