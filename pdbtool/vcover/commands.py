@@ -43,6 +43,7 @@ class GraphItem:
     cache_dir: str | None = None
     pace_dir: str | None = None
     error: str | None = None
+    branching: str = "auto"
 
 
 def _cache(cache_dir):
@@ -72,7 +73,7 @@ def solve_one(item: GraphItem, time_limit: float | None) -> dict:
         table = cached_table(graph, _cache(item.cache_dir))
     except (OSError, PdbtoolError):  # no cache to read: the cliques are found for the search
         table = None
-    result = solve(graph, item.heuristic, item.reductions, time_limit, table)
+    result = solve(graph, item.heuristic, item.reductions, time_limit, table, branching=item.branching)
     check_cover(graph, result.cover, result.size)
     cover = sorted(graph.labels_of(result.cover))
     disagreement = None
@@ -169,12 +170,16 @@ def _read_items(graphs, heuristic, reductions, cache_dir, pace_dir) -> list[Grap
                    "by commas (the max).  default: cliques.")
 @click.option("--reductions", default="default", show_default=True, metavar="LIST",
               help="degree1, fold, domination, lp, components (comma-separated), all, none or default (all).")
+@click.option("--branching", type=click.Choice(["auto", "binary", "cliques"]), default="auto", show_default=True,
+              help="binary: a vertex of largest degree in or out (the talk's search); cliques: on the clique cover "
+                   "of each node, as maximum clique solvers do (needs the cliques bound); auto: cliques when the "
+                   "cliques bound is used.")
 @click.option("--pace", "pace_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Also write each cover as a PACE solution file DIR/NAME.out ('s vc N K', one vertex a line).")
 @cache_dir_option
 @batch_options
 @user_errors
-def solve_command(graphs, heuristic, reductions, pace_dir, cache_dir, batch):
+def solve_command(graphs, heuristic, reductions, branching, pace_dir, cache_dir, batch):
     """Find minimum vertex covers of GRAPHS (files, directories of .gr/.dimacs/.col/.clq/.edges files, or -
     for standard input): branch and bound with clique pattern databases and the reductions of modern
     solvers.  Each cover is checked (every edge covered, its size as reported) before it is printed; an
@@ -199,7 +204,11 @@ def solve_command(graphs, heuristic, reductions, pace_dir, cache_dir, batch):
         raise BadInput(str(exc)) from None
     if pace_dir is not None:
         Path(pace_dir).mkdir(parents=True, exist_ok=True)
+    if branching == "cliques" and not parse_heuristic(heuristic).uses_clique_cover:
+        raise BadInput("--branching cliques needs the cliques bound in --heuristic")
     items = _read_items(graphs, heuristic, reductions, cache_dir, pace_dir)
+    for item in items:
+        item.branching = branching
     if pace_dir is not None:
         here = Path(pace_dir).resolve()
         for item in items:

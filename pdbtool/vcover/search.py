@@ -48,6 +48,10 @@ class Heuristic:
     dynamic_k: int = 0
 
     @property
+    def uses_clique_cover(self) -> bool:
+        return bool(self.flags & K.F_CLIQUES)
+
+    @property
     def needs_cliques(self) -> bool:
         return bool(self.flags & (K.F_STATIC | K.F_DYNAMIC))
 
