@@ -135,8 +135,26 @@ class _Component:
     edges: np.ndarray
 
 
+def _smallest_last(red: Reduced, comp: list[int]) -> list[int]:
+    """The vertices with one of largest degree in the graph left last, repeatedly (the complement's
+    smallest-last order, which maximum clique solvers colour in)."""
+    if len(comp) > DENSE_MAX:  # searched without the clique cover: by increasing degree
+        return sorted(comp, key=lambda v: (len(red.adj[v]), v))
+    deg = {v: len(red.adj[v]) for v in comp}
+    left = set(comp)
+    out = []
+    while left:
+        v = max(left, key=lambda x: (deg[x], -x))
+        out.append(v)
+        left.discard(v)
+        for u in red.adj[v]:
+            if u in left:
+                deg[u] -= 1
+    return out[::-1]
+
+
 def _component(red: Reduced, comp: list[int]) -> _Component:
-    order = sorted(comp, key=lambda v: (len(red.adj[v]), v))
+    order = _smallest_last(red, comp)
     local = {v: i for i, v in enumerate(order)}
     rows = [(local[v], local[u]) for v in order for u in red.adj[v] if local[v] < local[u]]
     edges = np.array(sorted(rows), dtype=np.int64).reshape(-1, 2)
