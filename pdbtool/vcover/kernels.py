@@ -673,7 +673,7 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
                     sc[S_PHASE] = PHASE_BACK
                     continue
             d = sc[S_DEPTH]
-            start = 0 if d == 0 else fr_start[d - 1] + fr_len[d - 1]
+            start = 0 if d == 0 else fr_start[d - 1] + fr_len[d - 1] + 1
             length = 0
             for i in range(free - 1, -1, -1):
                 if order_k[i] == -1:
@@ -683,6 +683,7 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
                 buf_v[start + length] = order_v[i]
                 buf_k[start + length] = order_k[i]
                 length += 1
+            buf_k[start + length] = kmin  # after the list: the cliques never branched on
             fr_start[d] = start
             fr_len[d] = length
             fr_pos[d] = 0
@@ -698,18 +699,31 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
             _undo_to(fr_mark[d], status, deg, indptr, indices, trail, sc)
             pos = fr_pos[d]
             start = fr_start[d]
+            length = fr_len[d]
+            if pos > length:  # the node left once every listed vertex was in: explored
+                sc[S_DEPTH] = d
+                continue
             if pos > 0:
                 u = buf_v[start + pos - 1]
                 if status[u] == FREE and deg[u] > 0:
                     qlen = _take(u, status, deg, indptr, indices, trail, sc, queue, 0)
                     _settle(status, deg, indptr, indices, trail, sc, queue, qlen)
                 fr_mark[d] = sc[S_TRAIL]
-            if pos == fr_len[d] or sc[S_MFREE] == 0:
-                if sc[S_MFREE] == 0 and sc[S_G] < sc[S_BEST]:
+            if sc[S_MFREE] == 0:
+                if sc[S_G] < sc[S_BEST]:
                     sc[S_BEST] = sc[S_G]
                     for v in range(n):
                         best_cover[v] = 1 if status[v] == IN else 0
                 sc[S_DEPTH] = d
+                continue
+            if pos == length:
+                # every listed vertex is in; the rest lie in the first kmin cliques, but vertices left out
+                # by the degree rule since may have made g + F - kmin fall below best: then search on
+                fr_pos[d] = length + 1
+                if sc[S_G] + _active(status, deg) - buf_k[start + length] >= sc[S_BEST]:
+                    sc[S_DEPTH] = d
+                else:
+                    sc[S_PHASE] = PHASE_NODE
                 continue
             v = buf_v[start + pos]
             k = buf_k[start + pos]

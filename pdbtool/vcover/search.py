@@ -264,7 +264,7 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
         by_cliques = bool(flags & K.F_CLIQUES) and adjbits.shape[0] == n and branching != "binary"
         if by_cliques:
             fr_len, fr_pos = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
-            buf_v = np.zeros(n * (n + 1) // 2 + n + 1, dtype=np.int64)
+            buf_v = np.zeros(n * (n + 1) // 2 + 2 * n + 2, dtype=np.int64)
             buf_k = np.zeros_like(buf_v)
             cbits = np.zeros((n, words), dtype=np.uint64) if renumber else np.zeros((0, words), dtype=np.uint64)
         elif branching == "cliques":
