@@ -16,6 +16,9 @@ figure that a loaded machine disturbs least.  Cases:
 * ``solve-24-cat7``: the same instances with ``24-cat-7`` zero-aware and the automaton of 16 moves;
 * ``solve-24-cat7-max``: the same with the max of that catalogue and ``pairs+triples-region``;
 * ``solve-24-max-zero-aware``: the same instances with the max of 6-6-6-6 zero-aware and ``pairs+triples``.
+* ``solve-15-E`` for each compact encoding E (``nibble``, ``sparse``, ``min-nibble`` with groups of 2, and
+  ``mod3``, ``parity`` on blank-ignored tables): the Korf instances ``--ids15`` with 15-6-6-3 and reflection;
+* ``solve-15-ddb``: the same instances with ``ddb`` and ``pairs+triples``.
 
 The solve cases read their tables from ``--cache-dir`` (the same files for both checkouts).  Writes
 ``bench/results/history/lift64.json``: per case the CPU seconds of every round, the medians, after / before (the
@@ -92,7 +95,7 @@ else:
 def cases(args) -> dict[str, dict]:
     korf100 = str(REPO / "examples" / "korf100.txt")
     korf24 = str(DATA / "korf24_50.txt")
-    return {
+    out = {
         "build-15-7": {"board": [4, 4], "tiles": list(range(1, 8))},
         "build-24-5": {"board": [5, 5], "tiles": [1, 2, 5, 6, 7]},
         "solve-15-7-8": {"board": [4, 4], "heuristic": "pdb", "partition": "15-7-8", "file": korf100,
@@ -113,6 +116,15 @@ def cases(args) -> dict[str, dict]:
                                     "options": {"blank": "zero-aware", "pruning": "fsm", "fsm_depth": 16,
                                                 "dynamic": "pairs+triples"}},
     }
+    for encoding in ("nibble", "sparse", "min-nibble", "mod3", "parity"):
+        options: dict = {"encoding": encoding, "blank": "ignored" if encoding in ("mod3", "parity") else "minimized"}
+        if encoding == "min-nibble":
+            options["group"] = 2
+        out[f"solve-15-{encoding}"] = {"board": [4, 4], "heuristic": "pdb", "partition": "15-6-6-3", "file": korf100,
+                                       "ids": args.ids15, "cache_dir": args.cache_dir, "options": options}
+    out["solve-15-ddb"] = {"board": [4, 4], "heuristic": "ddb", "file": korf100, "ids": args.ids15,
+                           "cache_dir": args.cache_dir, "options": {"dynamic": "pairs+triples"}}
+    return out
 
 
 def run_case(checkout: Path, case: str, spec: dict) -> dict:
@@ -138,6 +150,8 @@ def main() -> None:
                         help="Korf's instances with Manhattan")
     parser.add_argument("--ids24", type=lambda s: [int(x) for x in s.split(",")], default=[38, 40],
                         help="24-puzzle instances with 6-6-6-6")
+    parser.add_argument("--ids15", type=lambda s: [int(x) for x in s.split(",")], default=[26, 13, 16],
+                        help="Korf's instances of the encoded and dynamic cases (solve-15-*)")
     parser.add_argument("--out", type=Path, default=_results.RESULTS / "history" / "lift64.json")
     parser.add_argument("--append", action="store_true",
                         help="keep the cases of --out that this run does not measure (each with its own meta)")

@@ -34,10 +34,9 @@ from typing import Any
 import click
 
 from .cli._common import (EXIT_DISAGREES, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORKER_KILLED, Interrupted,
-                          say)
+                          format_option, jobs_option, output_option, progress_option, ray_option, say)
 from .errors import PdbtoolError
 
-FORMATS = ("text", "json", "csv")
 MAX_RESULTS_BYTES = 1 << 30   # a results file larger than this is not read back (it is not ours)
 _KILLED_TWICE = "__killed_twice__"
 
@@ -92,24 +91,18 @@ def batch_options(func):
         return func(*args, batch=batch, **kwargs)
 
     options = [
-        click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True,
-                     help="Solve instances in this many processes."),
+        jobs_option,
         click.option("--time-limit", type=FiniteFloat(), default=None, metavar="SECONDS",
                      help="Give up an instance after this many seconds of search (reported as unsolved, with "
                           "the best result found and the proven bound)."),
-        click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-                     help="Write the results to FILE as each instance ends, each synced to the disk (JSON "
-                          "Lines; CSV with --format csv)."),
+        output_option("Write the results to FILE as each instance ends, each synced to the disk (JSON Lines; "
+                      "CSV with --format csv)."),
         click.option("--resume", is_flag=True,
                      help="With --output: re-check the results FILE holds and solve only the instances it "
                           "lacks, or whose held result fails the check, or that were unsolved or failed."),
-        click.option("--progress", "show_progress", is_flag=True,
-                     help="Progress lines on stderr even when it is not a terminal."),
-        click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
-                     help="Solve on a Ray cluster (ADDRESS: auto, ray://host:10001); without ADDRESS on a local "
-                          "Ray instance started for the run.  Needs: pip install 'pdbtool[ray]'."),
-        click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
-                     help="text: a line per instance and a summary; json: JSON Lines; csv: a row per instance."),
+        progress_option,
+        ray_option,
+        format_option("text: a line per instance and a summary; json: JSON Lines; csv: a row per instance."),
     ]
     for option in reversed(options):
         wrapper = option(wrapper)

@@ -25,8 +25,8 @@ from pdbtool.puzzle.board import Board
 from pdbtool.search.solver import Solver, replay
 from pdbtool.tables import fileformat
 from pdbtool.tables.cache import TableCache
+from pdbtool.tables.dynamic_sets import DYNAMIC_SETS
 from pdbtool.tables.pairs_triples import (
-    DYNAMIC_SETS,
     PAIR_BY_REGION,
     file_name,
     get_regions,

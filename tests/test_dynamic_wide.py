@@ -23,7 +23,8 @@ from pdbtool.heuristics.vertex_cover import is_wide
 from pdbtool.heuristics.vertex_cover.exact_cover import min_cover
 from pdbtool.heuristics.vertex_cover.lookups import ENTRY_BLOCK, pack_lookups, pack_move_lookups
 from pdbtool.puzzle.board import MAX_CELLS, Board
-from pdbtool.tables.pairs_triples import PAIR_BY_REGION, DynamicTables, _csr, pair_units_at
+from pdbtool.tables.pairs_triples import PAIR_BY_REGION, DynamicTables, pair_units_at
+from pdbtool.tables.pairs_triples.lookups import _csr
 
 pytestmark = pytest.mark.skipif(MAX_CELLS < 36, reason="boards of more than 32 cells are not supported yet")
 

@@ -263,9 +263,12 @@ def test_a_signal_swallowed_by_a_ctypes_callback_still_sets_the_exit_status():
             ctypes.CFUNCTYPE(None)(callback)()
             click.echo("finished")
 
-        sys.modules["pdbtool.cli.probe"] = types.SimpleNamespace(command=probe)
-        entry.COMMANDS["probe"] = ("probe", "")
-        entry.main(["probe"])
+        sys.modules["probe_domain"] = types.SimpleNamespace(NAME="probe", HELP="", COMMANDS={"probe": probe},
+                                                            TABLE_KINDS=(), INSTANCE_SUFFIXES=())
+        import pdbtool.domains
+        pdbtool.domains.DOMAINS["probe"] = "probe_domain"
+        entry.COMMANDS["probe"] = ""
+        entry.main(["probe", "--domain", "probe"])
     """)
     proc = subprocess.run([sys.executable, "-c", script], env=env(), cwd=REPO, capture_output=True, text=True)
     assert proc.stdout.strip() == "finished"  # the exception was dropped: the command ran to its end
@@ -297,9 +300,12 @@ def test_a_signal_inside_a_constructor_leaves_only_the_one_line():
         def probe():
             HalfBuilt()
 
-        sys.modules["pdbtool.cli.probe"] = types.SimpleNamespace(command=probe)
-        entry.COMMANDS["probe"] = ("probe", "")
-        entry.main(["probe"])
+        sys.modules["probe_domain"] = types.SimpleNamespace(NAME="probe", HELP="", COMMANDS={"probe": probe},
+                                                            TABLE_KINDS=(), INSTANCE_SUFFIXES=())
+        import pdbtool.domains
+        pdbtool.domains.DOMAINS["probe"] = "probe_domain"
+        entry.COMMANDS["probe"] = ""
+        entry.main(["probe", "--domain", "probe"])
     """)
     proc = subprocess.run([sys.executable, "-c", script], env=env(), cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 128 + signal.SIGTERM, proc.stderr

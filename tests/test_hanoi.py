@@ -288,7 +288,7 @@ def run(args, cache):
 
 def test_commands(tmp_path):
     cache = tmp_path / "cache"
-    r = run(["build", "--domain", "hanoi4", "--disks", "6", "--disks", "2", "--json"], cache)
+    r = run(["build", "--domain", "hanoi4", "--disks", "6", "--disks", "2", "--format", "json"], cache)
     assert r.exit_code == 0, r.output
     recs = [json.loads(line) for line in r.output.splitlines()]
     assert [x["disks"] for x in recs] == [6, 2] and recs[0]["max"] == 17

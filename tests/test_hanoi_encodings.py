@@ -182,7 +182,8 @@ def run(args, cache):
 
 def test_commands_with_encodings(tmp_path):
     cache = tmp_path / "cache"
-    r = run(["build", "--domain", "hanoi4", "--disks", "6", "--disks", "2", "--encoding", "mod3", "--json"], cache)
+    r = run(["build", "--domain", "hanoi4", "--disks", "6", "--disks", "2", "--encoding", "mod3", "--format", "json"],
+            cache)
     assert r.exit_code == 0, r.output
     assert [json.loads(x)["payload_bytes"] for x in r.stdout.splitlines()] == [416, 2]
     r = run(["solve", "--domain", "hanoi4", "--disks", "8", "--heuristic", "static:6-2", "--no-middle",
@@ -191,7 +192,7 @@ def test_commands_with_encodings(tmp_path):
     assert json.loads(r.stdout)["length"] == 33
     r = run(["convert", "--domain", "hanoi4", "--disks", "6", "--from", "mod3", "--encoding", "nibble"], cache)
     assert r.exit_code == 0 and "mod3 -> nibble" in r.output, r.output
-    r = run(["inspect", "--domain", "hanoi4", "--disks", "6", "--encoding", "nibble", "--json"], cache)
+    r = run(["inspect", "--domain", "hanoi4", "--disks", "6", "--encoding", "nibble", "--format", "json"], cache)
     assert r.exit_code == 0 and json.loads(r.stdout)["encoding"] == "nibble"
     out = tmp_path / "d6.pdb"
     r = CliRunner().invoke(cli, ["convert", str(cache / table_name(6, "peg3", "nibble")), "--encoding", "byte",

@@ -204,7 +204,7 @@ def test_missing_table_is_one_line(tmp_path):
 
 
 def test_sample_command(tmp_path):
-    res = invoke("sample", "--board", "3x3", "--heuristic", "manhattan", "--exact", "--json")
+    res = invoke("sample", "--board", "3x3", "--heuristic", "manhattan", "--exact", "--format", "json")
     assert res.exit_code == 0, res.output
     import json
 

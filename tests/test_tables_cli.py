@@ -89,14 +89,14 @@ def test_damaged_cached_table_is_moved_aside_and_rebuilt(tmp_path, pattern):
 def test_build_and_inspect_cli(tmp_path):
     runner = CliRunner()
     result = runner.invoke(cli, ["build", "--pattern", "1,2,3", "--board", "3x3", "--cache-dir", str(tmp_path),
-                                 "--json"])
+                                 "--format", "json"])
     assert result.exit_code == 0, result.output
     record = json.loads(result.output)
     assert record["entries"] == 504 and record["built"] and record["max"] == 11
     # the build's cost: CPU seconds and the process's peak memory (a Python with NumPy: well over 10 MB)
     assert record["cpu_seconds"] >= 0 and record["peak_rss_bytes"] > 10 << 20
     result = runner.invoke(cli, ["inspect", "--pattern", "1,2,3", "--board", "3x3", "--cache-dir", str(tmp_path),
-                                 "--json"])
+                                 "--format", "json"])
     assert result.exit_code == 0, result.output
     info = json.loads(result.output)
     for key in ("tiles", "board", "blank", "encoding", "entries", "bits_per_entry", "checksum_ok", "histogram",

@@ -39,6 +39,7 @@ class Distribution:
     seed: int | None = None
     seconds: float = 0.0
     cpu_seconds: float = 0.0  # of the whole process (every thread) while sampling
+    of: str | None = None  # the states counted were these (an instance file's), not the state space's
     states: int = field(init=False)
 
     def __post_init__(self):
@@ -81,7 +82,7 @@ class Distribution:
                 "parity": self.parity, "seconds": round(self.seconds, 3), "cpu_seconds": round(self.cpu_seconds, 3),
                 "states_per_second": round(self.states / self.seconds) if self.seconds > 0 else None,
                 "states_per_cpu_second": round(self.states / self.cpu_seconds) if self.cpu_seconds > 0 else None,
-                "histogram": [int(x) for x in self.histogram]}
+                "histogram": [int(x) for x in self.histogram], **({"of": self.of} if self.of else {})}
 
 
 @njit(cache=True)
@@ -218,6 +219,30 @@ def _sample_range(ev, first_chunk, count, seed, goal, width, bound, slots, hist,
             for _ in range(k * CHUNK, min(count, (k + 1) * CHUNK)):
                 rng = draw_uniform(rng, goal, width, tiles)
                 _record(ev, tiles, where, cells, width, g, bound, hist, odd, slot)
+
+
+def over_states(heuristic, states, of: str, name: str | None = None) -> Distribution:
+    """The distribution over the given solvable ``states`` (each a tuple of the tile in each cell, e.g. an
+    instance file's starts), ``of`` naming them."""
+    import time
+
+    board = heuristic.board
+    if not states:
+        raise SamplingError(f"{of}: no states")
+    start = time.perf_counter()
+    values = [int(heuristic.value(tiles)) for tiles in states]
+    counts = np.zeros((board.n, max(values) + 1), dtype=np.int64)
+    goal_blank = list(board.goal).index(0)
+    odd = 0
+    for tiles, h in zip(states, values):
+        cell = list(tiles).index(0)
+        counts[cell, h] += 1
+        # every move moves the blank one cell: an optimal length has the parity of its distance to its goal
+        distance = abs(cell % board.width - goal_blank % board.width) + abs(cell // board.width
+                                                                           - goal_blank // board.width)
+        odd += (h - distance) % 2
+    label = str(name or getattr(heuristic, "name", type(heuristic).__name__))
+    return Distribution(board, label, counts, odd, False, None, time.perf_counter() - start, of=of)
 
 
 def enumerate_all(heuristic, threads: int | None = None, name: str | None = None) -> Distribution:

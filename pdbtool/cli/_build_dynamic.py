@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
-import click
 
 from ..errors import PdbtoolError
-from ._common import say
+from ._common import record_printer, say
 
 
-def build_dynamic_command(name, board_dims, goal, threads, cache_dir, force, as_json, with_patterns):
+def build_dynamic_command(name, board_dims, goal, threads, cache_dir, force, fmt, with_patterns):
     from tqdm import tqdm
 
     from ..puzzle.board import Board
@@ -32,12 +30,10 @@ def build_dynamic_command(name, board_dims, goal, threads, cache_dir, force, as_
         records = build_dynamic(board, name, cache, jobs=threads, force=force, progress=progress)
     finally:
         bar.close()
-    for r in records:
-        if as_json:
-            click.echo(json.dumps(r))
-        else:
+    with record_printer(fmt) as emit:
+        for r in records:
             how = "built" if r["built"] else "cached"
             what = (f"{r['rows']:,} region values" if "rows" in r else
                     f"{r['entries']:,} placements, {r['placements_with_excess']:,} add to Manhattan")
-            click.echo(f"{r['groups']:,} {r['set']} on {r['board']}: {what}, {how} in {r['seconds']:.2f} s "
-                       f"(at most {r['max_excess']})  {r['file']}")
+            emit(r, f"{r['groups']:,} {r['set']} on {r['board']}: {what}, {how} in {r['seconds']:.2f} s "
+                    f"(at most {r['max_excess']})  {r['file']}")

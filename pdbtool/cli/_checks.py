@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ._common import Disagreement, UserError
+from ._common import Disagreement, UserError, seed_option
 
 
 def check_options(f):
@@ -17,7 +17,7 @@ def check_options(f):
                          help="Random placements for the consistency check."),
             click.option("--full", is_flag=True, help="Check the consistency of every placement (in parallel)."),
             click.option("--rebuild", is_flag=True, help="Also build each table afresh and compare byte for byte."),
-            click.option("--seed", type=int, default=None, help="Seed of the sampled placements (default: random).")]):
+            seed_option(None, "Seed of the sampled placements (default: random).")]):
         f = option(f)
     return f
 

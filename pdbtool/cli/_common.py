@@ -160,7 +160,7 @@ encoding_option = click.option(
     show_default=True, help="How the table is stored (mod3 and parity need --blank ignored).")
 group_option = click.option("--group", type=int, default=None, metavar="C",
                             help="min-nibble: ranks per group (a power of two).")
-threads_option = click.option("--threads", type=click.IntRange(1, 1024), default=None,
+threads_option = click.option("--threads", type=click.IntRange(1, 1024), default=None, metavar="N",
                               help="Threads for the build (default: all cores).")
 
 
@@ -173,17 +173,14 @@ def table_options(partition_help: str, pattern_help: str):
     return lambda func: functools.reduce(lambda f, option: option(f), reversed(options), func)
 
 
-def echo_outcomes(outcomes, as_json: bool, blank: str, verb: str, line) -> None:
-    """One line per table as it is done: its record as JSON (``--json``), the table whose values it shares
-    (not ``verb``, e.g. "built"), or ``line(record, pattern)``."""
-    for outcome in outcomes:
-        record, p = outcome.record, outcome.pattern
-        if as_json:
-            click.echo(json.dumps(record))
-        elif outcome.shared is not None:
-            click.echo(f"{{{p}}} on {p.board.dims} ({blank}): not {verb}, {outcome.shared.describe()}")
-        else:
-            click.echo(line(record, p))
+def echo_outcomes(outcomes, fmt: str, blank: str, verb: str, line) -> None:
+    """A record per table as it is done (:func:`record_printer`), in text the table whose values it shares
+    (not ``verb``, e.g. "built") or ``line(record, pattern)``."""
+    with record_printer(fmt) as emit:
+        for outcome in outcomes:
+            record, p = outcome.record, outcome.pattern
+            emit(record, f"{{{p}}} on {p.board.dims} ({blank}): not {verb}, {outcome.shared.describe()}"
+                 if outcome.shared is not None else line(record, p))
 
 
 def progress_bar(description: str):
@@ -219,3 +216,113 @@ def layer_progress(description: str):
         yield update
     finally:
         bar.close()
+
+
+# --- options shared by the commands of every domain: spelled here once ------------------------------------
+
+FORMATS = ("text", "json", "csv")
+
+
+def format_option(help_text: str = "text: lines for people; json: JSON Lines, an object per record; "
+                                   "csv: a header, then a row per record."):
+    """``--format text|json|csv`` (the parameter ``fmt``), and ``--json``, its hidden alias kept for one
+    release (the same as ``--format json``)."""
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, json_alias=False, **kwargs):
+            if json_alias:
+                if kwargs.get("fmt") == "csv":
+                    raise BadValue("--json is --format json: give --format csv or --json, not both")
+                kwargs["fmt"] = "json"
+                if sys.stderr.isatty():
+                    say("--json is deprecated: give --format json (the same output)")
+            return func(*args, **kwargs)
+
+        wrapper = click.option("--json", "json_alias", is_flag=True, hidden=True,
+                               help="The same as --format json (deprecated).")(wrapper)
+        return click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+                            help=help_text)(wrapper)
+
+    return decorate
+
+
+def csv_cell(value) -> object:
+    """A record's value in a CSV cell: None empty, a list of numbers or words space-separated, anything
+    else nested as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (int, float, str)) and not isinstance(v, bool)
+                                                for v in value):
+        return " ".join(str(v) for v in value)
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value)
+    return value
+
+
+def write_csv(records: list[dict]) -> None:
+    """``records`` as CSV on stdout: a header of every key, in the order first seen, then a row each."""
+    import csv
+    import io
+
+    columns: dict[str, None] = {}
+    for r in records:
+        columns.update(dict.fromkeys(r))
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    for r in records:
+        writer.writerow({k: csv_cell(v) for k, v in r.items()})
+    click.echo(text.getvalue(), nl=False)
+
+
+@contextmanager
+def record_printer(fmt: str):
+    """Yields ``emit(record, text=None)``, which prints a record as the command ends it: ``text`` (a line
+    or lines; nothing when None) in the text format, the record as a JSON line in json; csv collects the
+    records and writes them when the block ends (its header needs every record's keys)."""
+    rows: list[dict] = []
+
+    def emit(record: dict, text: str | None = None) -> None:
+        if fmt == "json":
+            click.echo(json.dumps(record))
+        elif fmt == "csv":
+            rows.append(record)
+        elif text is not None:
+            click.echo(text)
+
+    try:
+        yield emit
+    finally:
+        if rows:
+            write_csv(rows)
+
+
+def seed_option(default: int | None, help_text: str):
+    return click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=default,
+                        show_default=default is not None, metavar="SEED", help=help_text)
+
+
+def threads_option_for(help_text: str, default: int | None = None):
+    return click.option("--threads", type=click.IntRange(1, 1024), default=default,
+                        show_default=default is not None, metavar="N", help=help_text)
+
+
+def output_option(help_text: str):
+    return click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+                        help=help_text)
+
+
+jobs_option = click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True, metavar="N",
+                           help="Solve instances in this many processes.")
+time_limit_option = click.option(
+    "--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+    help="Give up an instance after this many seconds of search (reported as unsolved).")
+resume_option = click.option("--resume", is_flag=True,
+                             help="With --output: skip the instances whose results FILE holds, append the others.")
+progress_option = click.option("--progress", "show_progress", is_flag=True,
+                               help="Progress lines on stderr even when it is not a terminal.")
+ray_option = click.option(
+    "--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+    help="Solve on a Ray cluster (ADDRESS: auto, ray://host:10001); without ADDRESS on a local Ray instance "
+         "started for the run.  Needs: pip install 'pdbtool[ray]'.")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from ..tables.dynamic_sets import DYNAMIC_SETS
-from ._common import cache_dir_option, echo_outcomes, layer_progress, say, table_options, threads_option, user_errors
+from ._common import (cache_dir_option, echo_outcomes, format_option, layer_progress, say, table_options,
+                      threads_option, user_errors)
 
 
 @click.command("build")
@@ -14,12 +15,12 @@ from ._common import cache_dir_option, echo_outcomes, layer_progress, say, table
 @threads_option
 @cache_dir_option
 @click.option("--force", is_flag=True, help="Rebuild even when a valid table is cached.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
+@format_option()
 @click.option("--dynamic", type=click.Choice(DYNAMIC_SETS), default=None,
               help="Build the tables of every pair (and triple) of tiles for the ddb heuristic instead "
                    "(board: --board, default 4x4; --threads: worker processes).")
 @user_errors
-def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, force, encoding, group, as_json,
+def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, force, encoding, group, fmt,
             dynamic):
     """Build pattern-database tables (backward BFS) into the cache.
 
@@ -33,7 +34,7 @@ def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, for
     if dynamic is not None:
         from ._build_dynamic import build_dynamic_command
 
-        return build_dynamic_command(dynamic, board_dims, goal, threads, cache_dir, force, as_json,
+        return build_dynamic_command(dynamic, board_dims, goal, threads, cache_dir, force, fmt,
                                      partition is not None or pattern is not None)
     from ..tables.cache import TableCache
     from ..tables.encodings import check_blank, normalize_params
@@ -56,9 +57,5 @@ def command(partition, pattern, board_dims, goal, blank, threads, cache_dir, for
                 f"{r['seconds']:.2f} s, max {r['max']}, mean {r['mean']:.3f}{sat}  {r['file']}")
 
     echo_outcomes(build_tables(TableCache(cache_dir, notify=say), plan, encoding, params, threads, force, progress),
-                  as_json, blank, "built", line)
+                  fmt, blank, "built", line)
 
-
-from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4 hands the arguments to that domain)
-
-command = with_domains(command)

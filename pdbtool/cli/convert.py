@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ._common import cache_dir_option, echo_outcomes, say, table_options, threads_option, user_errors
+from ._common import (cache_dir_option, echo_outcomes, format_option, output_option, say, table_options,
+                      threads_option, user_errors)
 from ..errors import PdbtoolError
 
 
@@ -13,12 +14,11 @@ from ..errors import PdbtoolError
 @table_options("Convert the cached byte tables of a partition.", "Convert the cached byte table of one pattern.")
 @threads_option
 @cache_dir_option
-@click.option("--output", "-o", default=None, type=click.Path(dir_okay=False),
-              help="With FILE: where to write (default: the cache, under the table's name).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
+@output_option("With FILE: where to write (default: the cache, under the table's name).")
+@format_option()
 @user_errors
 def command(file, partition, pattern, board_dims, goal, blank, encoding, group, threads, cache_dir, output,
-            as_json):
+            fmt):
     """Re-encode byte tables: a byte table FILE, or the cached tables of a partition or pattern.
 
     \b
@@ -58,9 +58,5 @@ def command(file, partition, pattern, board_dims, goal, blank, encoding, group, 
                 + f": {record['payload_bytes']:,} bytes, {record['bits_per_entry']:g} bits per entry, "
                 f"{record['seconds']:.2f} s{extra_text}  {record['file']}")
 
-    echo_outcomes(outcomes, as_json, blank, "converted", line)
+    echo_outcomes(outcomes, fmt, blank, "converted", line)
 
-
-from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4, or a hanoi4 table FILE, goes to that domain)
-
-command = with_domains(command)

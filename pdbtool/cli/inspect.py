@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from ._common import cache_dir_option, table_options, user_errors
+from ._common import cache_dir_option, format_option, record_printer, table_options, user_errors
 from ..errors import PdbtoolError
 
 
@@ -14,9 +12,9 @@ from ..errors import PdbtoolError
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @table_options("Inspect the cached tables of a partition.", "Inspect the cached table of one pattern.")
 @cache_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
+@format_option()
 @user_errors
-def command(files, partition, pattern, board_dims, goal, blank, encoding, group, cache_dir, as_json):
+def command(files, partition, pattern, board_dims, goal, blank, encoding, group, cache_dir, fmt):
     """Show the header, size, checksum status and histogram of table FILES (pattern tables *.pdb in any
     encoding, the dynamic sets' *.ddb files, the move automata *.fsm) or of a partition's cached tables."""
     from ..tables.checks import describe_any, format_any
@@ -47,23 +45,16 @@ def command(files, partition, pattern, board_dims, goal, blank, encoding, group,
             paths.append(str(f.path))
     if not paths:
         raise PdbtoolError("nothing to inspect: give table files, --partition NAME or --pattern LIST")
-    for i, path in enumerate(paths):
-        from ..hanoi4.tables import is_hanoi_table
-        from ..search.automata import describe_automaton, format_automaton, is_automaton_file
-        if is_hanoi_table(path):  # the four-peg Towers of Hanoi's tables describe themselves
-            from ._hanoi4 import inspect_file
-            inspect_file(path, as_json, first=i == 0)
-            continue
-        automaton = is_automaton_file(path)  # a move automaton of --pruning fsm
-        info = describe_automaton(path) if automaton else describe_any(path)
-        if as_json:
-            click.echo(json.dumps(info))
-        else:
-            if i:
-                click.echo("")
-            click.echo(format_automaton(info) if automaton else format_any(info))
+    with record_printer(fmt) as emit:
+        for i, path in enumerate(paths):
+            from ..hanoi4.tables import is_hanoi_table
+            from ..search.automata import describe_automaton, format_automaton, is_automaton_file
+            if is_hanoi_table(path):  # with --domain tile: the four-peg Towers of Hanoi's tables describe themselves
+                from ..hanoi4.commands import inspect_file
+                inspect_file(path, emit, first=i == 0)
+                continue
+            automaton = is_automaton_file(path)  # a move automaton of --pruning fsm
+            info = describe_automaton(path) if automaton else describe_any(path)
+            text = format_automaton(info) if automaton else format_any(info)
+            emit(info, "\n" + text if i else text)
 
-
-from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4 hands the arguments to that domain)
-
-command = with_domains(command)

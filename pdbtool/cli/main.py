@@ -1,12 +1,12 @@
 """The ``pdbtool`` command line: a thin Click shell over the library.
 
-Each command lives in ``pdbtool/cli/<name>.py`` and is imported only when invoked, so that ``pdbtool --help``
-stays light (Numba kernels load only where a command needs them).
+Each command name is dispatched to the command of a domain (:mod:`pdbtool.domains`, :mod:`._dispatch`); a
+domain's commands are imported only when invoked, so that ``pdbtool --help`` stays light (Numba kernels
+load only where a command needs them).
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 import click
@@ -14,21 +14,22 @@ import click
 from .._version import __version__
 from ._common import EXIT_STATUSES, Interrupted
 
-# command name -> (module in pdbtool.cli, one-line help shown by `pdbtool --help`)
+# the shared command names, each with its one-line help shown by `pdbtool --help`; each domain
+# (pdbtool.domains) has its own command for some of them, chosen by --domain or by the files given
 COMMANDS = {
-    "build": ("build", "Build pattern-database tables into the cache."),
-    "convert": ("convert", "Re-encode byte tables compactly (nibble, mod3, parity, min-nibble, sparse)."),
-    "inspect": ("inspect", "Show a table's header, size, checksum status and distance histogram."),
-    "predict": ("predict", "Predict IDA*'s nodes per iteration (Korf, Reid & Edelkamp) from a heuristic's sample."),
-    "random": ("random", "Write instance files of random solvable states or random walks."),
-    "sample": ("sample", "The distribution of a heuristic's values over random (or all) solvable states."),
-    "solve": ("solve", "Solve instances optimally with IDA*."),
-    "verify": ("verify", "Check tables: format, checksum, identity, value consistency, optional rebuild."),
+    "build": "Build pattern-database tables into the cache.",
+    "convert": "Re-encode byte tables compactly (nibble, mod3, parity, min-nibble, sparse).",
+    "inspect": "Show a table's header, size, checksum status and distance histogram.",
+    "predict": "Predict IDA*'s nodes per iteration (Korf, Reid & Edelkamp) from a heuristic's sample.",
+    "random": "Write instance files of random solvable states or random walks.",
+    "sample": "The distribution of a heuristic's values over random (or all) solvable states.",
+    "solve": "Solve instances optimally with IDA*.",
+    "verify": "Check tables: format, checksum, identity, value consistency, optional rebuild.",
 }
 
 
 class LazyGroup(click.Group):
-    """A group whose commands are imported on first use."""
+    """A group whose commands are imported on first use, from the domain the arguments select."""
 
     def list_commands(self, ctx):
         return list(COMMANDS)
@@ -36,11 +37,12 @@ class LazyGroup(click.Group):
     def get_command(self, ctx, name):
         if name not in COMMANDS:
             return None
-        module = importlib.import_module(f"pdbtool.cli.{COMMANDS[name][0]}")
-        return module.command
+        from ._dispatch import DomainDispatch
+
+        return DomainDispatch(name, COMMANDS[name])
 
     def format_commands(self, ctx, formatter):
-        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        rows = [(name, COMMANDS[name]) for name in self.list_commands(ctx)]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)

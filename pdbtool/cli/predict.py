@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from ._common import user_errors
-from .sample import heuristic_options, open_named
+from ._common import format_option, record_printer, user_errors
+from .sample import heuristic_options, instances_board, open_named
 
 
 @click.command("predict")
@@ -22,8 +20,8 @@ from .sample import heuristic_options, open_named
 @click.option("--samples", "-n", type=int, default=10_000_000, show_default=True,
               help="Random states sampled for the heuristic's distribution.")
 @click.option("--iterations", "per_iteration", is_flag=True, help="A line per iteration (text format).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="json: an object per instance, then a summary object.")
+@format_option("text: a line per instance (--iterations: per iteration) and the total; json: an object per "
+               "instance, then a summary object; csv: a row per instance.")
 @user_errors
 def command(instances, board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, seed, threads,
             depth, beyond, samples, per_iteration, fmt):
@@ -51,17 +49,19 @@ def command(instances, board_dims, goal, heuristic, partition, dynamic, no_refle
         raise PdbtoolError(f"--beyond {beyond}: give 0 or more")
     if instances is None and depth is None:
         raise PdbtoolError("give an instance file or --depth D")
-    h, label = open_named(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, threads)
     items = []
     if instances is not None:
         from ..puzzle.instances import load_instances
 
-        items = load_instances(instances, h.board, None)
+        # the board as solve reads it: --board, else the partition's, else the instances' own
+        items = load_instances(instances, instances_board(board_dims, goal, heuristic, partition), goal)
         if not items:
             raise PdbtoolError(f"{instances}: no instances")
         bad = next((i for i in items if i.error is not None), None)
         if bad is not None:
             raise PdbtoolError(f"{bad.where}: {bad.error}")
+        board_dims = board_dims or items[0].board.dims
+    h, label = open_named(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, threads)
     from ..analysis.prediction import Predictor, blank_cell
     from ..analysis.sampling import sample
 
@@ -82,28 +82,25 @@ def command(instances, board_dims, goal, heuristic, partition, dynamic, no_refle
             f"{dist.mean:.3f}), bounds grow by {predictor.step}")
     if instances is None:
         it = predictor.iteration_any_start(depth)
-        if fmt == "json":
-            click.echo(json.dumps({"heuristic": label, "board": h.board.dims, "bound": depth,
-                                   "expanded": it.expanded, "generated": it.generated,
-                                   "brute_force": it.brute_force, "samples": dist.states, "seed": seed}))
-        else:
-            click.echo(note)
-            click.echo(f"iteration of bound {depth} from a uniformly random start: {it.generated:.4g} nodes "
-                       f"generated, {it.expanded:.4g} expanded (brute-force tree at depth {depth}: "
-                       f"{it.brute_force:.4g} nodes)")
+        with record_printer(fmt) as emit:
+            emit({"heuristic": label, "board": h.board.dims, "bound": depth, "expanded": it.expanded,
+                  "generated": it.generated, "brute_force": it.brute_force, "samples": dist.states, "seed": seed},
+                 f"{note}\niteration of bound {depth} from a uniformly random start: {it.generated:.4g} nodes "
+                 f"generated, {it.expanded:.4g} expanded (brute-force tree at depth {depth}: "
+                 f"{it.brute_force:.4g} nodes)")
         return
     rows = [(inst, h0, last, predictor.search(blank_cell(inst.tiles), h0, last)) for inst, h0, last in starts]
-    if fmt == "json":
-        for inst, h0, last, its in rows:
-            click.echo(json.dumps({"id": inst.id, "h0": h0, "last_bound": last,
-                                   "generated": sum(i.generated for i in its),
-                                   "expanded": sum(i.expanded for i in its),
-                                   "iterations": [{"bound": i.bound, "generated": i.generated,
-                                                   "expanded": i.expanded} for i in its]}))
-        click.echo(json.dumps({"summary": True, "heuristic": label, "board": h.board.dims,
-                               "instances": len(rows), "samples": dist.states, "seed": seed,
-                               "mean_h": dist.mean,
-                               "generated": sum(i.generated for r in rows for i in r[3])}))
+    if fmt != "text":
+        with record_printer(fmt) as emit:
+            for inst, h0, last, its in rows:
+                emit({"id": inst.id, "h0": h0, "last_bound": last, "generated": sum(i.generated for i in its),
+                      "expanded": sum(i.expanded for i in its),
+                      "iterations": [{"bound": i.bound, "generated": i.generated, "expanded": i.expanded}
+                                     for i in its]})
+            if fmt == "json":  # csv: the rows only
+                emit({"summary": True, "heuristic": label, "board": h.board.dims, "instances": len(rows),
+                      "samples": dist.states, "seed": seed, "mean_h": dist.mean,
+                      "generated": sum(i.generated for r in rows for i in r[3])})
         return
     click.echo(note)
     total = 0.0

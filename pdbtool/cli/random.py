@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import click
 
-from ._common import board_option, goal_option, user_errors
+from ._common import board_option, goal_option, output_option, seed_option, user_errors
 
 
 @click.command("random")
 @board_option
 @goal_option
 @click.option("--count", "-n", type=int, default=10, show_default=True, help="Instances to write.")
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=0, show_default=True,
-              help="Seed of the generator (the same seed gives the same file).")
+@seed_option(0, "Seed of the generator (the same seed gives the same file).")
 @click.option("--walk", type=int, default=None, metavar="LENGTH",
               help="Random walks of LENGTH moves from the goal (the previous move never undone) instead of "
                    "uniformly random solvable states.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write to this file (default: stdout).")
+@output_option("Write to this file (default: stdout).")
 @user_errors
 def command(board_dims, goal, count, seed, walk, output):
     """Write an instance file of uniformly random solvable states (or random walks from the goal), one a

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from .. import registry
-from ._common import board_option, cache_dir_option, goal_option, user_errors
+from ._common import (board_option, cache_dir_option, format_option, goal_option, record_printer, seed_option,
+                      threads_option_for, user_errors)
 
 HEURISTIC_CHOICES = list(registry.HEURISTICS)
 
@@ -27,14 +26,26 @@ def heuristic_options(func):
         click.option("--blank", type=click.Choice(list(registry.BLANK_RULES)), default=registry.DEFAULT_BLANK,
                      show_default=True, help="Blank rule of the pattern tables."),
         cache_dir_option,
-        click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=0, show_default=True,
-                     help="Seed of the random states (the same seed gives the same figures)."),
-        click.option("--threads", type=click.IntRange(1, 1024), default=None,
-                     help="Threads of the sampler (default: all cores)."),
+        seed_option(0, "Seed of the random states (the same seed gives the same figures)."),
+        threads_option_for("Threads of the sampler (default: all cores)."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def instances_board(board_dims, goal, heuristic, partition):
+    """The board to read instance files on, as ``solve`` reads them: --board, else the partition's (pdb and
+    max), else None (each line's own, from its length)."""
+    from ..puzzle.board import Board
+
+    if board_dims:
+        return Board.parse(board_dims, goal)
+    if partition is not None and heuristic in ("pdb", "max"):
+        from ..tables.resolve import resolve_partition
+
+        return resolve_partition(partition, None, goal).board
+    return None
 
 
 def open_named(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, threads):
@@ -57,7 +68,7 @@ def open_named(board_dims, goal, heuristic, partition, dynamic, no_reflect, blan
     return open_heuristic(heuristic, board, partition, not no_reflect, cache_dir, dynamic, blank)
 
 
-def _manhattan_by_formula(board_dims, goal, heuristic, exact):
+def _manhattan_by_formula(board_dims, goal, heuristic, exact, fmt="text"):
     """Manhattan with ``--exact`` on a board too big to count every state: its exact mean by formula.
     Returns whether it answered."""
     from ..puzzle.board import goal_from_spec, parse_dims
@@ -69,12 +80,17 @@ def _manhattan_by_formula(board_dims, goal, heuristic, exact):
     if width * height <= EXACT_MAX_CELLS:
         return False
     mean = manhattan_mean(width, height, goal_from_spec(goal, width * height))
-    click.echo(f"manhattan on {width}x{height}: exact mean h over the uniformly random solvable states "
-               f"{float(mean):.6f} (= {mean}, by formula; no states sampled)")
+    with record_printer(fmt) as emit:
+        emit({"board": f"{width}x{height}", "heuristic": "manhattan", "exact_mean_by_formula": float(mean),
+              "exact_mean_fraction": str(mean)},
+             f"manhattan on {width}x{height}: exact mean h over the uniformly random solvable states "
+             f"{float(mean):.6f} (= {mean}, by formula; no states sampled)")
     return True
 
 
 @click.command("sample")
+@click.argument("instances", metavar="[INSTANCES]", required=False,
+                type=click.Path(allow_dash=True, dir_okay=False))
 @heuristic_options
 @click.option("--samples", "-n", type=int, default=1_000_000, show_default=True,
               help="Uniformly random solvable states to evaluate.")
@@ -83,12 +99,14 @@ def _manhattan_by_formula(board_dims, goal, heuristic, exact):
                    "boards, the exact mean by formula.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.png",
               help="Draw the distribution (needs matplotlib: pip install 'pdbtool[bench]').")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
+@format_option("text: the summary and histogram; json: an object; csv: a row per heuristic value (h, states, "
+               "share, at most h).")
 @user_errors
-def command(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, seed, threads,
-            samples, exact, plot, as_json):
+def command(instances, board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, seed, threads,
+            samples, exact, plot, fmt):
     """The distribution of a heuristic's values over uniformly random solvable states (or, with --exact,
-    over all of them): mean, histogram and optionally a plot.
+    over all of them; with INSTANCES, over the instances' start states, on their board): mean, histogram and
+    optionally a plot.
 
     \b
     Examples:
@@ -96,30 +114,52 @@ def command(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, 
       pdbtool sample --partition 24-6-6-6-6 --samples 10000000 --seed 2 --plot 24.png
       pdbtool sample --board 3x3 --heuristic linear-conflict --exact
       pdbtool sample --board 6x6 --heuristic manhattan --exact
+      pdbtool sample examples/korf100.txt --heuristic manhattan
     """
     from ..errors import PdbtoolError
 
     if samples < 1:
         raise PdbtoolError(f"--samples {samples}: give at least 1")
-    if board_dims and _manhattan_by_formula(board_dims, goal, heuristic, exact):
+    states = None
+    if instances is not None:
+        if exact:
+            raise PdbtoolError("--exact counts every state: give it or INSTANCES, not both")
+        from ..puzzle.instances import load_instances
+
+        items = load_instances(instances, instances_board(board_dims, goal, heuristic, partition), goal)
+        bad = next((i for i in items if i.error is not None), None)
+        if bad is not None:
+            raise PdbtoolError(f"{bad.where}: {bad.error}")
+        if not items:
+            raise PdbtoolError(f"{instances}: no instances")
+        board_dims = board_dims or items[0].board.dims
+        states = [tuple(i.tiles) for i in items]
+    if board_dims and _manhattan_by_formula(board_dims, goal, heuristic, exact, fmt):
         return
     if plot is not None:
         from ..analysis.plot import check_plotting
 
         check_plotting()
     h, label = open_named(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, threads)
-    from ..analysis.sampling import enumerate_all, manhattan_mean, sample
+    from ..analysis.sampling import enumerate_all, manhattan_mean, over_states, sample
 
-    dist = enumerate_all(h, name=label) if exact else sample(h, samples, seed, name=label)
+    if states is not None:
+        where = instances if instances != "-" else "<stdin>"
+        dist = over_states(h, states, f"instances of {where}", name=label)
+    else:
+        dist = enumerate_all(h, name=label) if exact else sample(h, samples, seed, name=label)
     board = dist.board
     formula = manhattan_mean(board.width, board.height, board.goal) if heuristic == "manhattan" else None
-    if as_json:
+    if fmt == "csv":
+        from ._common import write_csv
+
+        write_csv(histogram_rows(dist))
+    else:
         data = dist.to_dict()
         if formula is not None:
             data["exact_mean_by_formula"] = float(formula)
-        click.echo(json.dumps(data))
-    else:
-        click.echo(format_distribution(dist, formula))
+        with record_printer(fmt) as emit:
+            emit(data, format_distribution(dist, formula))
     if plot is not None:
         from ..analysis.plot import plot_distributions
 
@@ -127,9 +167,20 @@ def command(board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, 
         click.echo(f"plot written to {plot}", err=True)
 
 
+def histogram_rows(dist) -> list[dict]:
+    """The distribution's table: a row per heuristic value with states counted, their share and the share
+    at most h."""
+    rows, running = [], 0
+    for h, k in enumerate(dist.histogram):
+        running += int(k)
+        if k:
+            rows.append({"h": h, "states": int(k), "share": k / dist.states, "at_most_h": running / dist.states})
+    return rows
+
+
 def format_distribution(dist, formula=None) -> str:
     board = dist.board
-    how = ("every solvable state" if dist.exact
+    how = (dist.of if dist.of else "every solvable state" if dist.exact
            else f"uniformly random solvable states (seed {dist.seed})")
     rate = f", {dist.states / dist.seconds / 1e6:.2f} M states/s" if dist.seconds > 0 else ""
     lines = [f"{dist.heuristic} on {board.dims} goal {board.goal_name}: {dist.states:,} {how}, "

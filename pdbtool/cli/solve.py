@@ -9,7 +9,9 @@ import time
 import click
 
 from .. import registry
-from ._common import Interrupted, batch_status, board_option, cache_dir_option, goal_option, say, user_errors
+from ._common import (Interrupted, batch_status, board_option, cache_dir_option, format_option, goal_option,
+                      jobs_option, output_option, progress_option, ray_option, resume_option, say,
+                      threads_option_for, time_limit_option, user_errors)
 
 
 @click.command("solve")
@@ -38,30 +40,21 @@ from ._common import Interrupted, batch_status, board_option, cache_dir_option, 
 @click.option("--fsm-depth", type=click.IntRange(2, 24), default=None, metavar="L",
               help="With fsm: prune the duplicates of up to L moves (longer: fewer nodes, a larger automaton, "
                    "slower to build).  Default: the board's (docs/pruning.md).")
-@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True,
-              help="Solve instances in this many processes (they share the memory-mapped tables).")
-@click.option("--threads", type=click.IntRange(1, 1024), default=1, show_default=True,
-              help="Threads searching one instance (each iteration's subtrees are shared out), also used "
-                   "to build missing tables.")
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
-              help="Give up an instance after this many seconds of search (reported as unsolved).")
-@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
-              help="Solve on a Ray cluster (ADDRESS: auto, ray://host:10001); without ADDRESS on a local Ray "
-                   "instance started for the run.  Needs: pip install 'pdbtool[ray]'.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Write the results to FILE (in --format) as each instance ends, each line synced to the disk.")
-@click.option("--resume", is_flag=True,
-              help="With --output: skip the instances whose results FILE holds, append the others.")
+@jobs_option
+@threads_option_for("Threads searching one instance (each iteration's subtrees are shared out), also used to "
+                    "build missing tables.", default=1)
+@time_limit_option
+@ray_option
+@output_option("Write the results to FILE (in --format) as each instance ends, each line synced to the disk.")
+@resume_option
 @click.option("--checkpoint", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Record the search in FILE as it goes; a rerun with FILE goes on from there (removed when "
                    "the instance is solved).")
 @click.option("--checkpoint-every", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
               metavar="SECONDS", help="Seconds between the records of --checkpoint.")
-@click.option("--progress", "show_progress", is_flag=True,
-              help="Progress lines on stderr even when it is not a terminal.")
+@progress_option
 @cache_dir_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True,
-              help="text: a line per instance and a summary; json: JSON Lines; csv: a row per instance.")
+@format_option("text: a line per instance and a summary; json: JSON Lines; csv: a row per instance.")
 @user_errors
 def command(instances, board_dims, goal, partition, heuristic, dynamic, no_reflect, jobs, threads, time_limit,
             cache_dir, fmt, blank, encoding, group, ray_address, output, resume, checkpoint, checkpoint_every,
@@ -297,7 +290,3 @@ class ProgressLine:
             self.last = now
             say(self.text(inst, bound, generated, elapsed, workers))
 
-
-from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4 hands the arguments to that domain)
-
-command = with_domains(command)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ._checks import check_options, raise_on_failures
-from ._common import (blank_option, board_option, cache_dir_option, goal_option, progress_bar, threads_option,
-                      user_errors)
+from ._common import (blank_option, board_option, cache_dir_option, format_option, goal_option, progress_bar,
+                      record_printer, threads_option, user_errors)
 
 
 @click.command("verify")
@@ -21,10 +19,10 @@ from ._common import (blank_option, board_option, cache_dir_option, goal_option,
 @blank_option
 @threads_option
 @cache_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per table.")
+@format_option()
 @user_errors
 def command(files, partition, whole_cache, samples, full, rebuild, seed, board_dims, goal, blank, threads,
-            cache_dir, as_json):
+            cache_dir, fmt):
     """Verify table FILES, a partition's cached tables, or the whole cache (every file in it).
 
     Checks, in order, stopping at a table's first failure: the format (magic, version), the sizes (header
@@ -39,7 +37,7 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
     Examples:
       pdbtool verify --partition 15-7-8 --full
       pdbtool verify --cache
-      pdbtool verify table.pdb --rebuild --json
+      pdbtool verify table.pdb --rebuild --format json
     """
     from ..tables.cache import TableCache
     from ..tables.checks import verify_any
@@ -71,29 +69,26 @@ def command(files, partition, whole_cache, samples, full, rebuild, seed, board_d
         jobs = [(path, None, False) for path in files]
 
     reports = []
-    for path, expected, by_name in jobs:
-        from ..hanoi4.tables import is_hanoi_table, verify_file as verify_hanoi
-        from ..search.automata import is_automaton_file, verify_automaton_file
-        if expected is None and is_hanoi_table(path):  # a four-peg Towers of Hanoi table
-            report = verify_hanoi(path, samples, full, rebuild, threads, seed)
-        elif expected is None and is_automaton_file(path):  # a move automaton: rebuilt and compared
-            report = verify_automaton_file(path)
-        elif expected is not None and not path.exists():
-            report = missing_report(path, f"not in the cache: run 'pdbtool build --partition {partition} "
-                                          f"--blank {blank}'")
-        else:
-            bar, update = progress_bar(f"rebuilding {path}") if rebuild else (None, None)
-            try:
-                report = verify_any(path, expected, cache_name=by_name, samples=samples, full=full,
-                                    rebuild=rebuild, threads=threads, seed=seed, progress=update)
-            finally:
-                if bar is not None:
-                    bar.close()
-        reports.append(report)
-        click.echo(json.dumps(report.as_dict()) if as_json else report.summary())
+    with record_printer(fmt) as emit:
+        for path, expected, by_name in jobs:
+            from ..hanoi4.tables import is_hanoi_table, verify_file as verify_hanoi
+            from ..search.automata import is_automaton_file, verify_automaton_file
+            if expected is None and is_hanoi_table(path):  # a four-peg Towers of Hanoi table
+                report = verify_hanoi(path, samples, full, rebuild, threads, seed)
+            elif expected is None and is_automaton_file(path):  # a move automaton: rebuilt and compared
+                report = verify_automaton_file(path)
+            elif expected is not None and not path.exists():
+                report = missing_report(path, f"not in the cache: run 'pdbtool build --partition {partition} "
+                                              f"--blank {blank}'")
+            else:
+                bar, update = progress_bar(f"rebuilding {path}") if rebuild else (None, None)
+                try:
+                    report = verify_any(path, expected, cache_name=by_name, samples=samples, full=full,
+                                        rebuild=rebuild, threads=threads, seed=seed, progress=update)
+                finally:
+                    if bar is not None:
+                        bar.close()
+            reports.append(report)
+            emit(report.as_dict(), report.summary())
     raise_on_failures(reports)
 
-
-from ._hanoi4 import with_domains  # noqa: E402  (--domain hanoi4 hands the arguments to that domain)
-
-command = with_domains(command)

@@ -1,11 +1,23 @@
 """The four-peg Towers of Hanoi: disk-set pattern databases (static, dynamic, infinite peg) and an optimal
-breadth-first heuristic search, sharing pdbtool's table file, cache and commands (``--domain hanoi4``)."""
+breadth-first heuristic search, sharing pdbtool's table file, cache and commands (``--domain hanoi4``).
 
-from .heuristics import compile_plan, parse_spec
-from .instance import Instance, apply_moves, load_instances, standard
-from .search import Solution, frame_stewart, solve
-from .encodings import HANOI_ENCODINGS
-from .tables import DiskTable, convert_file, get_table, verify_file
+The names below are imported from their modules on first use, so that importing the package (as its
+commands module does for ``pdbtool CMD --help``) loads neither NumPy nor Numba."""
 
-__all__ = ["DiskTable", "HANOI_ENCODINGS", "Instance", "Solution", "apply_moves", "compile_plan", "convert_file",
-           "frame_stewart", "get_table", "load_instances", "parse_spec", "solve", "standard", "verify_file"]
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {"compile_plan": "heuristics", "parse_spec": "heuristics", "Instance": "instance",
+            "apply_moves": "instance", "load_instances": "instance", "standard": "instance",
+            "Solution": "search", "frame_stewart": "search", "solve": "search", "HANOI_ENCODINGS": "encodings",
+            "DiskTable": "tables", "convert_file": "tables", "get_table": "tables", "verify_file": "tables"}
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = sorted(_EXPORTS)

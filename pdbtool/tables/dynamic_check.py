@@ -26,6 +26,7 @@ import numpy as np
 
 from . import fileformat
 from . import pairs_triples as pt
+from .pairs_triples.files import _check_fields, _excess_errors, _region_row_errors
 from .fileformat import TableFileError
 from .verify import (CHECKS, DEFAULT_SAMPLES, FAIL, PASS, SKIP, Report, _checksum_holds, checked_file,
                      _rest_not_run, _seed, _strip_path)
@@ -45,7 +46,7 @@ def _open(path: Path, verify_checksum: bool):
     regions = kind == "dynamic-regions"
     if regions:
         rows = header.get("rows")
-        pt._check_fields(path, header, {"blank": "regions", "encoding": pt.ENCODING, "groups": comb(board.n - 1, k)})
+        _check_fields(path, header, {"blank": "regions", "encoding": pt.ENCODING, "groups": comb(board.n - 1, k)})
         if header.get("payload_dtype") != np.dtype(np.uint64).str or not isinstance(rows, int) or \
                 loaded.payload.size != 4 * rows or "max_excess" not in header:
             raise TableFileError(f"{path}: damaged header (payload type {header.get('payload_dtype')}, "
@@ -118,9 +119,9 @@ def _region_faults(header, rows, board, k) -> tuple[int, int]:
     from .ranking import column_masks
 
     not_first, not_last = column_masks(board)
-    code, row = pt._region_row_errors(rows, comb(board.n - 1, k), pt.goal_ranks(board, k), board.n, k,
-                                      perm(board.n, k), np.uint64(not_first), np.uint64(not_last), board.width,
-                                      board.goal[0], 254)
+    code, row = _region_row_errors(rows, comb(board.n - 1, k), pt.goal_ranks(board, k), board.n, k,
+                                   perm(board.n, k), np.uint64(not_first), np.uint64(not_last), board.width,
+                                   board.goal[0], 254)
     return int(code), int(row)
 
 
@@ -130,7 +131,7 @@ def _check_goal(header, payload, board, k, regions) -> tuple[str, str, str]:
         if code == 7:
             return "goal", FAIL, f"region row {row:,} has {pt.REGION_FAULTS[code]}"
         return "goal", PASS, "every group's goal region has excess 0"
-    _, _, bad_goal = pt._excess_errors(payload, pt.goal_ranks(board, k), 255)
+    _, _, bad_goal = _excess_errors(payload, pt.goal_ranks(board, k), 255)
     if bad_goal >= 0:
         tiles = pt.groups_of(board, k)[bad_goal]
         return "goal", FAIL, f"the goal placement of tiles {' '.join(map(str, tiles))} has an excess, not 0"
@@ -146,7 +147,7 @@ def _check_max(header, payload, board, k, regions) -> tuple[str, str, str]:
             return "max value", FAIL, f"region row {row:,} has {pt.REGION_FAULTS[code]}"
         odd = 0
     else:
-        odd, _, _ = pt._excess_errors(payload, pt.goal_ranks(board, k), 255)
+        odd, _, _ = _excess_errors(payload, pt.goal_ranks(board, k), 255)
     if odd:
         return "max value", FAIL, f"{int(odd):,} odd excesses (an excess over Manhattan is even)"
     largest = int(excess.max()) if excess.size else 0
