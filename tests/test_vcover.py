@@ -400,7 +400,7 @@ def test_cli_tables_build_inspect_verify(tmp_path):
     g = tmp_path / "g.gr"
     assert run("random", ["--vertices", 30, "--degree", 9, "--seed", 1]).exit_code == 0
     g.write_text(run("random", ["--vertices", 30, "--degree", 9, "--seed", 1]).stdout)
-    built = run("build", [g, "--cache-dir", tmp_path / "c", "--json"])
+    built = run("build", [g, "--cache-dir", tmp_path / "c", "--format", "json"])
     assert built.exit_code == 0 and json.loads(built.stdout)["built"]
     shown = run("inspect", ["--graph", g, "--cache-dir", tmp_path / "c"])
     assert shown.exit_code == 0 and "triangles" in shown.stdout

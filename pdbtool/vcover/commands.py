@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass
@@ -13,7 +12,8 @@ from typing import TYPE_CHECKING
 import click
 
 from ..batch import batch_options
-from ..cli._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UserError, cache_dir_option, say, user_errors
+from ..cli._common import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, UserError, cache_dir_option, format_option,
+                           record_printer, say, user_errors)
 
 if TYPE_CHECKING:
     from .graph import Graph
@@ -272,9 +272,9 @@ def _graph_table_paths(graphs, cache_dir) -> list[str]:
 @click.argument("graphs", nargs=-1, required=True)
 @cache_dir_option
 @click.option("--force", is_flag=True, help="Rebuild even when a sound table is cached.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per table.")
+@format_option()
 @user_errors
-def build_command(graphs, cache_dir, force, as_json):
+def build_command(graphs, cache_dir, force, fmt):
     """Find every clique of 2, 3 and 4 vertices of each graph (the clique pattern database) and store it in
     the table cache, keyed by the graph's hash; solve then uses it."""
     import time
@@ -284,27 +284,26 @@ def build_command(graphs, cache_dir, force, as_json):
     from .graph import read_graph
 
     cache = _cache(cache_dir)
-    for path in instance_paths(list(graphs), INSTANCE_SUFFIXES):
-        t0 = time.perf_counter()
-        graph = read_graph(path)
-        table, built = get_table(graph, cache, force)
-        c2, c3, c4 = table.counts
-        rec = {"graph": path, "graph_hash": table.graph_hash, "vertices": graph.n, "edges": c2, "triangles": c3,
-               "quads": c4, "built": built, "seconds": round(time.perf_counter() - t0, 3), "file": str(table.path)}
-        if as_json:
-            click.echo(json.dumps(rec))
-        else:
-            click.echo(f"{path}: {c2:,} edges, {c3:,} triangles, {c4:,} 4-cliques, "
-                       f"{'built' if built else 'cached'} in {rec['seconds']:.2f} s  {table.path}")
+    with record_printer(fmt) as emit:
+        for path in instance_paths(list(graphs), INSTANCE_SUFFIXES):
+            t0 = time.perf_counter()
+            graph = read_graph(path)
+            table, built = get_table(graph, cache, force)
+            c2, c3, c4 = table.counts
+            rec = {"graph": path, "graph_hash": table.graph_hash, "vertices": graph.n, "edges": c2,
+                   "triangles": c3, "quads": c4, "built": built, "seconds": round(time.perf_counter() - t0, 3),
+                   "file": str(table.path)}
+            emit(rec, f"{path}: {c2:,} edges, {c3:,} triangles, {c4:,} 4-cliques, "
+                      f"{'built' if built else 'cached'} in {rec['seconds']:.2f} s  {table.path}")
 
 
 @click.command("inspect")
 @click.argument("files", nargs=-1)
 @click.option("--graph", "graphs", multiple=True, metavar="GRAPH", help="The cached table of this graph.")
 @cache_dir_option
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per table.")
+@format_option()
 @user_errors
-def inspect_command(files, graphs, cache_dir, as_json):
+def inspect_command(files, graphs, cache_dir, fmt):
     """Show a clique table's graph, clique counts, size and checksum status (FILES, or --graph GRAPH's
     cached table)."""
     from .cliques import describe_file, format_description
@@ -312,18 +311,19 @@ def inspect_command(files, graphs, cache_dir, as_json):
     paths = list(files) + _graph_table_paths(graphs, cache_dir)
     if not paths:
         raise BadInput("nothing to inspect: give table files or --graph GRAPH")
-    for path in paths:
-        info = describe_file(path)
-        click.echo(json.dumps(info) if as_json else format_description(info))
+    with record_printer(fmt) as emit:
+        for path in paths:
+            info = describe_file(path)
+            emit(info, format_description(info))
 
 
 @click.command("verify")
 @click.argument("files", nargs=-1)
 @click.option("--graph", "graphs", multiple=True, metavar="GRAPH", help="The cached table of this graph.")
 @cache_dir_option
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per table.")
+@format_option()
 @user_errors
-def verify_command(files, graphs, cache_dir, as_json):
+def verify_command(files, graphs, cache_dir, fmt):
     """Check clique tables: format, checksum, identity, the graph's hash, and every clique recomputed from the
     graph's edges.  Exit status 3 when a table fails."""
     from ..cli._common import EXIT_DISAGREES
@@ -333,10 +333,11 @@ def verify_command(files, graphs, cache_dir, as_json):
     if not paths:
         raise BadInput("nothing to verify: give table files or --graph GRAPH")
     failed = 0
-    for path in paths:
-        report = verify_file(path)
-        failed += not report.ok
-        click.echo(json.dumps(report.as_dict()) if as_json else report.summary())
+    with record_printer(fmt) as emit:
+        for path in paths:
+            report = verify_file(path)
+            failed += not report.ok
+            emit(report.as_dict(), report.summary())
     if failed:
         sys.exit(EXIT_DISAGREES)
 
