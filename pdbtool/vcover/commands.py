@@ -13,7 +13,7 @@ import click
 
 from ..batch import batch_options
 from ..cli._common import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, UserError, cache_dir_option, format_option,
-                           record_printer, say, user_errors)
+                           record_printer, say, seed_option, user_errors)
 
 if TYPE_CHECKING:
     from .graph import Graph
@@ -226,8 +226,7 @@ def solve_command(graphs, heuristic, reductions, branching, pace_dir, cache_dir,
 @click.option("--vertices", type=click.IntRange(2, 10_000_000), required=True, help="Vertices of each graph.")
 @click.option("--degree", type=click.FloatRange(0, None), required=True,
               help="Average degree: each graph has round(vertices * degree / 2) distinct edges, drawn uniformly.")
-@click.option("--seed", type=click.IntRange(0, None), default=0, show_default=True,
-              help="Seed; graph i of a seed is the same whatever -n.")
+@seed_option(0, "Seed; graph i of a seed is the same whatever -n.")
 @click.option("-n", "count", type=click.IntRange(1, 100_000), default=1, show_default=True, help="Graphs to draw.")
 @click.option("--dir", "directory", type=click.Path(file_okay=False), default=None,
               help="Write each graph to DIR/vc-N-D-sSEED-I.gr (needed with -n above 1; default: standard output).")
