@@ -27,6 +27,7 @@ from .errors import PdbtoolError
 DOMAINS: dict[str, str] = {
     "tile": "pdbtool.cli.tile",
     "hanoi4": "pdbtool.hanoi4.commands",
+    "vertex-cover": "pdbtool.vcover.commands",
     "msa": "pdbtool.msa.commands",
 }
 DEFAULT = "tile"

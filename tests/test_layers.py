@@ -23,8 +23,8 @@ LAYERS = [
     {"pdbtool.heuristics"},
     {"pdbtool.search"},
     {"pdbtool.analysis"},
-    {"pdbtool.hanoi4", "pdbtool.msa"},
-    {"pdbtool.cli", "pdbtool.batch", "pdbtool.msa.commands"},
+    {"pdbtool.hanoi4", "pdbtool.vcover", "pdbtool.msa"},
+    {"pdbtool.cli", "pdbtool.batch", "pdbtool.vcover.commands", "pdbtool.msa.commands"},
     {"pdbtool", "pdbtool.__main__"},
 ]
 
