@@ -261,19 +261,21 @@ def pace_graphs(path: Path) -> tuple[list[Path], Path]:
     return files, folder
 
 
-def published_optima(tsv: Path) -> dict[str, int]:
+def published(tsv: Path) -> dict[str, tuple[int, float]]:
+    """Per graph: the published optimal size and the seconds of the organisers' plain ILP (Gurobi)."""
     out = {}
     for line in tsv.read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             parts = line.split("\t")
-            out[parts[0]] = int(parts[3])
+            out[parts[0]] = (int(parts[3]), float(parts[4]))
     return out
 
 
 def run_pace(args, binary: Path | None, out: Path) -> None:
     path = Path(args.pace)
     tsv = Path(args.pace_tsv) if args.pace_tsv else path.with_name(path.name.removesuffix(".tar.gz") + ".tsv")
-    optima = published_optima(tsv)
+    facts = published(tsv)
+    optima = {name: size for name, (size, _) in facts.items()}
     files, _ = pace_graphs(path)
     if args.names:
         wanted = set(args.names.split(","))
@@ -319,7 +321,7 @@ def run_pace(args, binary: Path | None, out: Path) -> None:
                       f"{'solved' if rec.get('solved') else 'not solved'} {rec.get('size')} "
                       f"(published {rec['published']}) {rec.get('cpu_seconds')} CPU s"
                       f"{' DISAGREES' if rec['agrees'] is False else ''}", flush=True)
-                write_pace_summary(runs_path, out, limits, command)
+                write_pace_summary(runs_path, out, limits, command, facts)
 
 
 def load_runs(path: Path) -> dict[tuple, dict]:
@@ -334,9 +336,11 @@ def load_runs(path: Path) -> dict[tuple, dict]:
     return out
 
 
-def write_pace_summary(runs_path: Path, out: Path, limits: list[float], command: str) -> None:
+def write_pace_summary(runs_path: Path, out: Path, limits: list[float], command: str,
+                       facts: dict[str, tuple[int, float]]) -> None:
     """Per solver and limit: graphs attempted, solved within it (a graph solved within a shorter limit
-    counts), wrong sizes; and the load range of the runs."""
+    counts), wrong sizes; the load range of the runs; and, on the same graphs, how many the organisers' ILP
+    solved within each limit (its published seconds, on their machine)."""
     runs = load_runs(runs_path)
     graphs = sorted({k[1] for k in runs})
     summary: dict = {}
@@ -359,8 +363,9 @@ def write_pace_summary(runs_path: Path, out: Path, limits: list[float], command:
                         wrong.append(g)
             summary[solver][f"{limit:g}"] = {"attempted": len(attempted), "solved": len(solved),
                                              "wrong": wrong, "unsolved": sorted(set(attempted) - set(solved))}
+    ilp = {f"{limit:g}": sum(1 for g in graphs if g in facts and facts[g][1] <= limit) for limit in limits}
     loads = [r["load_before"][0] for r in runs.values() if r.get("load_before")]
-    write(out, {"summary": summary, "graphs_run": graphs, "runs_file": runs_path.name,
+    write(out, {"summary": summary, "organisers_ilp_solved": ilp, "graphs_run": graphs, "runs_file": runs_path.name,
                 "limits_seconds": limits, "load_range": [min(loads), max(loads)] if loads else None,
                 "runs": len(runs)}, command=command)
 
