@@ -16,7 +16,11 @@
           ``.tsv`` beside a tarball).  Each solver gets ``--pace-limits`` (60,600) wall seconds a graph; a
           graph solved within the shorter limit counts for the longer one without a second run.
           ``--resume`` skips the (solver, graph, limit) runs already in the runs file; ``--limit N`` and
-          ``--names a,b`` take a subset; ``--solvers`` picks among pdbtool, peaty, cp-sat.
+          ``--names a,b`` take a subset.
+
+``--solvers`` (pdbtool, peaty, cp-sat) picks the solvers of --side and --pace; with --side, the records of
+the solvers left out are kept from the file, so a class may be measured solver by solver (each solver's
+run, its load and commit are recorded apart).
 
 With neither flag, --table and --side run; --quick takes 5 graphs a class and a 60-second "none" row.
 Peaty is built by ``bench/peers/peaty.sh`` from ``--peaty-src`` (default ../shared/peers/peaty-src.tar.gz)
@@ -134,10 +138,11 @@ def run_table(args, binary: Path, out: Path) -> None:
     extra = args.table_args.split() if args.table_args else []
     for config in rows:
         limit = args.row_limit if args.row_limit else (60.0 if args.quick and config == "none" else None)
-        print(f"-- {config} (limit {limit} s a graph)", flush=True)
+        subset = graphs[:args.row_graphs] if args.row_graphs else graphs
+        print(f"-- {config} on {len(subset)} graphs (limit {limit} s a graph)", flush=True)
         load_before = load_average()
         t0 = time.time()
-        records = peers.run_pdbtool(graphs, config, limit, extra, scratch)
+        records = peers.run_pdbtool(subset, config, limit, extra, scratch)
         for r in records:
             want = optima.get(r["id"])
             r["peaty_optimum"] = want
@@ -196,21 +201,32 @@ def run_side(args, binary: Path, out: Path) -> None:
         print(f"-- {name}: {len(graphs)} graphs", flush=True)
         load_before = load_average()
         t0 = time.time()
-        recs: dict[str, list[dict]] = {"pdbtool": [], "peaty": [], "cp-sat": []}
-        for g in graphs:      # graph by graph, the solvers in turn, so that a change of load hits all three
-            recs["pdbtool"] += [slim(r) for r in peers.run_pdbtool([g], args.heuristic, args.pdbtool_limit,
-                                                                   [], scratch)]
-            recs["peaty"].append(peers.run_peaty(binary, g, args.peaty_limit, scratch))
-            recs["cp-sat"].append(peers.run_cpsat(g, args.cpsat_limit, scratch=scratch))
-            r = [recs[s][-1] for s in recs]
+        solvers = args.solvers.split(",")
+        held = data["classes"].get(name) or {}
+        if held.get("graphs") != [g.name for g in graphs]:
+            held = {}                               # another graph set: the class afresh
+        recs: dict[str, list[dict]] = {s: ([] if s in solvers else (held.get("records") or {}).get(s, []))
+                                       for s in ("pdbtool", "peaty", "cp-sat")}
+        for g in graphs:      # graph by graph, the solvers in turn, so that a change of load hits all of them
+            if "pdbtool" in solvers:
+                recs["pdbtool"] += [slim(r) for r in peers.run_pdbtool([g], args.heuristic, args.pdbtool_limit,
+                                                                       [], scratch)]
+            if "peaty" in solvers:
+                recs["peaty"].append(peers.run_peaty(binary, g, args.peaty_limit, scratch))
+            if "cp-sat" in solvers:
+                recs["cp-sat"].append(peers.run_cpsat(g, args.cpsat_limit, scratch=scratch))
+            r = [recs[s][-1] for s in solvers]
             print(f"   {g.name}: " + ", ".join(f"{x['solver']} {x.get('size')}{'' if x.get('solved') else '?'} "
                                              f"{x.get('cpu_seconds')} CPU s" for x in r), flush=True)
+        runs = dict(held.get("runs") or {})
+        for s in solvers:
+            runs[s] = {"load_before": load_before, "load_after": load_average(),
+                       "wall_seconds": round(time.time() - t0, 1), "commit": git_commit(),
+                       "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
+                       "solvers_in_the_run": solvers}
         data["classes"][name] = {"vertices": vertices, "degree": degree, "graphs": [g.name for g in graphs],
                                  "edges": [len(g.edges) for g in graphs], "records": recs,
-                                 "summary": side_summary(recs), "load_before": load_before,
-                                 "load_after": load_average(), "wall_seconds": round(time.time() - t0, 1),
-                                 "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
-                                 "commit": git_commit()}
+                                 "summary": side_summary(recs), "runs": runs}
         data["settings"] = {"pdbtool_heuristic": args.heuristic or "default", "pdbtool_threads": 1,
                             "pdbtool_limit": args.pdbtool_limit, "peaty_limit": args.peaty_limit,
                             "peaty_threads": 1, "cpsat_limit": args.cpsat_limit,
@@ -222,8 +238,10 @@ def side_summary(recs: dict[str, list[dict]]) -> dict:
     """Per solver: solved, median CPU per graph (a graph it did not solve counts at its CPU when stopped,
     so the median is then a lower bound), and whether its covers agree with Peaty's optima."""
     optimum = {r["id"]: r["size"] for r in recs["peaty"] if r.get("solved")}
-    out = {}
+    out: dict = {}
     for solver, rs in recs.items():
+        if not rs:
+            continue
         cpu = [r.get("cpu_seconds") or 0.0 for r in rs]
         out[solver] = {"graphs": len(rs), "solved": sum(1 for r in rs if r.get("solved")),
                        "cpu_seconds_median": statistics.median(cpu) if cpu else None,
@@ -231,6 +249,8 @@ def side_summary(recs: dict[str, list[dict]]) -> dict:
                        "wrong": sum(1 for r in rs if r.get("solved") and r["id"] in optimum
                                     and r.get("size") != optimum[r["id"]]),
                        "workers": sorted({r["workers"] for r in rs if r.get("workers")}) or None}
+    if "pdbtool" not in out or "peaty" not in out:
+        return out
     p, q = out["pdbtool"], out["peaty"]
     if p["cpu_seconds_median"] is not None and q["cpu_seconds_median"]:
         out["pdbtool_over_peaty"] = p["cpu_seconds_median"] / q["cpu_seconds_median"]
@@ -381,6 +401,7 @@ def main(argv=None):
     ap.add_argument("--graphs", nargs="*", default=None, help="the talk-class graphs (files or a folder)")
     ap.add_argument("--rows", default=None, help="with --table: comma-separated configurations")
     ap.add_argument("--row-limit", type=float, default=None, help="with --table: seconds a graph for each row")
+    ap.add_argument("--row-graphs", type=int, default=None, help="with --table: run the rows on the first N graphs")
     ap.add_argument("--table-args", default="", help="with --table: extra arguments to pdbtool solve")
     ap.add_argument("--classes", default=None, help=f"with --side: some of {','.join(CLASSES)}")
     ap.add_argument("--per-class", type=int, default=10, help="with --side: graphs of each drawn class")

@@ -974,7 +974,9 @@ def vcover_side_section(plots: Plots, data) -> str:
     for c in (data.get("classes") or {}).values():
         s = c.get("summary") or {}
         for solver in ("pdbtool", "peaty", "cp-sat"):
-            x = s.get(solver) or {}
+            x = s.get(solver)
+            if not x:
+                continue
             ratio = s.get("pdbtool_over_peaty") if solver == "pdbtool" else None
             rows.append([f"{c['vertices']} v, degree {c['degree']} ({len(c.get('graphs', []))} graphs)", solver,
                          f"{x.get('solved')} of {x.get('graphs')}", x.get("wrong", ""),
@@ -982,7 +984,7 @@ def vcover_side_section(plots: Plots, data) -> str:
                          (("≥ " if s.get("pdbtool_over_peaty_is_lower_bound") else "") + fmt(ratio, 2)) if ratio
                          else "", fmt(s.get("pdbtool_over_peaty_per_graph_median"), 2) if solver == "pdbtool" else "",
                          ("yes" if ratio <= 3 and not s.get("pdbtool_over_peaty_is_lower_bound") else "no")
-                         if ratio else "", _run_note(c)])
+                         if ratio else "", _run_note((c.get("runs") or {}).get(solver) or {})])
     workers = sorted({w for c in (data.get("classes") or {}).values()
                       for w in ((c.get("summary") or {}).get("cp-sat") or {}).get("workers") or []})
     out = [f"The same graphs, graph by graph, solver after solver (`bench/bench_vcover.py --side`): pdbtool's "
