@@ -109,10 +109,23 @@ class Finished:
         return self.returncode is None
 
 
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu(pid: int) -> float:
+    """The CPU seconds of a running process, all its threads (``/proc/PID/stat``: utime + stime)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICKS
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def run_limited(command: list[str], limit: float | None, stdin: Path | None = None, env: dict | None = None,
-                scratch: Path | None = None) -> Finished:
-    """``command`` in a session of its own, killed (with its children) after ``limit`` wall seconds; its CPU
-    seconds and peak memory from ``wait4``.  Output goes through files so that a long one cannot block it."""
+                scratch: Path | None = None, cpu_limit: float | None = None) -> Finished:
+    """``command`` in a session of its own, killed (with its children) after ``limit`` wall seconds or once
+    it has used ``cpu_limit`` CPU seconds; its CPU seconds and peak memory from ``wait4``.  Output goes
+    through files so that a long one cannot block it."""
     scratch = scratch or Path("/tmp")
     out_path, err_path = scratch / f"vcb-{os.getpid()}.out", scratch / f"vcb-{os.getpid()}.err"
     with open(out_path, "w") as out, open(err_path, "w") as err, \
@@ -124,7 +137,8 @@ def run_limited(command: list[str], limit: float | None, stdin: Path | None = No
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            if limit is not None and time.monotonic() - started > limit:
+            if (limit is not None and time.monotonic() - started > limit) or \
+                    (cpu_limit is not None and process_cpu(proc.pid) >= cpu_limit):
                 timed_out = True
                 try:
                     os.killpg(proc.pid, signal.SIGKILL)
@@ -151,6 +165,11 @@ def load1() -> float | None:
         return None
 
 
+def wall_cap(limit: float | None) -> float | None:
+    """The wall-clock limit of a run limited by its CPU seconds: far enough for a loaded machine."""
+    return None if limit is None else 20 * limit + 60
+
+
 # --- Peaty ----------------------------------------------------------------------------------------------
 
 def build_peaty(tarball: str | None = None, folder: str | None = None) -> Path:
@@ -162,11 +181,13 @@ def build_peaty(tarball: str | None = None, folder: str | None = None) -> Path:
     return Path(done.stdout.strip().splitlines()[-1])
 
 
-def run_peaty(binary: Path, graph: Graph, limit: float | None, scratch: Path) -> dict:
-    """Peaty on ``graph`` (one thread: its default algorithm is sequential), its cover checked."""
+def run_peaty(binary: Path, graph: Graph, limit: float | None, scratch: Path, clock: str = "wall") -> dict:
+    """Peaty on ``graph`` (one thread: its default algorithm is sequential), its cover checked; ``limit``
+    seconds of the ``clock`` ("wall", or "cpu": its own CPU seconds)."""
     pace = write_pace(graph, scratch / f"{graph.name}.peaty.gr")
+    wall, cpu = (limit, None) if clock == "wall" else (wall_cap(limit), limit)
     try:
-        done = run_limited([str(binary)], limit, stdin=pace, scratch=scratch)
+        done = run_limited([str(binary)], wall, stdin=pace, scratch=scratch, cpu_limit=cpu)
     finally:
         pace.unlink(missing_ok=True)
     rec = {"solver": "peaty", "id": graph.name, "solved": False, "size": None, "cpu_seconds": done.cpu_seconds,
@@ -189,18 +210,26 @@ def run_peaty(binary: Path, graph: Graph, limit: float | None, scratch: Path) ->
 
 # --- CP-SAT ---------------------------------------------------------------------------------------------
 
-def run_cpsat(graph: Graph, limit: float, workers: int | None = None, scratch: Path | None = None) -> dict:
-    """CP-SAT on ``graph`` with ``max_time_in_seconds = limit`` (and a kill a little after it)."""
-    command = [sys.executable, str(CPSAT_PY), str(graph.path), "--time-limit", str(limit)]
+def run_cpsat(graph: Graph, limit: float, workers: int | None = None, scratch: Path | None = None,
+              clock: str = "wall") -> dict:
+    """CP-SAT on ``graph``: with the "wall" clock, ``max_time_in_seconds = limit`` (and a kill a little after
+    it); with "cpu", killed once it has used ``limit`` CPU seconds for each worker (its default: one a core)."""
+    if clock == "wall":
+        own, wall, cpu = limit, limit + 30, None
+    else:
+        own, wall, cpu = wall_cap(limit), wall_cap(limit), limit * (workers or os.cpu_count() or 1)
+    command = [sys.executable, str(CPSAT_PY), str(graph.path), "--time-limit", str(own)]
     if workers:
         command += ["--workers", str(workers)]
-    done = run_limited(command, limit + 30, scratch=scratch)
+    done = run_limited(command, wall, scratch=scratch, cpu_limit=cpu)
     rec = {"solver": "cp-sat", "id": graph.name, "solved": False, "size": None, "bound": None,
            "cpu_seconds": done.cpu_seconds, "wall_seconds": done.wall_seconds,
            "max_rss_bytes": done.max_rss_bytes, "error": None}
-    if done.timed_out or done.returncode:
-        rec["error"] = "killed past its limit" if done.timed_out else \
-            f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
+    if done.timed_out:
+        rec["stopped"] = "time limit"
+        return rec
+    if done.returncode:
+        rec["error"] = f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
         return rec
     out = json.loads(done.stdout.strip().splitlines()[-1])
     rec.update({k: out[k] for k in ("status", "size", "bound", "workers", "version", "solve_cpu_seconds")})
@@ -262,15 +291,17 @@ def cover_size(record: dict) -> int | None:
 
 
 def run_pdbtool(graphs: list[Graph], heuristic: str | None, limit: float | None, extra: list[str],
-                scratch: Path, wall_limit: float | None = None) -> list[dict]:
-    """pdbtool's ``solve`` on ``graphs`` in one process (one thread), ``--time-limit`` a graph; each record
-    as pdbtool gives it, plus ``size`` and ``cover_check`` (this module's check of its cover)."""
+                scratch: Path, wall_limit: float | None = None, cpu_limit: float | None = None) -> list[dict]:
+    """pdbtool's ``solve`` on ``graphs`` in one process (one thread), ``--time-limit`` a graph (wall seconds)
+    and ``cpu_limit`` CPU seconds for the whole process; each record as pdbtool gives it, plus ``size`` and
+    ``cover_check`` (this module's check of its cover)."""
     args = [str(g.path) for g in graphs] + ["--format", "json"] + extra
     if heuristic:
         args += ["--heuristic", heuristic]
     if limit is not None:
         args += ["--time-limit", str(limit)]
-    done = run_limited(pdbtool_command("solve", args), wall_limit, env=one_thread_env(), scratch=scratch)
+    done = run_limited(pdbtool_command("solve", args), wall_limit, env=one_thread_env(), scratch=scratch,
+                       cpu_limit=cpu_limit)
     by_name = {}
     for g in graphs:
         for key in (g.name, str(g.path), g.path.name):
@@ -280,9 +311,10 @@ def run_pdbtool(graphs: list[Graph], heuristic: str | None, limit: float | None,
     except (json.JSONDecodeError, AttributeError):
         records = []
     if done.timed_out or not records:
-        why = "killed past the wall limit" if done.timed_out else \
+        why = None if done.timed_out else \
             f"exit {done.returncode}, no records: {(done.stderr or done.stdout).strip()[-300:]}"
         return [{"solver": "pdbtool", "id": g.name, "solved": False, "size": None, "error": why,
+                 "stopped": "time limit" if done.timed_out else None, "cpu_seconds": done.cpu_seconds,
                  "process_cpu_seconds": done.cpu_seconds} for g in graphs]
     out = []
     for rec in records:

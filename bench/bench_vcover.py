@@ -13,8 +13,10 @@
 --pace    PACE 2019's exact vertex-cover graphs (``vcover_pace.json``, every run appended to
           ``vcover_pace.runs.jsonl`` as it ends): PATH is the tarball or folder of ``vc-exact_*.gr`` from the
           public repository daajoe/pace2019_vc_instances, ``--pace-tsv`` their optimal sizes (default: the
-          ``.tsv`` beside a tarball).  Each solver gets ``--pace-limits`` (60,600) wall seconds a graph; a
-          graph solved within the shorter limit counts for the longer one without a second run.
+          ``.tsv`` beside a tarball).  Each solver gets ``--pace-limits`` (60,600) seconds a graph, of CPU a
+          thread it is given (``--clock cpu``, the default: on a shared machine a wall-clock limit would
+          measure the load) or wall-clock (``--clock wall``, PACE's rule); a graph solved within the shorter
+          limit counts for the longer one without a second run.
           ``--resume`` skips the (solver, graph, limit) runs already in the runs file; ``--limit N`` and
           ``--names a,b`` take a subset.
 
@@ -25,8 +27,9 @@ run, its load and commit are recorded apart).
 With neither flag, --table and --side run; --quick takes 5 graphs a class and a 60-second "none" row.
 Peaty is built by ``bench/peers/peaty.sh`` from ``--peaty-src`` (default ../shared/peers/peaty-src.tar.gz)
 into ``$PDBTOOL_PEERS/peaty``; graphs drawn by ``pdbtool random`` and unpacked PACE graphs go to
-``$PDBTOOL_PEERS/vcover`` (``$PDBTOOL_PEERS`` defaults to ~/.cache/pdbtool-peers).  Times are wall-clock
-limits; CPU seconds are reported, and the load average is recorded with every run.
+``$PDBTOOL_PEERS/vcover`` (``$PDBTOOL_PEERS`` defaults to ~/.cache/pdbtool-peers).  The limits of --table
+and --side are wall-clock seconds (pdbtool's ``--time-limit``, CP-SAT's ``max_time_in_seconds``); CPU
+seconds are reported, and the load average is recorded with every run.
 """
 
 from __future__ import annotations
@@ -305,7 +308,7 @@ def run_pace(args, binary: Path | None, out: Path) -> None:
     limits = sorted(float(x) for x in args.pace_limits.split(","))
     solvers = args.solvers.split(",")
     runs_path = out.with_suffix(".runs.jsonl")
-    held = load_runs(runs_path) if args.resume else {}
+    held = load_runs(runs_path, args.clock) if args.resume else {}
     if not args.resume and runs_path.exists():
         raise SystemExit(f"{runs_path} exists: pass --resume to go on with it, or move it away")
     scratch = scratch_dir()
@@ -323,13 +326,16 @@ def run_pace(args, binary: Path | None, out: Path) -> None:
                     continue                      # solved within a shorter limit: within this one too
                 load_before = load_average()
                 if solver == "peaty":
-                    rec = peers.run_peaty(binary, g, limit, scratch)
+                    rec = peers.run_peaty(binary, g, limit, scratch, clock=args.clock)
                 elif solver == "cp-sat":
-                    rec = peers.run_cpsat(g, limit, scratch=scratch)
-                else:
-                    rec = slim(peers.run_pdbtool([g], args.heuristic, limit, [], scratch,
-                                                 wall_limit=limit + 60)[0])
-                rec.update({"solver": solver, "id": g.name, "limit": limit, "vertices": g.vertices,
+                    rec = peers.run_cpsat(g, limit, scratch=scratch, clock=args.clock)
+                elif args.clock == "wall":
+                    rec = slim(peers.run_pdbtool([g], args.heuristic, limit, [], scratch, wall_limit=limit + 60)[0])
+                else:   # its start-up (imports, Numba's cache) counts in its CPU, as Peaty's and CP-SAT's do
+                    rec = slim(peers.run_pdbtool([g], args.heuristic, None, [], scratch,
+                                                 wall_limit=peers.wall_cap(limit), cpu_limit=limit)[0])
+                rec.update({"solver": solver, "id": g.name, "limit": limit, "clock": args.clock,
+                            "vertices": g.vertices,
                             "edges": len(g.edges), "published": optima.get(g.name), "load_before": load_before,
                             "load_after": load_average(), "commit": commit, "command": command,
                             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
@@ -341,15 +347,18 @@ def run_pace(args, binary: Path | None, out: Path) -> None:
                       f"{'solved' if rec.get('solved') else 'not solved'} {rec.get('size')} "
                       f"(published {rec['published']}) {rec.get('cpu_seconds')} CPU s"
                       f"{' DISAGREES' if rec['agrees'] is False else ''}", flush=True)
-                write_pace_summary(runs_path, out, limits, command, facts)
+                write_pace_summary(runs_path, out, limits, command, facts, args.clock)
 
 
-def load_runs(path: Path) -> dict[tuple, dict]:
+def load_runs(path: Path, clock: str = "cpu") -> dict[tuple, dict]:
+    """The runs of the file whose limits counted on ``clock``, by (solver, graph, limit)."""
     out = {}
     if path.exists():
         for line in path.read_text().splitlines():
             try:
                 rec = json.loads(line)
+                if rec.get("clock", "wall") != clock:
+                    continue
                 out[(rec["solver"], rec["id"], float(rec["limit"]))] = rec
             except (json.JSONDecodeError, KeyError, TypeError, ValueError):
                 continue                            # a line cut short by a kill: that run is redone
@@ -357,11 +366,11 @@ def load_runs(path: Path) -> dict[tuple, dict]:
 
 
 def write_pace_summary(runs_path: Path, out: Path, limits: list[float], command: str,
-                       facts: dict[str, tuple[int, float]]) -> None:
+                       facts: dict[str, tuple[int, float]], clock: str = "cpu") -> None:
     """Per solver and limit: graphs attempted, solved within it (a graph solved within a shorter limit
     counts), wrong sizes; the load range of the runs; and, on the same graphs, how many the organisers' ILP
     solved within each limit (its published seconds, on their machine)."""
-    runs = load_runs(runs_path)
+    runs = load_runs(runs_path, clock)
     graphs = sorted({k[1] for k in runs})
     summary: dict = {}
     for solver in sorted({k[0] for k in runs}):
@@ -386,7 +395,7 @@ def write_pace_summary(runs_path: Path, out: Path, limits: list[float], command:
     ilp = {f"{limit:g}": sum(1 for g in graphs if g in facts and facts[g][1] <= limit) for limit in limits}
     loads = [r["load_before"][0] for r in runs.values() if r.get("load_before")]
     write(out, {"summary": summary, "organisers_ilp_solved": ilp, "graphs_run": graphs, "runs_file": runs_path.name,
-                "limits_seconds": limits, "load_range": [min(loads), max(loads)] if loads else None,
+                "limits_seconds": limits, "clock": clock, "load_range": [min(loads), max(loads)] if loads else None,
                 "runs": len(runs)}, command=command)
 
 
@@ -414,6 +423,10 @@ def main(argv=None):
     ap.add_argument("--pace-tsv", default=None)
     ap.add_argument("--pace-limits", default="60,600")
     ap.add_argument("--solvers", default="pdbtool,peaty,cp-sat")
+    ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                    help="with --pace: what a limit counts: each solver's CPU seconds a thread it is given "
+                         "(one for pdbtool and Peaty, CP-SAT's workers for CP-SAT; on an idle machine the same "
+                         "as wall seconds) or wall-clock seconds")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--limit", type=int, default=None, help="with --pace: the first N graphs (by name)")
     ap.add_argument("--names", default=None, help="with --pace: comma-separated graph names")

@@ -50,6 +50,8 @@ def test_cover_check(tmp_path):
 def test_a_process_past_its_limit_is_killed_with_its_children(tmp_path):
     done = peers.run_limited(["sh", "-c", "sleep 30 & wait"], 0.3, scratch=tmp_path)
     assert done.timed_out and done.wall_seconds < 10
+    done = peers.run_limited([sys.executable, "-c", "while True: pass"], 60, scratch=tmp_path, cpu_limit=0.5)
+    assert done.timed_out and 0.5 <= done.cpu_seconds < 5
     done = peers.run_limited([sys.executable, "-c", "print('hi')"], 30, scratch=tmp_path)
     assert (done.returncode, done.stdout, done.timed_out) == (0, "hi\n", False)
 
@@ -62,14 +64,15 @@ def test_pdbtool_records_in_either_json_shape():
     assert peers.cover_size({"cover": [1, 2, 5]}) == 3 and peers.cover_size({"size": 4, "cover": [1]}) == 4
 
 
-def test_pace_counts_a_graph_solved_within_a_shorter_limit_for_the_longer(tmp_path, monkeypatch):
+def test_pace_counts_a_graph_solved_within_a_shorter_limit_for_the_longer(tmp_path):
     runs = tmp_path / "vcover_pace.runs.jsonl"
     recs = [("peaty", "g1", 60, True, 10), ("peaty", "g2", 60, False, None), ("peaty", "g2", 600, True, 7),
             ("cp-sat", "g1", 60, True, 11), ("cp-sat", "g2", 60, False, None)]
-    runs.write_text("".join(json.dumps({"solver": s, "id": g, "limit": lim, "solved": ok, "size": size,
-                                        "agrees": None if size is None else size != 11,
-                                        "load_before": [1.0, 0, 0]}) + "\n" for s, g, lim, ok, size in recs)
-                    + '{"solver": "peaty", "id": "g3", "lim')     # a line cut short by a kill
+    lines = [json.dumps({"solver": s, "id": g, "limit": lim, "solved": ok, "size": size, "clock": "cpu",
+                         "agrees": None if size is None else size != 11, "load_before": [1.0, 0, 0]})
+             for s, g, lim, ok, size in recs]
+    lines.append(json.dumps({"solver": "peaty", "id": "g4", "limit": 60, "solved": True, "clock": "wall"}))
+    runs.write_text("\n".join(lines) + '\n{"solver": "peaty", "id": "g3", "lim')     # a line cut short by a kill
     out = tmp_path / "vcover_pace.json"
     bench.write_pace_summary(runs, out, [60.0, 600.0], "cmd", {"g1": (10, 1.5), "g2": (7, 300.0)})
     data = json.loads(out.read_text())
