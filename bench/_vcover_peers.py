@@ -133,20 +133,21 @@ def run_limited(command: list[str], limit: float | None, stdin: Path | None = No
         started = time.monotonic()
         proc = subprocess.Popen(command, stdin=inp, stdout=out, stderr=err, env=env, start_new_session=True)
         timed_out = False
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if (limit is not None and time.monotonic() - started > limit) or \
-                    (cpu_limit is not None and process_cpu(proc.pid) >= cpu_limit):
-                timed_out = True
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.02)
+        try:
+            while True:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if (limit is not None and time.monotonic() - started > limit) or \
+                        (cpu_limit is not None and process_cpu(proc.pid) >= cpu_limit):
+                    timed_out = True
+                    _kill_group(proc.pid)
+                    pid, status, usage = os.wait4(proc.pid, 0)
+                    break
+                time.sleep(0.02)
+        except BaseException:       # the benchmark stopped (Ctrl-C, SIGTERM): no solver is left behind
+            _kill_group(proc.pid)
+            raise
         wall = time.monotonic() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
     try:
@@ -158,11 +159,16 @@ def run_limited(command: list[str], limit: float | None, stdin: Path | None = No
                     round(usage.ru_utime + usage.ru_stime, 3), round(wall, 3), usage.ru_maxrss * 1024)
 
 
-def load1() -> float | None:
+def _kill_group(pid: int) -> None:
     try:
-        return round(os.getloadavg()[0], 2)
-    except OSError:
-        return None
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM raises SystemExit, so that the solver a run waits for is killed with it."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 def wall_cap(limit: float | None) -> float | None:

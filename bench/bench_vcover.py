@@ -432,6 +432,7 @@ def main(argv=None):
     ap.add_argument("--names", default=None, help="with --pace: comma-separated graph names")
     ap.add_argument("--out-dir", default=str(RESULTS))
     args = ap.parse_args(argv)
+    peers.stop_on_sigterm()
     unknown = set(args.solvers.split(",")) - {"pdbtool", "peaty", "cp-sat"}
     if unknown:
         raise SystemExit(f"unknown solvers {sorted(unknown)}")
