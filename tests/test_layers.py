@@ -22,8 +22,8 @@ LAYERS = [
     {"pdbtool.heuristics"},
     {"pdbtool.search"},
     {"pdbtool.analysis"},
-    {"pdbtool.hanoi4"},
-    {"pdbtool.cli"},
+    {"pdbtool.hanoi4", "pdbtool.vcover"},
+    {"pdbtool.cli", "pdbtool.batch", "pdbtool.vcover.commands"},
     {"pdbtool", "pdbtool.__main__"},
 ]
 

@@ -47,7 +47,9 @@ REQUIRED_KEYS = ("width", "height", "goal", "tiles", "blank", "encoding", "entri
 # the keys of the tables of other domains, by the header's "kind" (a tile table has none)
 KIND_KEYS = {"hanoi4": ("disks", "target", "layout", "encoding", "entries", "payload_dtype", "payload_bytes"),
              "move-automaton": ("width", "height", "depth", "states", "duplicates", "entries", "payload_dtype",
-                                "payload_bytes")}
+                                "payload_bytes"),
+             "vertex-cover": ("graph_hash", "vertices", "edges", "cliques", "entries", "payload_dtype",
+                              "payload_bytes")}
 # A header is a few hundred bytes; the cap keeps a crafted length from making the reader allocate and parse
 # megabytes (numpy caps its .npy headers for the same reason).
 MAX_HEADER_BYTES = 1 << 16

@@ -1,0 +1,700 @@
+"""The batch runner of the domains' ``solve`` commands: one instance after another, or in worker
+processes, with a results file that a killed run resumes from.
+
+A domain gives the runner its instances (objects with a unique ``id``), a module-level
+``solve_one(item, time_limit) -> dict`` and, for ``--resume``, a ``check_held(item, record)`` that
+re-checks a held result against its instance.  Everything else is the same for every domain: the batch
+options (:func:`batch_options`), the worker processes (a dead worker's instance is tried once more; workers
+die with their parent), the results file (each record synced to the disk as its instance ends; a held
+record is evidence that the domain re-checks, never a verdict), the output formats, the progress line and
+the exit statuses.
+
+A record is a JSON-able dict with at least ``id`` (str), ``solved`` (bool: False when the time limit
+stopped the search), ``error`` (a one-line message, or None) and ``disagreement`` (a one-line message when
+the result contradicts an optimum stated in the input, or None).  This module belongs to the command-line
+layer: it prints.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import json
+import math
+import os
+import stat
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .cli._common import (EXIT_DISAGREES, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORKER_KILLED, Interrupted,
+                          say)
+from .errors import PdbtoolError
+
+FORMATS = ("text", "json", "csv")
+MAX_RESULTS_BYTES = 1 << 30   # a results file larger than this is not read back (it is not ours)
+_KILLED_TWICE = "__killed_twice__"
+
+
+class BatchError(PdbtoolError):
+    pass
+
+
+class FiniteFloat(click.ParamType):
+    """A finite number above ``low`` (NaN and infinity refused with one line and status 2)."""
+
+    name = "float"
+
+    def __init__(self, low: float = 0.0):
+        self.low = low
+
+    def convert(self, value, param, ctx):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number) or number <= self.low:
+            self.fail(f"{value!r} is not a finite number above {self.low:g}", param, ctx)
+        return number
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """What the batch options of a command asked for."""
+
+    jobs: int = 1
+    time_limit: float | None = None
+    output: str | None = None
+    resume: bool = False
+    progress: bool = False
+    ray: str | None = None
+    fmt: str = "text"
+
+
+def batch_options(func):
+    """Add the batch options (``--jobs``, ``--time-limit``, ``--output``, ``--resume``, ``--progress``,
+    ``--ray``, ``--format``) to a command; it receives them as one ``batch`` argument."""
+
+    @functools.wraps(func)
+    def wrapper(*args, jobs, time_limit, output, resume, show_progress, ray_address, fmt, **kwargs):
+        if resume and output is None:
+            raise click.UsageError("--resume applies with --output FILE")
+        if ray_address is not None and jobs > 1:
+            raise click.UsageError("--jobs does not apply with --ray (the cluster's CPUs are the workers)")
+        batch = BatchOptions(jobs=jobs, time_limit=time_limit, output=output, resume=resume,
+                             progress=show_progress, ray=ray_address, fmt=fmt)
+        return func(*args, batch=batch, **kwargs)
+
+    options = [
+        click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True,
+                     help="Solve instances in this many processes."),
+        click.option("--time-limit", type=FiniteFloat(), default=None, metavar="SECONDS",
+                     help="Give up an instance after this many seconds of search (reported as unsolved, with "
+                          "the best result found and the proven bound)."),
+        click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+                     help="Write the results to FILE as each instance ends, each synced to the disk (JSON "
+                          "Lines; CSV with --format csv)."),
+        click.option("--resume", is_flag=True,
+                     help="With --output: re-check the results FILE holds and solve only the instances it "
+                          "lacks, or whose held result fails the check, or that were unsolved or failed."),
+        click.option("--progress", "show_progress", is_flag=True,
+                     help="Progress lines on stderr even when it is not a terminal."),
+        click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+                     help="Solve on a Ray cluster (ADDRESS: auto, ray://host:10001); without ADDRESS on a local "
+                          "Ray instance started for the run.  Needs: pip install 'pdbtool[ray]'."),
+        click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+                     help="text: a line per instance and a summary; json: JSON Lines; csv: a row per instance."),
+    ]
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+# ---------------------------------------------------------------------------------------------------------
+# records
+
+
+def normalized(record: Any, item_id: str) -> dict:
+    """A record as the runner keeps it: the four keys present and of their types (a domain's slip is an
+    error of that instance, not a traceback)."""
+    if not isinstance(record, dict):
+        return {"id": item_id, "solved": False, "error": f"internal error: the solver returned "
+                f"{type(record).__name__}, not a record", "disagreement": None}
+    record = dict(record)
+    record["id"] = item_id
+    record["solved"] = bool(record.get("solved", False))
+    for key in ("error", "disagreement"):
+        value = record.get(key)
+        record[key] = None if value is None else str(value)
+    return record
+
+
+def failed(item_id: str, message: str, **extra) -> dict:
+    return {"id": item_id, "solved": False, "error": message, "disagreement": None, **extra}
+
+
+def solve_safely(solve_one: Callable, item, time_limit: float | None) -> dict:
+    """``solve_one(item, time_limit)`` as a record whatever happens inside, but a signal."""
+    item_id = str(item.id)
+    error = getattr(item, "error", None)
+    if error is not None:
+        return failed(item_id, str(error))
+    try:
+        return normalized(solve_one(item, time_limit), item_id)
+    except PdbtoolError as exc:
+        return failed(item_id, str(exc))
+    except MemoryError:
+        return failed(item_id, "out of memory")
+    except RecursionError:
+        return failed(item_id, "internal error: recursion too deep")
+    except Exception as exc:  # a bug of the domain's solver: one line for this instance, the batch goes on
+        return failed(item_id, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _typed_cell(text: str) -> Any:
+    """A CSV cell as it was written: JSON for anything but a plain string."""
+    if text == "":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _well_formed(record: Any) -> str | None:
+    """Why a record read back from a results file cannot be used as one, or None."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    if not isinstance(record.get("id"), str) or not record["id"]:
+        return "no instance id"
+    if not isinstance(record.get("solved"), bool):
+        return "'solved' is not true or false"
+    for key in ("error", "disagreement"):
+        if record.get(key) is not None and not isinstance(record[key], str):
+            return f"'{key}' is not text"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the results file
+
+
+class ResultsLog:
+    """A batch's results file: JSON Lines, or CSV with ``fmt`` csv.  Opened with ``resume`` it is read back
+    first: ``held`` maps each instance id to its last well-formed record and that record's line number.
+    Every record is appended, flushed and synced before the next; a line cut short by a kill is ended
+    before the next record, so that no record is lost with it."""
+
+    def __init__(self, path: str, fmt: str, columns: Sequence[str], resume: bool):
+        self.path = path
+        self.csv = fmt == "csv"
+        self.columns = list(columns)
+        self.held: dict[str, tuple[dict, int]] = {}
+        self.notes: list[str] = []
+        size = _regular_size(path)
+        if size and not resume:
+            raise BatchError(f"{path} holds results: add --resume to go on from them, or remove it")
+        if size > MAX_RESULTS_BYTES:
+            raise BatchError(f"{path}: {size:,} bytes, larger than a results file of pdbtool can be")
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except OSError as exc:
+            raise BatchError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced since the check
+                raise BatchError(f"{path}: not a regular file")
+            _lock(fd, path)
+            text = _read_all(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        self._needs_newline = bool(text) and not text.endswith(b"\n")
+        self._needs_header = self.csv and not text.strip()
+        if text:
+            self._read_back(text.decode("utf-8", errors="replace"))
+
+    def _read_back(self, text: str) -> None:
+        lines = text.split("\n")
+        if self.csv:
+            self._read_csv(lines)
+            return
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            why: str | None
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record, why = None, "not JSON (a line cut short?)"
+            else:
+                why = _well_formed(record)
+            if why is not None:
+                self.notes.append(f"{self.path}:{number}: {why}; ignored")
+                continue
+            self.held[record["id"]] = (record, number)
+
+    def _read_csv(self, lines: list[str]) -> None:
+        rows = csv.reader(lines)
+        try:
+            header = next(rows)
+        except (StopIteration, csv.Error):
+            return
+        if header != self.columns:
+            raise BatchError(f"{self.path}: its CSV columns are not those of this command's results: "
+                             f"remove it or name another --output")
+        for number, row in enumerate(rows, 2):
+            if not row:
+                continue
+            if len(row) != len(header):
+                self.notes.append(f"{self.path}:{number}: {len(row)} cells, not {len(header)}; ignored")
+                continue
+            record = {key: _typed_cell(cell) for key, cell in zip(header, row)}
+            if isinstance(record.get("id"), (int, float)):
+                record["id"] = row[header.index("id")]
+            why = _well_formed(record)
+            if why is not None:
+                self.notes.append(f"{self.path}:{number}: {why}; ignored")
+                continue
+            self.held[record["id"]] = (record, number)
+
+    def append(self, record: dict) -> None:
+        out = io.StringIO()
+        if self._needs_newline:
+            out.write("\n")
+        if self.csv:
+            writer = csv.writer(out, lineterminator="\n")
+            if self._needs_header:
+                writer.writerow(self.columns)
+            writer.writerow([_cell(record.get(key)) for key in self.columns])
+        else:
+            out.write(json.dumps(record) + "\n")
+        data = out.getvalue().encode()
+        try:
+            while data:
+                data = data[os.write(self._fd, data):]
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise BatchError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+        self._needs_newline = self._needs_header = False
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def _regular_size(path: str) -> int:
+    """The size of ``path``; 0 if it does not exist; refused if it is not a regular file."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise BatchError(f"{path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise BatchError(f"{path}: not a regular file")
+    return info.st_size
+
+
+def _lock(fd: int, path: str) -> None:
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise BatchError(f"{path} is being written by another pdbtool run") from None
+
+
+def _read_all(fd: int) -> bytes:
+    chunks: list[bytes] = []
+    os.lseek(fd, 0, os.SEEK_SET)
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# worker processes
+
+
+def die_with_parent() -> None:
+    """Ask Linux to send this process SIGTERM when its parent dies (a killed batch leaves no workers
+    searching on); elsewhere a worker notices its parent's end when its pipe closes."""
+    import signal
+
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _worker_main(conn, solve_one, time_limit) -> None:
+    import signal
+
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent stops the batch and its workers
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        conn.send(("ready", None))
+        while True:
+            task = conn.recv()
+            if task is None:
+                return
+            index, item = task
+            conn.send(("done", (index, solve_safely(solve_one, item, time_limit))))
+    except (EOFError, OSError):  # the parent is gone
+        return
+
+
+def _signal_name(signum: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _in_processes(items: list, solve_one: Callable, time_limit: float | None, jobs: int):
+    """Yield ``(index, record)`` as the instances end, solved in ``jobs`` spawned processes; the instance
+    of a worker that dies is tried once more in its replacement, and reported failed if that dies too."""
+    import multiprocessing
+    from collections import deque
+    from multiprocessing.connection import wait
+
+    ctx = multiprocessing.get_context("spawn")
+    workers: dict = {}   # connection -> [process, index held or None]
+
+    def spawn():
+        parent, child = ctx.Pipe()
+        process = ctx.Process(target=_worker_main, args=(child, solve_one, time_limit), daemon=True)
+        process.start()
+        child.close()
+        workers[parent] = [process, None]
+        return parent
+
+    pending = deque(range(len(items)))
+    tries = [0] * len(items)
+    left = len(items)
+    early_deaths = 0
+    try:
+        for _ in range(min(jobs, len(items))):
+            spawn()
+        while left:
+            sentinels = {w[0].sentinel: conn for conn, w in workers.items()}
+            for ready in wait(list(workers) + list(sentinels)):
+                conn = sentinels.get(ready, ready)
+                if conn not in workers:
+                    continue
+                process, held = workers[conn]
+                try:
+                    message = conn.recv() if ready is conn or conn.poll(0) else None
+                except (EOFError, OSError):
+                    message = None
+                if message is None:   # the worker died
+                    process.join()
+                    conn.close()
+                    del workers[conn]
+                    signum = -process.exitcode if process.exitcode is not None and process.exitcode < 0 else None
+                    how = f"killed by {_signal_name(signum)}" if signum else f"exited with status {process.exitcode}"
+                    if held is None:
+                        early_deaths += 1
+                        if early_deaths > 2 * jobs + 2:
+                            raise BatchError(f"worker processes die before they take an instance (last: {how})")
+                    elif tries[held] < 2:
+                        pending.appendleft(held)
+                    else:
+                        left -= 1
+                        record = failed(str(items[held].id), f"the worker solving it was {how}, twice (once "
+                                        f"retried)")
+                        record[_KILLED_TWICE] = True
+                        yield held, record
+                    if len(workers) < min(jobs, left):
+                        spawn()
+                    continue
+                kind, value = message
+                if kind == "done":
+                    index, record = value
+                    workers[conn][1] = None
+                    left -= 1
+                    yield index, record
+                if not pending:
+                    conn.send(None)
+                    continue
+                index = pending.popleft()
+                try:
+                    conn.send((index, items[index]))
+                except OSError:
+                    pending.appendleft(index)
+                    continue
+                tries[index] += 1
+                workers[conn][1] = index
+    finally:
+        for conn, (process, _) in list(workers.items()):
+            if process.is_alive():
+                process.kill()
+            process.join()
+            conn.close()
+
+
+def _on_ray(items: list, solve_one: Callable, time_limit: float | None, address: str):
+    try:
+        import ray
+    except ImportError:
+        raise BatchError("--ray needs Ray: pip install 'pdbtool[ray]'") from None
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=None if address == "local" else address, log_to_driver=False,
+                 include_dashboard=False, configure_logging=False)
+    try:
+        remote = ray.remote(solve_safely)
+        futures = {remote.remote(solve_one, item, time_limit): i for i, item in enumerate(items)}
+        waiting = list(futures)
+        while waiting:
+            done, waiting = ray.wait(waiting, num_returns=1)
+            for ref in done:
+                index = futures[ref]
+                try:
+                    yield index, ray.get(ref)
+                except Exception as exc:  # the task's worker died, or the cluster lost it
+                    yield index, failed(str(items[index].id), f"lost on the Ray cluster: {type(exc).__name__}")
+    finally:
+        if started:
+            ray.shutdown()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the run
+
+
+class _Printer:
+    """Records in input order on stdout, in the batch's format."""
+
+    def __init__(self, fmt: str, columns: Sequence[str], text_line: Callable[[dict], str] | None):
+        self.fmt = fmt
+        self.columns = list(columns)
+        self.text_line = text_line or (lambda r: json.dumps(r))
+        self.header_done = False
+
+    def __call__(self, record: dict) -> None:
+        if self.fmt == "json":
+            click.echo(json.dumps(record))
+        elif self.fmt == "csv":
+            out = io.StringIO()
+            writer = csv.writer(out, lineterminator="\n")
+            if not self.header_done:
+                writer.writerow(self.columns)
+                self.header_done = True
+            writer.writerow([_cell(record.get(key)) for key in self.columns])
+            click.echo(out.getvalue(), nl=False)
+        else:
+            click.echo(self.text_line(record))
+
+
+class _Progress:
+    def __init__(self, total: int, what: str, wanted: bool):
+        self.total = total
+        self.what = what
+        self.live = sys.stderr.isatty()
+        self.wanted = wanted or self.live
+        self.start = time.perf_counter()
+        self.done = self.failed = 0
+
+    def __call__(self, record: dict) -> None:
+        self.done += 1
+        self.failed += record["error"] is not None
+        if not self.wanted or self.total < 2:
+            return
+        elapsed = time.perf_counter() - self.start
+        left = elapsed * (self.total - self.done) / self.done
+        text = (f"pdbtool: {self.done} of {self.total} {self.what} done ({self.failed} failed), {elapsed:.0f} s, "
+                f"~{left:.0f} s left")
+        click.echo(("\r" + text + "\033[K") if self.live else text, err=True, nl=not self.live)
+
+    def close(self) -> None:
+        if self.wanted and self.live and self.total > 1:
+            click.echo("", err=True)
+
+
+def run_batch(items: Sequence, solve_one: Callable, batch: BatchOptions, *,
+              check_held: Callable[[Any, dict], str | None] | None = None,
+              text_line: Callable[[dict], str] | None = None, csv_columns: Sequence[str] = ("id", "solved", "error"),
+              what: str = "instances") -> int:
+    """Solve ``items`` with ``solve_one`` as ``batch`` asks, print each record and return the exit status
+    (0 fine, 1 an instance failed, 3 a result disagrees with its input, 4 a worker killed twice)."""
+    items = list(items)
+    ids = [str(item.id) for item in items]
+    seen: set[str] = set()
+    for name in ids:
+        if name in seen:
+            raise BatchError(f"two instances are named {name}: names must be unique in a batch")
+        seen.add(name)
+    columns = list(csv_columns)
+    log = ResultsLog(batch.output, batch.fmt, columns, batch.resume) if batch.output is not None else None
+    try:
+        held, todo = _held_and_todo(items, log, check_held)
+        printer = _Printer(batch.fmt, columns, text_line)
+        progress = _Progress(len(todo), what, batch.progress)
+        records: list[dict | None] = [None] * len(todo)
+        printed = 0
+
+        def finish(index: int, record: dict) -> None:
+            nonlocal printed
+            killed = record.pop(_KILLED_TWICE, False)
+            if log is not None:
+                log.append(record)
+            if killed:
+                record[_KILLED_TWICE] = True
+            records[index] = record
+            for key in ("error", "disagreement"):
+                if record[key] is not None:   # named on stderr whatever the format, for the batch's log
+                    say(f"{record['id']}: {record[key]}")
+            progress(record)
+            while printed < len(records) and records[printed] is not None:
+                shown = {k: v for k, v in records[printed].items() if k != _KILLED_TWICE}  # type: ignore[union-attr]
+                printer(shown)
+                printed += 1
+
+        try:
+            if batch.ray is not None:
+                stream = _on_ray(todo, solve_one, batch.time_limit, batch.ray)
+            elif batch.jobs > 1 and len(todo) > 1:
+                stream = _in_processes(todo, solve_one, batch.time_limit, batch.jobs)
+            else:
+                stream = ((i, solve_safely(solve_one, item, batch.time_limit)) for i, item in enumerate(todo))
+            for index, record in stream:
+                finish(index, record)
+        except Interrupted as stop:
+            done = sum(r is not None for r in records)
+            stop.note = (f"{done} of {len(todo)} {what} finished" +
+                         (f", kept in {batch.output} (--resume goes on)" if log is not None else ""))
+            raise
+        finally:
+            progress.close()
+        finished = [r for r in records if r is not None] + held
+        if batch.fmt == "text":
+            click.echo(_summary(finished, len(held), what, batch.output))
+        return _status(finished)
+    finally:
+        if log is not None:
+            log.close()
+
+
+def _held_and_todo(items: list, log: ResultsLog | None, check_held) -> tuple[list[dict], list]:
+    """The held records that pass their checks, and the items still to solve."""
+    if log is None:
+        return [], items
+    for note in log.notes:
+        say(note)
+    held, todo = [], []
+    retried = 0
+    for item in items:
+        entry = log.held.get(str(item.id))
+        if entry is None or getattr(item, "error", None) is not None:
+            todo.append(item)
+            continue
+        record, line = entry
+        if not record["solved"] or record["error"] is not None:
+            retried += 1
+            todo.append(item)
+            continue
+        try:
+            reason = check_held(item, record) if check_held is not None else None
+        except Exception as exc:  # a record of the wrong shape for the domain's check
+            reason = f"unreadable record ({type(exc).__name__})"
+        if reason is not None:
+            say(f"{log.path}:{line}: {item.id}: {reason}; solving it again")
+            todo.append(item)
+        else:
+            held.append(record)
+    say(f"{log.path}: {len(held)} of {len(items)} held results checked and kept, {len(todo)} to solve"
+        + (f" ({retried} unsolved or failed before)" if retried else ""))
+    return held, todo
+
+
+def _summary(records: list[dict], held: int, what: str, output: str | None) -> str:
+    solved = sum(r["solved"] and r["error"] is None for r in records)
+    errors = sum(r["error"] is not None for r in records)
+    unsolved = len(records) - solved - errors
+    disagree = sum(r["disagreement"] is not None for r in records)
+    text = f"{len(records)} {what}: {solved} solved, {unsolved} stopped by the time limit, {errors} failed"
+    if disagree:
+        text += f", {disagree} disagreeing with their input"
+    if held:
+        text += f" ({held} held in {output})"
+    return text
+
+
+def _status(records: list[dict]) -> int:
+    if any(r["disagreement"] is not None for r in records):
+        return EXIT_DISAGREES
+    if any(r.get(_KILLED_TWICE) for r in records):
+        return EXIT_WORKER_KILLED
+    return EXIT_FAILED if any(r["error"] is not None for r in records) else EXIT_OK
+
+
+def read_limited(path: str | os.PathLike, limit: int, what: str = "file") -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (``-``: standard input), refused in one line
+    otherwise: a FIFO or a device is never opened for a blocking read, ``/dev/zero`` never read to the end."""
+    if str(path) == "-":
+        data = sys.stdin.buffer.read(limit + 1)
+        if len(data) > limit:
+            raise BatchError(f"<stdin>: more than {limit:,} bytes, too large for a {what}")
+        return data
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise BatchError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise BatchError(f"{path}: not a regular file")
+        if info.st_size > limit:
+            raise BatchError(f"{path}: {info.st_size:,} bytes, too large for a {what} (at most {limit:,})")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise BatchError(f"{path}: more than {limit:,} bytes, too large for a {what}")
+    return data
+
+
+def instance_paths(arguments: Sequence[str], suffixes: Sequence[str]) -> list[str]:
+    """The files the arguments name: files as given, ``-``, and the files of a directory whose names end
+    in one of ``suffixes`` (sorted)."""
+    paths: list[str] = []
+    for arg in arguments:
+        if arg != "-" and os.path.isdir(arg):
+            found = sorted(str(p) for p in Path(arg).iterdir()
+                           if p.is_file() and (not suffixes or p.name.endswith(tuple(suffixes))))
+            if not found:
+                raise BatchError(f"{arg}: no instance files ({', '.join(suffixes)}) in this directory")
+            paths.extend(found)
+        else:
+            paths.append(arg)
+    return paths
+
+
+__all__ = ["BatchError", "BatchOptions", "EXIT_USAGE", "FiniteFloat", "ResultsLog", "batch_options", "die_with_parent",
+           "failed", "instance_paths", "read_limited", "run_batch", "solve_safely"]
