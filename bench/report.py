@@ -967,6 +967,9 @@ def vcover_table_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
+VC_SIDE_CLASSES = ["150-d16", "150-d30", "150-d60", "300-d16"]    # bench/bench_vcover.py's CLASSES
+
+
 @section("Vertex cover: side by side with Peaty and CP-SAT", ["vcover_side"], "python bench/bench_vcover.py --side")
 def vcover_side_section(plots: Plots, data) -> str:
     st = data.get("settings") or {}
@@ -987,13 +990,18 @@ def vcover_side_section(plots: Plots, data) -> str:
                          if ratio else "", _run_note((c.get("runs") or {}).get(solver) or {})])
     workers = sorted({w for c in (data.get("classes") or {}).values()
                       for w in ((c.get("summary") or {}).get("cp-sat") or {}).get("workers") or []})
-    out = [f"The same graphs, graph by graph, solver after solver (`bench/bench_vcover.py --side`): pdbtool's "
-           f"`{st.get('pdbtool_heuristic', 'default')}` on one thread (limit {fmt(st.get('pdbtool_limit'), 0)} s), "
-           f"Peaty on one thread (limit {fmt(st.get('peaty_limit'), 0)} s), CP-SAT on its default workers "
-           f"({', '.join(map(str, workers)) or '?'} here; limit {fmt(st.get('cpsat_limit'), 0)} s). CPU seconds "
-           "per graph, median over the class; a graph a solver did not solve counts at its CPU when stopped "
-           "(so its median is then a lower bound). \"wrong\": sizes that differ from Peaty's optimum. The target is "
-           "pdbtool's median at most 3 times Peaty's on every class.\n\n",
+    missing = [c for c in VC_SIDE_CLASSES if c not in (data.get("classes") or {})]
+    cpsat_workers = ", ".join(map(str, workers)) or "?"
+    out = [f"The same graphs in the same run (`bench/bench_vcover.py --side`): pdbtool's "
+           f"`{st.get('pdbtool_heuristic', 'default')}` on one thread, each class in one process after a small "
+           f"warm-up graph (so that loading its compiled kernels is not counted; wall limit "
+           f"{fmt(st.get('pdbtool_limit'), 0)} s a graph), then graph by graph Peaty on one thread (wall limit "
+           f"{fmt(st.get('peaty_limit'), 0)} s) and CP-SAT on its default workers ({cpsat_workers} here;"
+           f" `max_time_in_seconds` {fmt(st.get('cpsat_limit'), 0)}). CPU seconds per graph, median over the "
+           "class; a graph a solver did not solve counts at its CPU when stopped (so its median is then a lower "
+           "bound). \"wrong\": sizes that differ from Peaty's optimum. The target is pdbtool's median at most 3 "
+           "times Peaty's on every class." + (f" Not measured yet: {', '.join(missing)}." if missing else "")
+           + "\n\n",
            table(["class", "solver", "solved", "wrong", "median CPU s", "pdbtool / Peaty (medians)",
                   "per-graph ratio, median", "≤ 3", "load"], rows),
            "\n" + provenance(data) + "\n"]
