@@ -157,7 +157,8 @@ def run_table(args, binary: Path, out: Path) -> None:
         data["rows"][config] = {"records": [slim(r) for r in records], "time_limit": limit,
                                 "args": extra, "load_before": load_before, "load_after": load_average(),
                                 "wall_seconds": round(time.time() - t0, 1), "date": time.strftime(
-                                    "%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), "commit": git_commit()}
+                                    "%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), "commit": git_commit(),
+                                "command": " ".join([Path(sys.executable).name, *sys.argv])}
         data["summary"] = table_summary(data)
         write(out, {k: v for k, v in data.items() if k != "meta"}, started=started, load_before=None)
 
