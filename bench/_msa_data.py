@@ -127,7 +127,8 @@ def pdbtool_random(k: int, length: int, seed: int, folder: Path) -> Path | None:
     import io
 
     with contextlib.redirect_stdout(io.StringIO()) as said:
-        COMMANDS["random"].main(["-k", str(k), "--length", str(length), "--seed", str(seed), "-o", str(folder)],
+        COMMANDS["random"].main(["-k", str(k), "--length", str(length), "--seed", str(seed),
+                                 "--output-dir", str(folder)],
                                 prog_name="pdbtool random --domain msa", standalone_mode=False)
     return Path(said.getvalue().strip().splitlines()[-1])
 

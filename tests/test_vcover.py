@@ -374,7 +374,7 @@ def test_cli_disagreement_exit_3(tmp_path):
 
 def test_cli_jobs_resume_and_pace(tmp_path):
     d = tmp_path / "g"
-    assert run("random", ["--vertices", 40, "--degree", 8, "--seed", 3, "-n", 3, "--dir", d]).exit_code == 0
+    assert run("random", ["--vertices", 40, "--degree", 8, "--seed", 3, "-n", 3, "--output-dir", d]).exit_code == 0
     out = tmp_path / "r.jsonl"
     one = run("solve", [d, "--format", "json", "--cache-dir", tmp_path])
     two = run("solve", [d, "--format", "json", "--jobs", 2, "-H", "dynamic:3", "--cache-dir", tmp_path,

@@ -14,7 +14,8 @@ from typing import Any
 
 import click
 
-from ..cli._common import EXIT_DISAGREES, EXIT_FAILED, EXIT_OK, EXIT_USAGE, cache_dir_option, say, user_errors
+from ..cli._common import (EXIT_DISAGREES, EXIT_FAILED, EXIT_OK, EXIT_USAGE, cache_dir_option, say, seed_option,
+                           user_errors)
 
 NAME = "msa"
 HELP = "multiple sequence alignment: optimal sum-of-pairs alignments of FASTA files"
@@ -416,7 +417,7 @@ def verify(files, threads, fmt):
 @click.option("--alphabet", type=click.Choice(["protein", "dna"]), default="protein", show_default=True)
 @click.option("--count", "-n", type=click.IntRange(1, 100_000), default=1, show_default=True,
               help="Families to write (more than one needs --output-dir DIR).")
-@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True, metavar="SEED")
+@seed_option(0, "Seed of the first family; family i is seed + i.")
 @click.option("--output-dir", "output", type=click.Path(), default=None, metavar="DIR",
               help="Write family-K-LENGTH-SEED.fasta files into DIR (default: one family to stdout).")
 @user_errors

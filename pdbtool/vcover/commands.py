@@ -227,8 +227,9 @@ def solve_command(graphs, heuristic, reductions, branching, pace_dir, cache_dir,
 @click.option("--degree", type=click.FloatRange(0, None), required=True,
               help="Average degree: each graph has round(vertices * degree / 2) distinct edges, drawn uniformly.")
 @seed_option(0, "Seed; graph i of a seed is the same whatever -n.")
-@click.option("-n", "count", type=click.IntRange(1, 100_000), default=1, show_default=True, help="Graphs to draw.")
-@click.option("--dir", "directory", type=click.Path(file_okay=False), default=None,
+@click.option("--count", "-n", "count", type=click.IntRange(1, 100_000), default=1, show_default=True,
+              help="Graphs to draw.")
+@click.option("--output-dir", "directory", type=click.Path(file_okay=False), default=None,
               help="Write each graph to DIR/vc-N-D-sSEED-I.gr (needed with -n above 1; default: standard output).")
 @user_errors
 def random_command(vertices, degree, seed, count, directory):
@@ -237,13 +238,13 @@ def random_command(vertices, degree, seed, count, directory):
 
     \b
     Examples:
-      pdbtool random --domain vertex-cover --vertices 150 --degree 16 --seed 2003 -n 20 --dir examples/vc-150-16
+      pdbtool random --domain vertex-cover --vertices 150 --degree 16 --seed 2003 -n 20 --output-dir examples/vc-150-16
       pdbtool random --domain vertex-cover --vertices 300 --degree 16 > graph.gr
     """
     from .graph import format_pace, random_graph
 
     if count > 1 and directory is None:
-        raise BadInput("-n above 1 writes files: give --dir DIR")
+        raise BadInput("-n above 1 writes files: give --output-dir DIR")
     if directory is not None:
         Path(directory).mkdir(parents=True, exist_ok=True)
     for i in range(count):
