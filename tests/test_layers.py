@@ -22,6 +22,7 @@ LAYERS = [
     {"pdbtool.heuristics"},
     {"pdbtool.search"},
     {"pdbtool.analysis"},
+    {"pdbtool.plan"},
     {"pdbtool.hanoi4"},
     {"pdbtool.cli"},
     {"pdbtool", "pdbtool.__main__"},
