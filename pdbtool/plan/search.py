@@ -3,7 +3,7 @@
 Strategy: on a board whose partitions within the budget are few (``EXHAUSTIVE_MAX``), every one of them is
 scored.  Otherwise a first-improvement hill climb: it starts from the best of the starting points (the
 built-in partitions and catalogues of the board, and the tiles cut in row or column order into groups of
-each size, in every encoding the blank rule allows, that fit the budget), then tries the neighbours of
+the largest size that fits the budget, in every encoding the blank rule allows), then tries the neighbours of
 the current candidate in a seeded random order and moves to the first that scores better:
 
 * a tile moved to another group or to a group of its own, two tiles of two groups swapped, two groups
@@ -188,10 +188,15 @@ class Planner:
         if self.use_builtins:
             for _, c in self.builtin_candidates():
                 found.setdefault(c, None)
-        for k in range(1, len(self.tiles) + 1):
-            for order in ("rows", "columns"):
-                for e in self.encodings:
-                    found.setdefault(Candidate.make([row_chunks(self.board, k, order)], e), None)
+        # the tiles in row or column order in groups of the largest size that fits (smaller groups are
+        # their refinements, and a merge never lowers h)
+        for order in ("rows", "columns"):
+            for e in self.encodings:
+                for k in range(len(self.tiles), 0, -1):
+                    cand = Candidate.make([row_chunks(self.board, k, order)], e)
+                    if self.fits(cand):
+                        found.setdefault(cand, None)
+                        break
         return [c for c in found if self.fits(c)]
 
     # --- strategies -----------------------------------------------------------------------------------
