@@ -72,7 +72,7 @@ class SampleSet:
         where[rows, self.states.astype(np.int64)] = np.arange(n, dtype=np.int8)[None, :]
         self.where = where
         self.blank = where[:, 0].astype(np.int64)
-        self.reflected = None
+        self.reflected: np.ndarray | None = None
         if board.reflection_valid():
             cell, tile = board.reflect_cell(), board.reflect_tile()
             # the reflected state puts tile t where tile R(t) stands, transposed
@@ -82,7 +82,7 @@ class SampleSet:
 
     def manhattan(self, tiles, reflected: bool = False) -> np.ndarray:
         """The Manhattan distance of ``tiles`` in each state (or reflected state)."""
-        where = self.reflected if reflected else self.where
+        where = self.reflected if reflected and self.reflected is not None else self.where
         total = np.zeros(self.count, dtype=np.int64)
         for t in tiles:
             total += self._md[t][where[:, t].astype(np.int64)]
@@ -199,7 +199,9 @@ class Scorer:
             for side in range(2 if self.reflect else 1):
                 total = np.zeros(self.samples.count, dtype=np.int32)
                 for g in member:
-                    total += self.vectors(g, cand.encoding)[side]
+                    vector = self.vectors(g, cand.encoding)[side]
+                    assert vector is not None
+                    total += vector
                 sides.append(total)
             value = sides[0] if len(sides) == 1 else np.maximum(sides[0], sides[1])
             best = value if best is None else np.maximum(best, value)
