@@ -20,7 +20,6 @@ from pdbtool.tables.encodings import payload_bytes
 from pdbtool.tables.operations import build_tables, partition_plan
 from pdbtool.tables.partitions import load_partition
 
-pytestmark = pytest.mark.xdist_group("plan")
 
 
 def all_partitions(tiles):

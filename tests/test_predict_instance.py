@@ -10,7 +10,6 @@ from pdbtool.analysis.source import open_heuristic
 from pdbtool.puzzle.board import Board
 from pdbtool.search.driver import ITERATION_DONE, Search
 
-pytestmark = pytest.mark.xdist_group("predict_instance")
 
 
 @pytest.fixture(scope="module")
