@@ -221,6 +221,12 @@ class Planner:
         return out
 
     def run(self) -> PlanResult:
+        try:
+            return self._run()
+        finally:  # whatever stops it (an interrupt included), the scores computed are kept
+            self.state.save(self.elapsed(), force=True)
+
+    def _run(self) -> PlanResult:
         starts = self.starts()
         if not starts:
             raise PlanError(f"no partition of the {self.board.dims} board fits the budget (memory "
