@@ -23,6 +23,7 @@ LAYERS = [
     {"pdbtool.heuristics"},
     {"pdbtool.search"},
     {"pdbtool.analysis"},
+    {"pdbtool.plan"},
     {"pdbtool.hanoi4", "pdbtool.vcover", "pdbtool.msa"},
     {"pdbtool.cli", "pdbtool.batch", "pdbtool.vcover.commands", "pdbtool.msa.commands"},
     {"pdbtool", "pdbtool.__main__"},

@@ -20,6 +20,7 @@ COMMANDS = {
     "build": "Build pattern-database tables into the cache.",
     "convert": "Re-encode byte tables compactly (nibble, mod3, parity, min-nibble, sparse).",
     "inspect": "Show a table's header, size, checksum status and distance histogram.",
+    "plan": "Find the partition or catalogue of tables with the fewest predicted nodes for a memory budget.",
     "predict": "Predict IDA*'s nodes per iteration (Korf, Reid & Edelkamp) from a heuristic's sample.",
     "random": "Write instance files of random solvable states or random walks.",
     "sample": "The distribution of a heuristic's values over random (or all) solvable states.",

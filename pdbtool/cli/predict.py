@@ -20,11 +20,14 @@ from .sample import heuristic_options, instances_board, open_named
 @click.option("--samples", "-n", type=int, default=10_000_000, show_default=True,
               help="Random states sampled for the heuristic's distribution.")
 @click.option("--iterations", "per_iteration", is_flag=True, help="A line per iteration (text format).")
+@click.option("--stratified", "probes", type=click.IntRange(1, 10**7), default=None, metavar="PROBES",
+              help="Predict each instance's own search by stratified sampling of its tree (PROBES probes per "
+                   "iteration) instead of the expectation over random starts.")
 @format_option("text: a line per instance (--iterations: per iteration) and the total; json: an object per "
                "instance, then a summary object; csv: a row per instance.")
 @user_errors
 def command(instances, board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, seed, threads,
-            depth, beyond, samples, per_iteration, fmt):
+            depth, beyond, samples, per_iteration, probes, fmt):
     """Predict the nodes IDA* generates with a heuristic, iteration by iteration (Korf, Reid & Edelkamp
     2001): sum over depths i and blank cells c of N_i(c) P_c(d - i), from the brute-force tree's exact
     level sizes and the heuristic's sampled distribution per blank cell.
@@ -76,6 +79,16 @@ def command(instances, board_dims, goal, heuristic, partition, dynamic, no_refle
         if last < h0:
             raise PdbtoolError(f"{inst.where}: depth {last} is below h(start) = {h0}")
         starts.append((inst, h0, last))
+    if probes is not None:
+        if instances is None:
+            raise PdbtoolError("--stratified predicts the instances given: give an instance file")
+        from ..analysis.instance_prediction import InstancePredictor
+
+        parity = sample(h, min(samples, 20_000), seed, name=label).parity  # the bounds' step only
+        ss = InstancePredictor(h, probes, seed)
+        rows = [(inst, h0, last, ss.search(inst.tiles, h0, last, 2 if parity else 1)) for inst, h0, last in starts]
+        _echo_stratified(rows, label, h.board.dims, probes, seed, fmt, per_iteration)
+        return
     dist = sample(h, samples, seed, name=label)
     predictor = Predictor(dist)
     note = (f"{label} on {h.board.dims}: distribution of {dist.states:,} random states (seed {seed}, mean h "
@@ -129,3 +142,29 @@ def _d(x):
 def _j(x):
     """A prediction for JSON: a float, or an integer past a float's range."""
     return float(x) if abs(x) < 1e300 else int(x)
+
+
+def _echo_stratified(rows, label, dims, probes, seed, fmt, per_iteration):
+    total = sum(p.generated for *_, p in rows)
+    if fmt != "text":
+        with record_printer(fmt) as emit:
+            for inst, h0, last, p in rows:
+                emit({"id": inst.id, "h0": h0, "last_bound": last, "generated": p.generated, "expanded": p.expanded,
+                      "last_iteration_share": p.last_share,
+                      "iterations": [{"bound": i.bound, "generated": i.generated, "expanded": i.expanded,
+                                      "solutions": i.solutions} for i in p.iterations]})
+            if fmt == "json":  # csv: the rows only
+                emit({"summary": True, "method": "stratified", "heuristic": label, "board": dims,
+                      "instances": len(rows), "probes": probes, "seed": seed, "generated": total})
+        return
+    click.echo(f"{label} on {dims}: stratified sampling of each instance's own tree, {probes:,} probes per "
+               f"iteration (seed {seed}); the last iteration counted to its expected first solution")
+    for inst, h0, last, p in rows:
+        click.echo(f"{str(inst.id).ljust(6)} h0 {h0:>3}  bounds {h0}..{last}  iterations {len(p.iterations):>3}  "
+                   f"predicted generated {p.generated:>12.4g}  last iteration {p.iterations[-1].generated:>12.4g} "
+                   f"(share {p.last_share:.2f})")
+        if per_iteration:
+            for i in p.iterations:
+                click.echo(f"         bound {i.bound:>3}: generated {i.generated:>12.4g}  expanded {i.expanded:>12.4g}")
+    click.echo(f"predicted nodes generated: {total:.4g} in all, {total / len(rows):.4g} mean over {len(rows)} "
+               f"instances")

@@ -1,0 +1,243 @@
+"""``pdbtool plan``: the search against a brute-force enumeration of the partitions, resume, the budget."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from pdbtool.analysis.prediction import Predictor
+from pdbtool.analysis.sampling import Distribution
+from pdbtool.plan.run import PlanOptions, plan
+from pdbtool.plan.scoring import SampleSet, Scorer
+from pdbtool.plan.search import Planner, PlanInterrupted, StateFile, partitions_count, ranking_key
+from pdbtool.plan.space import Budget, Candidate, CostModel
+from pdbtool.puzzle.board import Board
+from pdbtool.tables.cache import TableCache
+from pdbtool.tables.encodings import payload_bytes
+from pdbtool.tables.operations import build_tables, partition_plan
+from pdbtool.tables.partitions import load_partition
+
+
+
+def all_partitions(tiles):
+    """Every set partition, by restricted growth strings (another enumeration than the planner's)."""
+    n = len(tiles)
+
+    def grow(i, labels, top):
+        if i == n:
+            groups = [[] for _ in range(top + 1)]
+            for t, lab in zip(tiles, labels):
+                groups[lab].append(t)
+            yield groups
+            return
+        for lab in range(top + 2):
+            yield from grow(i + 1, labels + [lab], max(top, lab))
+
+    yield from grow(1, [0], 0)
+
+
+def build_memory(board, groups, blank, encoding):
+    """The bytes ``build`` stores for a partition: its own table plan, every stored table's payload."""
+    from pdbtool.tables.partitions import Partition
+    from pdbtool.tables.ranking import TilePattern
+
+    part = Partition("p", board, tuple(TilePattern(board, g) for g in groups))
+    return sum(payload_bytes(encoding, p.entries) for p in partition_plan(part, blank).stored)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return TableCache(tmp_path_factory.mktemp("plan-cache"))
+
+
+def make_scorer(dims, cache, samples=1000):
+    board = Board.parse(dims)
+    ss = SampleSet(board, samples, 3)
+    scorer = Scorer(board, "minimized", True, ss, cache, 1)
+    scorer.set_reference("manhattan", ss.manhattan(range(1, board.n)))
+    return board, scorer
+
+
+@pytest.fixture(scope="module")
+def scorer33(cache):
+    return make_scorer("3x3", cache)
+
+
+@pytest.fixture(scope="module")
+def scorer34(cache):
+    return make_scorer("3x4", cache)
+
+
+def brute_force_best(board, scorer, memory, encodings, partitions):
+    """The best score over the ``partitions`` whose tables and builds fit ``memory``."""
+    costs = CostModel(board, "minimized")
+    budget = Budget(memory, None, 1)
+    best = None
+    count = 0
+    for groups in partitions:
+        for e in encodings:
+            cand = Candidate.make([groups], e)
+            c = costs.costs(cand)
+            if not budget.fits(c):
+                continue
+            assert c.memory == build_memory(board, cand.members[0], "minimized", e)
+            count += 1
+            s = scorer.score(cand)
+            if best is None or s.relative < best.relative:
+                best = s
+    return best, count
+
+
+def pairs_and_singles(tiles, most):
+    """Every partition of ``tiles`` into at most ``most`` pairs and single tiles."""
+
+    def pairs(rest, k):
+        if k == 0:
+            yield []
+            return
+        first = rest[0]
+        for u in rest[1:]:
+            left = [t for t in rest[1:] if t != u]
+            for tail in pairs(left, k - 1):
+                yield [(first, u)] + tail
+        if len(rest) > 2 * k:  # the first tile alone
+            yield from pairs(rest[1:], k)
+
+    for k in range(most + 1):
+        for chosen in pairs(list(tiles), k):
+            used = {t for p in chosen for t in p}
+            yield chosen + [(t,) for t in tiles if t not in used]
+
+
+def test_plan_is_the_enumerations_best(scorer33):
+    """3x3 within 600 bytes: a triple's build makes more than 600 bytes of arrays, a pair's 200, so the
+    partitions that fit are those into pairs and single tiles (every one of them: the tables of eight
+    single tiles and four pairs take 72 + 4 * 63 bytes), which the enumeration lists."""
+    board, scorer = scorer33
+    tiles = list(range(1, board.n))
+    memory, encodings, strategies = 600, ("byte",), ("exhaustive", "climb")
+    costs, budget = CostModel(board, "minimized"), Budget(memory, None, 1)
+    assert not budget.fits(costs.costs(Candidate.make([[(1, 2, 3)] + [(t,) for t in tiles[3:]]], "byte")))
+    partitions = pairs_and_singles(tiles, 4)
+    best, count = brute_force_best(board, scorer, memory, encodings, partitions)
+    assert count == 764  # the matchings of eight tiles
+    for strategy in strategies:
+        planner = Planner(board, scorer, budget, "minimized", StateFile(None, {}), encodings,
+                          strategy=strategy, max_members=1)
+        result = planner.run()
+        assert result.strategy == strategy
+        assert len(result.best.members) == 1
+        assert result.score.relative == pytest.approx(best.relative, rel=1e-12), strategy
+        if strategy == "exhaustive":
+            assert result.scored >= count
+
+
+def test_score_is_the_predictors(scorer33):
+    """The planner's score is Predictor.iteration_any_start's sum on the same distribution."""
+    board, scorer = scorer33
+    cand = Candidate.make([[(1, 2, 3), (4, 5, 6), (7, 8)]], "byte")
+    h = scorer.h(cand)
+    ss = scorer.samples
+    counts = np.zeros((board.n, int(h.max()) + 2), dtype=np.int64)
+    np.add.at(counts, (ss.blank, h), 1)
+    predictor = Predictor(Distribution(board, "x", counts, 0, False))
+    bound = scorer.weights.bound
+    ref = Predictor(Distribution(board, "md", _counts(board, ss.blank, ss.manhattan(range(1, 9))), 0, False))
+    expect = predictor.iteration_any_start(bound).generated / ref.iteration_any_start(bound).generated
+    assert scorer.score(cand).relative == pytest.approx(expect, rel=1e-9)
+
+
+def _counts(board, blank, h):
+    counts = np.zeros((board.n, int(h.max()) + 2), dtype=np.int64)
+    np.add.at(counts, (blank, h), 1)
+    return counts
+
+
+def test_merging_never_lowers_h(scorer34):
+    """A table of the union of two groups is at least the sum of theirs (byte tables, every sample)."""
+    _, scorer = scorer34
+    a, b = (1, 2, 4), (3, 5)
+    merged = scorer.h(Candidate.make([[a + b]], "byte"))
+    apart = scorer.h(Candidate.make([[a, b]], "byte"))
+    assert (merged >= apart).all() and (merged > apart).any()
+
+
+def test_resumed_plan_equals_uninterrupted(scorer33, tmp_path):
+    board, scorer = scorer33
+    args = dict(encodings=("byte", "nibble"), strategy="climb", max_members=2, seed=5)
+    whole = Planner(board, scorer, Budget(2500, None, 1), "minimized", StateFile(None, {}), **args).run()
+    assert whole.steps >= 2
+    path = tmp_path / "plan.state"
+    stops = 0
+    for stop in (7, 19, 40):
+        try:
+            Planner(board, scorer, Budget(2500, None, 1), "minimized", StateFile(path, {"c": 1}), stop_after=stop,
+                    **args).run()
+            break
+        except PlanInterrupted:
+            stops += 1
+        held = json.loads(path.read_text())["scores"]
+        assert len(held) >= stop
+    assert stops >= 1
+    resumed = Planner(board, scorer, Budget(2500, None, 1), "minimized", StateFile(path, {"c": 1}), **args).run()
+    assert resumed.best == whole.best and resumed.history == whole.history
+    assert resumed.computed < whole.computed
+    with pytest.raises(Exception, match="another plan"):
+        StateFile(path, {"c": 2})
+
+
+@pytest.mark.parametrize("dims,memory", [("3x3", 2500), ("3x4", 40000)])
+def test_budget_never_exceeded(dims, memory, cache, tmp_path):
+    """The file the plan writes, built by build's own code, stores at most the budget."""
+    options = PlanOptions(board=Board.parse(dims), memory=memory, samples=1000, seed=1, strategy="climb",
+                          max_members=3, cache_dir=str(cache.dir), threads=1)
+    outcome = plan(options, tmp_path / "s.state")
+    path = tmp_path / "plan.txt"
+    path.write_text(outcome.file_text(str(path)))
+    part = load_partition(str(path))
+    stored = [o for o in build_tables(cache, partition_plan(part, "minimized"), outcome.best.encoding, threads=1)
+              if o.shared is None]
+    made = sum(payload_bytes(outcome.best.encoding, o.record["entries"]) for o in stored)
+    assert made == outcome.memory <= memory
+    costs = CostModel(options.board, "minimized").costs(outcome.best)
+    assert costs.build_peak <= memory
+    if outcome.result.builtin is not None:  # never worse than the best built-in that fits
+        assert outcome.result.score.relative <= outcome.result.builtin[2].relative
+
+
+def test_partitions_count():
+    assert partitions_count(8, 8) == 4140  # Bell(8)
+    assert partitions_count(11, 2) == 35696
+    assert partitions_count(5, 1) == 1
+
+
+def test_cli_writes_a_partition_build_takes(cache, tmp_path):
+    from pdbtool.cli.plan import command
+
+    out = tmp_path / "p.txt"
+    result = CliRunner().invoke(command, ["--board", "3x3", "--memory", "4K", "--samples", "1000", "--cache-dir",
+                                          str(cache.dir), "--max-partitions", "1", "-o", str(out), "--format",
+                                          "json", "--threads", "1"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output.strip().splitlines()[-1])
+    assert data["memory"] <= 4096 and data["output"] == str(out)
+    part = load_partition(str(out))
+    assert [list(p.tiles) for p in part.patterns] == sorted(data["partitions"][0], key=lambda g: (-len(g), g))
+    bad = CliRunner().invoke(command, ["--board", "3x3", "--memory", "lots"])
+    assert bad.exit_code == 2 and "8G" in bad.output
+    none = CliRunner().invoke(command, ["--board", "3x3", "--memory", "10", "--cache-dir", str(cache.dir),
+                                        "--samples", "1000"])
+    assert none.exit_code == 1 and "fits the budget" in none.output
+
+
+def test_ranking_prefers_byte_then_memory(scorer33):
+    board, scorer = scorer33
+    costs = CostModel(board, "minimized")
+    a = Candidate.make([[(1, 2, 3, 4), (5, 6, 7, 8)]], "byte")
+    b = Candidate.make([[(1, 2, 3, 4), (5, 6, 7, 8)]], "nibble")
+    sa, sb = scorer.score(a), scorer.score(b)
+    assert sa == sb
+    assert ranking_key(a, sa, costs) < ranking_key(b, sb, costs)
