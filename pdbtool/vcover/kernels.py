@@ -674,8 +674,9 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
                 if sc[S_G] + free - c >= sc[S_BEST]:
                     sc[S_PHASE] = PHASE_BACK
                     continue
-                if cbits.shape[0] == 2 * n and work.shape[0] >= base + 4 * n:
-                    tighten(adjbits, order_v, order_k, free, kmin, cbits, cbits[n:], work[base:base + n],
+                if cbits.shape[0] == 3 * n and work.shape[0] >= base + 4 * n:
+                    tighten(adjbits, order_v, order_k, free, kmin, cbits, cbits[n:2 * n], cbits[2 * n:],
+                            work[base:base + n],
                             work[base + n:base + 2 * n], work[base + 2 * n:base + 3 * n],
                             work[base + 3 * n:base + 4 * n])
             d = sc[S_DEPTH]

@@ -266,7 +266,7 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
             fr_len, fr_pos = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
             buf_v = np.zeros(n * (n + 1) // 2 + 2 * n + 2, dtype=np.int64)
             buf_k = np.zeros_like(buf_v)
-            cbit_rows = (2 * n if maxsat else n) if renumber else 0
+            cbit_rows = (3 * n if maxsat else n) if renumber else 0
             cbits = np.zeros((cbit_rows, words), dtype=np.uint64)
             if maxsat:
                 work = np.zeros(11 * n + 2 * words + 16, dtype=np.int64)
