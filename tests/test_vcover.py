@@ -418,3 +418,55 @@ def test_cli_tables_build_inspect_verify(tmp_path):
     assert failed.exit_code == 3 and "FAIL" in failed.stdout
     refused = run("inspect", [tmp_path / "g.gr"])
     assert refused.exit_code == 1 and "not a pdbtool table" in refused.stderr
+
+
+# --- the MaxSAT-style tightening ------------------------------------------------------------------------------
+
+TIGHTEN_TRIALS = 150
+
+
+def test_maxsat_tightening_is_sound_against_brute_force():
+    """Every vertex that the tightening takes out of the branching list keeps the independent sets of the
+    first kmin cliques and the moved vertices at kmin vertices at most."""
+    from pdbtool.vcover.maxsat import tighten
+
+    rng = np.random.default_rng(53)
+    moved_total = 0
+    for _ in range(TIGHTEN_TRIALS):
+        n = int(rng.integers(8, 23))
+        edges = random_edges(rng, n, float(rng.uniform(0.4, 0.85)))
+        indptr, indices = csr_of(n, edges)
+        words = (n + 63) // 64
+        adj = K.adjacency_bits(indptr, indices, words)
+        status = np.zeros(n, dtype=np.int8)
+        deg = (indptr[1:] - indptr[:-1]).astype(np.int64)
+        pbits, qbits = np.zeros(words, dtype=np.uint64), np.zeros(words, dtype=np.uint64)
+        order_v, order_k = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        free, c = K.clique_cover_order(status, deg, adj, pbits, qbits, order_v, order_k)
+        for kmin in range(1, c):
+            ks = order_k.copy()
+            cbits = np.zeros((3 * n, words), dtype=np.uint64)
+            for v, k in zip(order_v[:free].tolist(), ks[:free].tolist()):
+                cbits[k - 1, v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+            scratch = [np.zeros(n, dtype=np.int64) for _ in range(4)]
+            moved = tighten(adj, order_v, ks, free, kmin, cbits, cbits[n:2 * n], cbits[2 * n:], *scratch)
+            inside = [v for v, k in zip(order_v[:free].tolist(), ks[:free].tolist()) if k == -1 or k <= kmin]
+            assert moved == sum(1 for k in ks[:free].tolist() if k == -1)
+            moved_total += moved
+            index = {v: i for i, v in enumerate(inside)}
+            sub = [(index[u], index[v]) for u, v in edges.tolist() if u in index and v in index]
+            alpha = len(inside) - oracle(len(inside), sub)
+            assert alpha <= kmin, (n, edges.tolist(), kmin, ks.tolist())
+    assert moved_total > 0
+
+
+def test_maxsat_on_and_off_find_the_optimum():
+    rng = np.random.default_rng(54)
+    for _ in range(6):
+        n = int(rng.integers(20, 31))
+        g = Graph(n, random_edges(rng, n, float(rng.uniform(0.2, 0.5))))
+        opt = oracle(n, g.edges)
+        for maxsat in (True, False):
+            result = solve(g, "cliques", "none", maxsat=maxsat)
+            assert result.optimal and result.size == opt == result.lower_bound
+            check_cover(g, result.cover, opt)

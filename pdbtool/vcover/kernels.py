@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit
 
 from .._native.intrinsics import popcount, trailing_zeros
+from .maxsat import tighten
 
 FREE, IN, OUT = 0, 1, 2
 
@@ -643,6 +644,7 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
     qbits = work[7 * n + words:7 * n + 2 * words].view(np.uint64)
     order_v = work[3 * n:4 * n]
     order_k = work[4 * n:5 * n]
+    base = 7 * n + 2 * words + 8  # the MaxSAT tightening's scratch, when work is long enough
     budget = sc[S_NODES] + max_nodes
     others = flags & ~(F_CLIQUES | F_OUT_FIRST)
     while sc[S_NODES] < budget:
@@ -667,11 +669,16 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
                 sc[S_PHASE] = PHASE_BACK
                 continue
             kmin = sc[S_G] + free - sc[S_BEST]
-            if kmin > 0 and cbits.shape[0] == n:
+            if kmin > 0 and cbits.shape[0] >= n:
                 c = renumber(adjbits, order_v, order_k, free, c, kmin, cbits, work[5 * n:6 * n])
                 if sc[S_G] + free - c >= sc[S_BEST]:
                     sc[S_PHASE] = PHASE_BACK
                     continue
+                if cbits.shape[0] == 3 * n and work.shape[0] >= base + 4 * n:
+                    tighten(adjbits, order_v, order_k, free, kmin, cbits, cbits[n:2 * n], cbits[2 * n:],
+                            work[base:base + n],
+                            work[base + n:base + 2 * n], work[base + 2 * n:base + 3 * n],
+                            work[base + 3 * n:base + 4 * n])
             d = sc[S_DEPTH]
             start = 0 if d == 0 else fr_start[d - 1] + fr_len[d - 1] + 1
             length = 0

@@ -202,7 +202,7 @@ def _max_rss() -> int:
 def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = None,
           time_limit: float | None = None, cliques: CliqueTable | None = None, out_first: bool = False,
           progress: Callable[[int], None] | None = None, branching: str = "auto",
-          renumber: bool = True) -> CoverResult:
+          renumber: bool = True, maxsat: bool = True) -> CoverResult:
     """A minimum vertex cover of ``graph`` (or, past ``time_limit`` seconds, the best cover found and a
     proven lower bound), checked before it is returned.
 
@@ -266,7 +266,10 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
             fr_len, fr_pos = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
             buf_v = np.zeros(n * (n + 1) // 2 + 2 * n + 2, dtype=np.int64)
             buf_k = np.zeros_like(buf_v)
-            cbits = np.zeros((n, words), dtype=np.uint64) if renumber else np.zeros((0, words), dtype=np.uint64)
+            cbit_rows = (3 * n if maxsat else n) if renumber else 0
+            cbits = np.zeros((cbit_rows, words), dtype=np.uint64)
+            if maxsat:
+                work = np.zeros(11 * n + 2 * words + 16, dtype=np.int64)
         elif branching == "cliques":
             raise SearchError("branching on cliques needs the cliques bound and at most "
                               f"{DENSE_MAX:,} vertices in a component")
