@@ -129,6 +129,46 @@ def test_heuristics_admissible_and_consistent_on_every_node(small_family, model,
         assert value[tuple(lens)] == 0
 
 
+@pytest.fixture(scope="module")
+def five_family():
+    from pdbtool.msa.families import family
+
+    return family(5, 4, seed=5, substitution=0.4, indel=0.3)
+
+
+@pytest.mark.parametrize("model", [PASTAR, BLOSUM], ids=["pastar", "blosum62"])
+def test_every_packing_admissible_consistent_and_above_each_partition(five_family, model):
+    """Five sequences, every packing of triangles (the best one at each node): admissible and consistent on
+    every lattice node of the tables cut at the progressive bound, and at least each single packing."""
+    seqs = five_family
+    codes = encode(model, seqs)
+    fwd, back, moves, step = lattice(model, seqs)
+    k = len(seqs)
+    best = back[tuple([0] * k)]
+    lens = np.array([len(s) for s in seqs], dtype=np.int64)
+    strides = strides_of(lens)
+    every = build(model, codes, None, 0)
+    assert len(every.partitions) == 15 and len(every.triangles) == 10
+    h = node_heuristics(k, lens, strides, *every.arrays())
+    singles = [node_heuristics(k, lens, strides, *build(model, codes, [[every.triangles[t] for t in part]])
+                               .arrays()) for part in every.partitions]
+    assert np.array_equal(h, np.maximum.reduce(singles))
+    nodes = list(itertools.product(*(range(n + 1) for n in lens)))
+    value = {x: int(h[sum(x[i] * strides[i] for i in range(k))]) for x in nodes}
+    for x in nodes:
+        if value[x] >= INF:
+            assert fwd[x] + back[x] > best, x
+            continue
+        if fwd[x] + back[x] == best:
+            assert value[x] <= back[x], x
+        for m in moves:
+            y = tuple(x[i] + m[i] for i in range(k))
+            if all(y[i] <= lens[i] for i in range(k)) and value[y] < INF:
+                assert value[x] <= step(x, m) + value[y], (x, m)
+    assert value[tuple(lens)] == 0
+    assert value[tuple([0] * k)] <= best
+
+
 def needleman_wunsch(model, a, b):
     D = {(0, 0): 0}
     for i in range(len(a) + 1):

@@ -241,8 +241,9 @@ def cost_options(func):
                      help="Three-way tables: auto (the triangles that gain most at the start), none (pairwise "
                           "only), or a partition of triangles sharing no pair, e.g. 0-1-2,3-4-5 (repeat for "
                           "the max over several)."),
-        click.option("--partitions", type=click.IntRange(1, 16), default=1, show_default=True,
-                     help="With --triangles auto: the max over this many of the best partitions."),
+        click.option("--partitions", type=PartitionCount(), default="1", show_default=True, metavar="N|all",
+                     help="With --triangles auto: the max over this many of the best partitions (all: every "
+                          "packing of triangles, the best one at each node)."),
         click.option("--column-bound/--no-column-bound", default=True, show_default=True,
                      help="When two gaps cost something (pastar): also bound the columns where a pair has two "
                           "gaps (--no-column-bound: the plain pairwise tables of PA-Star, for comparison)."),
@@ -256,6 +257,25 @@ def cost_options(func):
     for option in reversed(options):
         func = option(func)
     return func
+
+
+class PartitionCount(click.ParamType):
+    """``--partitions``: a count from 1 to 1000, or ``all`` (0)."""
+
+    name = "N|all"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        if str(value).strip().lower() == "all":
+            return 0
+        try:
+            n = int(value)
+        except ValueError:
+            n = -1
+        if not 1 <= n <= 1000:
+            self.fail(f"{value!r} is neither a count from 1 to 1000 nor 'all'", param, ctx)
+        return n
 
 
 def _settings(cost, gaps, gap, gap_open, triangles, partitions, column_bound, memory, threads, cache_dir,

@@ -324,7 +324,8 @@ def triangle_start(cnt_lo_cells) -> int:
 
 def choose(k, tables, pair_start, max_partitions, gap_gap=0, rest_start=0):
     """The packings of triangles whose tables add most at the start node (their gain over the pairs they
-    replace, ``pair_start``: each pair's value there), the best ``max_partitions`` of them."""
+    replace, ``pair_start``: each pair's value there), the best ``max_partitions`` of them (0: every packing,
+    so that the search's max over them is the best packing at each node)."""
     gain = {}
     for t, table in tables.items():
         v = triangle_start(table)
@@ -333,4 +334,4 @@ def choose(k, tables, pair_start, max_partitions, gap_gap=0, rest_start=0):
         pair_sum = sum(pair_start[e] for e in itertools.combinations(t, 2))
         gain[t] = max(0, v - pair_sum) if v < dp.INF else 0
     ranked = sorted(packings(k), key=lambda part: -sum(gain[t] for t in part))
-    return ranked[:max(1, max_partitions)]
+    return ranked if max_partitions <= 0 else ranked[:max_partitions]

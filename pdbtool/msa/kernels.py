@@ -126,34 +126,40 @@ def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta
     same dynamic program with every column ``gg`` cheaper) plus ``gg`` times the columns left at least
     (the longest remaining suffix); a triangle's table (its columns ``3 gg`` cheaper) adds ``3 gg`` times the
     same, and takes at least the sum of its three pairs."""
-    best = 0
     rest = 0
     if gg > 0:
         for i in range(k):
             if lens[i] - x[i] > rest:
                 rest = lens[i] - x[i]
+    # Each pair's and each triangle's value once, then every partition's sum from them: the max over many
+    # partitions (every packing of triangles, the per-node choice) costs little more than one.
+    npairs = pi.shape[0]
+    pv = np.empty(npairs, dtype=np.int64)
+    for p in range(npairs):
+        pv[p] = pair_value(p, x, ptab, poff, pi, pj, pw, ptab2, gg, rest)
+    nt = ta.shape[0]
+    tv = np.empty(max(nt, 1), dtype=np.int64)
+    for t in range(nt):
+        r = trows[t] + x[ta[t]] * tw[t] + x[tb[t]]
+        off = x[tc[t]] - tlo[r]
+        if off < 0 or off >= tcnt[r]:
+            return INF
+        v = tcells[tstart[r] + off]
+        if v >= INF:
+            return INF
+        a, b, c = ta[t], tb[t], tc[t]
+        w = pv[pair_index(a, b, k)] + pv[pair_index(a, c, k)] + pv[pair_index(b, c, k)]
+        if gg > 0:
+            v += 3 * gg * rest
+        # at least its three pairs' sum (with gg, their two-gap bound may be the larger)
+        tv[t] = v if v > w else w
+    best = 0
     for q in range(pp_off.shape[0] - 1):
         total = 0
         for e in range(pp_off[q], pp_off[q + 1]):
-            total += pair_value(part_pairs[e], x, ptab, poff, pi, pj, pw, ptab2, gg, rest)
+            total += pv[part_pairs[e]]
         for e in range(pt_off[q], pt_off[q + 1]):
-            t = part_tris[e]
-            r = trows[t] + x[ta[t]] * tw[t] + x[tb[t]]
-            off = x[tc[t]] - tlo[r]
-            if off < 0 or off >= tcnt[r]:
-                return INF
-            v = tcells[tstart[r] + off]
-            if v >= INF:
-                return INF
-            if gg > 0:
-                v += 3 * gg * rest
-                a, b, c = ta[t], tb[t], tc[t]
-                w = (pair_value(pair_index(a, b, k), x, ptab, poff, pi, pj, pw, ptab2, gg, rest)
-                     + pair_value(pair_index(a, c, k), x, ptab, poff, pi, pj, pw, ptab2, gg, rest)
-                     + pair_value(pair_index(b, c, k), x, ptab, poff, pi, pj, pw, ptab2, gg, rest))
-                if w > v:
-                    v = w
-            total += v
+            total += tv[part_tris[e]]
         if total > best:
             best = total
     return best
