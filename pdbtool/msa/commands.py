@@ -80,7 +80,7 @@ class Settings:
     gap: int | None = None
     gap_open: int | None = None
     triangles: tuple[str, ...] = ("auto",)
-    partitions: int = 1
+    partitions: int = 3
     search: str = "astar"
     slack: int = 0
     memory: int | None = None
@@ -241,7 +241,7 @@ def cost_options(func):
                      help="Three-way tables: auto (the triangles that gain most at the start), none (pairwise "
                           "only), or a partition of triangles sharing no pair, e.g. 0-1-2,3-4-5 (repeat for "
                           "the max over several)."),
-        click.option("--partitions", type=PartitionCount(), default="1", show_default=True, metavar="N|all",
+        click.option("--partitions", type=PartitionCount(), default="3", show_default=True, metavar="N|all",
                      help="With --triangles auto: the max over this many of the best partitions (all: every "
                           "packing of triangles, the best one at each node)."),
         click.option("--column-bound/--no-column-bound", default=True, show_default=True,

@@ -208,7 +208,7 @@ def upper_bound(model: CostModel, codes: list[np.ndarray], suffix: dict) -> tupl
     return alignment_cost(model, text), rows
 
 
-def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partitions: int = 1,
+def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partitions: int = 3,
           memory: int | None = None, threads: int | None = None, bound: int | None = None,
           column_bound: bool = True) -> Heuristic:
     """The heuristic of one instance: every pairwise table, and the three-way tables of ``partitions``
