@@ -118,7 +118,7 @@ def pair_index(i, j, k):
 
 @njit(cache=True)
 def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-              part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens):
+              part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens, share):
     """The max over the partitions of the sum of their pairwise and three-way table values at ``x``;
     ``INF`` when a three-way table has no cell there (no alignment within the upper bound passes).
 
@@ -154,6 +154,14 @@ def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta
         # at least its three pairs' sum (with gg, their two-gap bound may be the larger)
         tv[t] = v if v > w else w
     best = 0
+    if share > 0:
+        # Every triangle held, each pair in ``share`` of them: an alignment's cost is the sum over all
+        # triangles of their pairs' costs divided by ``share``, so the same average of the triangles' values
+        # is a bound too (a fractional packing; its floor stays consistent, the costs being integers).
+        total = 0
+        for t in range(nt):
+            total += tv[t]
+        best = total // share
     for q in range(pp_off.shape[0] - 1):
         total = 0
         for e in range(pp_off[q], pp_off[q + 1]):
@@ -168,7 +176,7 @@ def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta
 @njit(cache=True, nogil=True)
 def search(codes, seq_off, lens, strides, sub, gap, gap_gap, bound,
            ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-           part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2,
+           part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share,
            keys, g_of, parent, qf, fexp, index, hprio, hnode, st, partial, chunk):
     """Run A* (``partial`` < 0) or PEA* (``partial`` >= 0: offer only the children with f at most the node's f
     plus ``partial``, and put the node back at its least f above that) for at most ``chunk`` expansions.
@@ -247,7 +255,7 @@ def search(codes, seq_off, lens, strides, sub, gap, gap_gap, bound,
                     else:
                         cost += gap_gap
             h = heuristic(y, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-                          part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2)
+                          part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share)
             st[S_GENERATED] += 1
             if h >= INF:
                 st[S_PRUNED] += 1
@@ -308,7 +316,7 @@ def path_keys(keys, parent, goal):
 
 @njit(cache=True)
 def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-                    part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2):
+                    part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share):
     """The heuristic at every lattice node, indexed by the packed key (for tests of small instances)."""
     total = np.int64(1)
     for i in range(k):
@@ -319,5 +327,5 @@ def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, tlo, tcnt, 
         for i in range(k):
             x[i] = (key // strides[i]) % (lens[i] + 1)
         out[key] = heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-                             part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2)
+                             part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share)
     return out
