@@ -129,6 +129,51 @@ def test_heuristics_admissible_and_consistent_on_every_node(small_family, model,
         assert value[tuple(lens)] == 0
 
 
+@pytest.fixture(scope="module")
+def five_family():
+    from pdbtool.msa.families import family
+
+    return family(5, 5, seed=8, substitution=0.4, indel=0.3)
+
+
+@pytest.mark.parametrize("model", [PASTAR, BLOSUM], ids=["pastar", "blosum62"])
+def test_every_packing_admissible_consistent_and_above_each_partition(five_family, model):
+    """Five sequences, every triangle held: the best packing at each node and the triangles' average,
+    admissible and consistent on every lattice node, at least each packing alone and above them somewhere."""
+    seqs = five_family
+    codes = encode(model, seqs)
+    fwd, back, moves, step = lattice(model, seqs)
+    k = len(seqs)
+    best = back[tuple([0] * k)]
+    lens = np.array([len(s) for s in seqs], dtype=np.int64)
+    strides = strides_of(lens)
+    nodes = list(itertools.product(*(range(n + 1) for n in lens)))
+    for bound in (None, 10**8):   # the progressive alignment's bound, and no cut at all
+        every = build(model, codes, None, 0, bound=bound)
+        assert len(every.partitions) == 15 and len(every.triangles) == 10 and every.share() == 3
+        h = node_heuristics(k, lens, strides, *every.arrays())
+        singles = np.maximum.reduce([
+            node_heuristics(k, lens, strides, *build(model, codes, [[every.triangles[t] for t in part]],
+                                                     bound=bound).arrays())
+            for part in every.partitions])
+        assert (h >= singles).all()
+        if bound is not None:
+            assert (h > singles).any()     # the triangles' average beats every packing somewhere
+        value = {x: int(h[sum(x[i] * strides[i] for i in range(k))]) for x in nodes}
+        for x in nodes:
+            on_optimal = fwd[x] + back[x] == best
+            if value[x] >= INF:
+                assert bound is None and not on_optimal, x
+                continue
+            if bound is not None or on_optimal:
+                assert value[x] <= back[x], x
+            for m in moves:
+                y = tuple(x[i] + m[i] for i in range(k))
+                if all(y[i] <= lens[i] for i in range(k)) and value[y] < INF:
+                    assert value[x] <= step(x, m) + value[y], (x, m)
+        assert value[tuple(lens)] == 0
+
+
 def needleman_wunsch(model, a, b):
     D = {(0, 0): 0}
     for i in range(len(a) + 1):

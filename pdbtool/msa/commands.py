@@ -80,7 +80,7 @@ class Settings:
     gap: int | None = None
     gap_open: int | None = None
     triangles: tuple[str, ...] = ("auto",)
-    partitions: int = 1
+    partitions: int = -1
     search: str = "astar"
     slack: int = 0
     memory: int | None = None
@@ -241,8 +241,11 @@ def cost_options(func):
                      help="Three-way tables: auto (the triangles that gain most at the start), none (pairwise "
                           "only), or a partition of triangles sharing no pair, e.g. 0-1-2,3-4-5 (repeat for "
                           "the max over several)."),
-        click.option("--partitions", type=click.IntRange(1, 16), default=1, show_default=True,
-                     help="With --triangles auto: the max over this many of the best partitions."),
+        click.option("--partitions", type=PartitionCount(), default="auto", show_default=True,
+                     metavar="auto|all|N",
+                     help="With --triangles auto: the max over the N best partitions, or all (every packing of "
+                          "triangles: the best one at each node, and the triangles' average); auto: all up to "
+                          "6 sequences, else 3."),
         click.option("--column-bound/--no-column-bound", default=True, show_default=True,
                      help="When two gaps cost something (pastar): also bound the columns where a pair has two "
                           "gaps (--no-column-bound: the plain pairwise tables of PA-Star, for comparison)."),
@@ -256,6 +259,26 @@ def cost_options(func):
     for option in reversed(options):
         func = option(func)
     return func
+
+
+class PartitionCount(click.ParamType):
+    """``--partitions``: a count from 1 to 1000, ``all`` (0) or ``auto`` (-1)."""
+
+    name = "auto|all|N"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        word = str(value).strip().lower()
+        if word in ("all", "auto"):
+            return 0 if word == "all" else -1
+        try:
+            n = int(word)
+        except ValueError:
+            n = -1
+        if not 1 <= n <= 1000:
+            self.fail(f"{value!r} is neither auto, all, nor a count from 1 to 1000", param, ctx)
+        return n
 
 
 def _settings(cost, gaps, gap, gap_open, triangles, partitions, column_bound, memory, threads, cache_dir,

@@ -34,6 +34,9 @@ from . import dp
 from .costs import CostModel, alignment_cost
 
 
+ALL_PACKINGS_UP_TO = 40   # the packings of 6 sequences; 7 have 450, each node would look up all 35 triangles
+
+
 class HeuristicError(PdbtoolError):
     """A heuristic that cannot be built: a malformed partition, or tables past the memory allowed."""
 
@@ -134,7 +137,8 @@ class Heuristic:
             return "pairwise" + columns
         parts = [",".join("-".join(map(str, self.triangles[t])) for t in part) or "pairwise"
                  for part in self.partitions]
-        return "three-way " + " | ".join(parts) + columns
+        average = " | the triangles' average" if self.share() else ""
+        return "three-way " + " | ".join(parts) + average + columns
 
     def arrays(self):
         """The flat arrays the kernels read (see :func:`kernels.heuristic`)."""
@@ -181,7 +185,13 @@ class Heuristic:
         return (ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
                 np.array(part_pairs, dtype=np.int64), np.array(pp_off, dtype=np.int64),
                 np.array(part_tris, dtype=np.int64), np.array(pt_off, dtype=np.int64),
-                ptab2, np.int64(self.gap_gap), np.array(self.lengths, dtype=np.int64))
+                ptab2, np.int64(self.gap_gap), np.array(self.lengths, dtype=np.int64), np.int64(self.share()))
+
+    def share(self) -> int:
+        """With every triangle held (k >= 4), how many of them hold each pair (k - 2): the kernels then also
+        take the triangles' average; else 0."""
+        k = self.k
+        return k - 2 if k >= 4 and len(self.triangles) == k * (k - 1) * (k - 2) // 6 else 0
 
     def start_value(self) -> int:
         from .kernels import heuristic
@@ -208,7 +218,7 @@ def upper_bound(model: CostModel, codes: list[np.ndarray], suffix: dict) -> tupl
     return alignment_cost(model, text), rows
 
 
-def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partitions: int = 1,
+def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partitions: int = -1,
           memory: int | None = None, threads: int | None = None, bound: int | None = None,
           column_bound: bool = True) -> Heuristic:
     """The heuristic of one instance: every pairwise table, and the three-way tables of ``partitions``
@@ -324,7 +334,9 @@ def triangle_start(cnt_lo_cells) -> int:
 
 def choose(k, tables, pair_start, max_partitions, gap_gap=0, rest_start=0):
     """The packings of triangles whose tables add most at the start node (their gain over the pairs they
-    replace, ``pair_start``: each pair's value there), the best ``max_partitions`` of them."""
+    replace, ``pair_start``: each pair's value there), the best ``max_partitions`` of them (0: every packing,
+    so that the search's max over them is the best packing at each node, and every triangle is held for their
+    average; -1: every packing up to ``ALL_PACKINGS_UP_TO`` of them, i.e. up to 6 sequences, else 3)."""
     gain = {}
     for t, table in tables.items():
         v = triangle_start(table)
@@ -333,4 +345,6 @@ def choose(k, tables, pair_start, max_partitions, gap_gap=0, rest_start=0):
         pair_sum = sum(pair_start[e] for e in itertools.combinations(t, 2))
         gain[t] = max(0, v - pair_sum) if v < dp.INF else 0
     ranked = sorted(packings(k), key=lambda part: -sum(gain[t] for t in part))
-    return ranked[:max(1, max_partitions)]
+    if max_partitions < 0:
+        max_partitions = 0 if len(ranked) <= ALL_PACKINGS_UP_TO else 3
+    return ranked if max_partitions == 0 else ranked[:max_partitions]

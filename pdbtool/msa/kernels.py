@@ -118,7 +118,7 @@ def pair_index(i, j, k):
 
 @njit(cache=True)
 def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-              part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens):
+              part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens, share):
     """The max over the partitions of the sum of their pairwise and three-way table values at ``x``;
     ``INF`` when a three-way table has no cell there (no alignment within the upper bound passes).
 
@@ -126,34 +126,48 @@ def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta
     same dynamic program with every column ``gg`` cheaper) plus ``gg`` times the columns left at least
     (the longest remaining suffix); a triangle's table (its columns ``3 gg`` cheaper) adds ``3 gg`` times the
     same, and takes at least the sum of its three pairs."""
-    best = 0
     rest = 0
     if gg > 0:
         for i in range(k):
             if lens[i] - x[i] > rest:
                 rest = lens[i] - x[i]
+    # Each pair's and each triangle's value once, then every partition's sum from them: the max over many
+    # partitions (every packing of triangles, the per-node choice) costs little more than one.
+    npairs = pi.shape[0]
+    pv = np.empty(npairs, dtype=np.int64)
+    for p in range(npairs):
+        pv[p] = pair_value(p, x, ptab, poff, pi, pj, pw, ptab2, gg, rest)
+    nt = ta.shape[0]
+    tv = np.empty(max(nt, 1), dtype=np.int64)
+    for t in range(nt):
+        r = trows[t] + x[ta[t]] * tw[t] + x[tb[t]]
+        off = x[tc[t]] - tlo[r]
+        if off < 0 or off >= tcnt[r]:
+            return INF
+        v = tcells[tstart[r] + off]
+        if v >= INF:
+            return INF
+        a, b, c = ta[t], tb[t], tc[t]
+        w = pv[pair_index(a, b, k)] + pv[pair_index(a, c, k)] + pv[pair_index(b, c, k)]
+        if gg > 0:
+            v += 3 * gg * rest
+        # at least its three pairs' sum (with gg, their two-gap bound may be the larger)
+        tv[t] = v if v > w else w
+    best = 0
+    if share > 0:
+        # Every triangle held, each pair in ``share`` of them: an alignment's cost is the sum over all
+        # triangles of their pairs' costs divided by ``share``, so the same average of the triangles' values
+        # is a bound too (a fractional packing; its floor stays consistent, the costs being integers).
+        total = 0
+        for t in range(nt):
+            total += tv[t]
+        best = total // share
     for q in range(pp_off.shape[0] - 1):
         total = 0
         for e in range(pp_off[q], pp_off[q + 1]):
-            total += pair_value(part_pairs[e], x, ptab, poff, pi, pj, pw, ptab2, gg, rest)
+            total += pv[part_pairs[e]]
         for e in range(pt_off[q], pt_off[q + 1]):
-            t = part_tris[e]
-            r = trows[t] + x[ta[t]] * tw[t] + x[tb[t]]
-            off = x[tc[t]] - tlo[r]
-            if off < 0 or off >= tcnt[r]:
-                return INF
-            v = tcells[tstart[r] + off]
-            if v >= INF:
-                return INF
-            if gg > 0:
-                v += 3 * gg * rest
-                a, b, c = ta[t], tb[t], tc[t]
-                w = (pair_value(pair_index(a, b, k), x, ptab, poff, pi, pj, pw, ptab2, gg, rest)
-                     + pair_value(pair_index(a, c, k), x, ptab, poff, pi, pj, pw, ptab2, gg, rest)
-                     + pair_value(pair_index(b, c, k), x, ptab, poff, pi, pj, pw, ptab2, gg, rest))
-                if w > v:
-                    v = w
-            total += v
+            total += tv[part_tris[e]]
         if total > best:
             best = total
     return best
@@ -162,7 +176,7 @@ def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta
 @njit(cache=True, nogil=True)
 def search(codes, seq_off, lens, strides, sub, gap, gap_gap, bound,
            ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-           part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2,
+           part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share,
            keys, g_of, parent, qf, fexp, index, hprio, hnode, st, partial, chunk):
     """Run A* (``partial`` < 0) or PEA* (``partial`` >= 0: offer only the children with f at most the node's f
     plus ``partial``, and put the node back at its least f above that) for at most ``chunk`` expansions.
@@ -241,7 +255,7 @@ def search(codes, seq_off, lens, strides, sub, gap, gap_gap, bound,
                     else:
                         cost += gap_gap
             h = heuristic(y, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-                          part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2)
+                          part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share)
             st[S_GENERATED] += 1
             if h >= INF:
                 st[S_PRUNED] += 1
@@ -302,7 +316,7 @@ def path_keys(keys, parent, goal):
 
 @njit(cache=True)
 def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-                    part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2):
+                    part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share):
     """The heuristic at every lattice node, indexed by the packed key (for tests of small instances)."""
     total = np.int64(1)
     for i in range(k):
@@ -313,5 +327,5 @@ def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, tlo, tcnt, 
         for i in range(k):
             x[i] = (key // strides[i]) % (lens[i] + 1)
         out[key] = heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
-                             part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2)
+                             part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share)
     return out

@@ -108,7 +108,7 @@ def _pairwise_affine(inst: Instance, model: CostModel, codes) -> Alignment:
                      cpu_seconds=time.process_time() - c0, heuristic="none (Gotoh)", search="gotoh")
 
 
-def align(inst: Instance, model: CostModel, partitions=None, max_partitions: int = 1, search: str = "astar",
+def align(inst: Instance, model: CostModel, partitions=None, max_partitions: int = -1, search: str = "astar",
           partial: int = 0, memory: int | None = None, time_limit: float | None = None,
           threads: int | None = None, heuristic: Heuristic | None = None, progress=None,
           column_bound: bool = True) -> Alignment:
