@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pdbtool.vcover import cover_search as CS
 from pdbtool.vcover import kernels as K
 from pdbtool.vcover.cliques import CliqueTable, cliques_of, find_cliques, get_table, verify_file
 from pdbtool.vcover.commands import COMMANDS
@@ -442,7 +443,7 @@ def test_maxsat_tightening_is_sound_against_brute_force():
         deg = (indptr[1:] - indptr[:-1]).astype(np.int64)
         pbits, qbits = np.zeros(words, dtype=np.uint64), np.zeros(words, dtype=np.uint64)
         order_v, order_k = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-        free, c = K.clique_cover_order(status, deg, adj, pbits, qbits, order_v, order_k)
+        free, c = CS.clique_cover_order(status, deg, adj, pbits, qbits, order_v, order_k)
         for kmin in range(1, c):
             ks = order_k.copy()
             cbits = np.zeros((3 * n, words), dtype=np.uint64)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import PdbtoolError
+from . import cover_search as CS
 from . import kernels as K
 from .cliques import CliqueTable, cliques_of
 from .graph import Graph
@@ -207,7 +208,7 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
     proven lower bound), checked before it is returned.
 
     ``branching``: ``binary`` (a vertex of largest degree in or out, the talk's), ``cliques`` (on the clique
-    cover, :func:`kernels.search_cover`; with the ``cliques`` bound only) or ``auto`` (``cliques`` when the
+    cover, :func:`cover_search.search_cover`; with the ``cliques`` bound only) or ``auto`` (``cliques`` when the
     bound is among the heuristics and the component fits an adjacency bit matrix)."""
     if branching not in ("auto", "binary", "cliques"):
         raise SearchError(f"unknown branching {branching!r}: auto, binary or cliques")
@@ -277,7 +278,7 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
             if deadline is not None and time.perf_counter() >= deadline:
                 break
             if by_cliques:
-                K.search_cover(comp.indptr, comp.indices, adjbits, dyn_rows, dsizes, dyn_rows.shape[0], packed, psizes,
+                CS.search_cover(comp.indptr, comp.indices, adjbits, dyn_rows, dsizes, dyn_rows.shape[0], packed, psizes,
                                flags, status, deg, trail, queue, fr_v, fr_len, fr_pos, fr_mark, fr_bound, buf_v, buf_k,
                                sc, best, mark, work, cbits, SLICE_NODES)
             else:
