@@ -832,6 +832,21 @@ def p35_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
+@section("Predicting one instance: stratified sampling of its own tree", ["predict_instances"],
+         "python bench/bench_predict_instances.py --probes 1000")
+def predict_instances_section(plots: Plots, data) -> str:
+    s = data.get("summary", {})
+    out = [f"`predict --stratified {s.get('probes', '?')}` ({s.get('config', '?')}) on Korf's 100, against the "
+           f"nodes Korf's searches generated ({s.get('measured_from', '?')}); [prediction.md](prediction.md):\n\n"]
+    out.append(table(["instances", "predicted in all", "measured in all", "ratio of the sums", "median ratio",
+                      "within 2x", "within 10x", "CPU s"],
+                     [[fmt(s.get("instances")), fmt(s.get("predicted_total")), fmt(s.get("measured_total")),
+                       fmt(s.get("ratio_of_sums"), 2), fmt(s.get("ratio_median"), 2), fmt(s.get("within_factor_2")),
+                       fmt(s.get("within_factor_10")), fmt(s.get("cpu_seconds"), 1)]]))
+    out.append("\n" + provenance(data) + "\n")
+    return "".join(out)
+
+
 @section("Predicted search sizes", ["predict"], "python bench/run.py --only predict")
 def predict_section(plots: Plots, data) -> str:
     out = ["`pdbtool predict` against measured whole searches (`bench/bench_predict.py`; "
@@ -1083,7 +1098,8 @@ def msa_section(plots: Plots, side, balibase, synthetic) -> str:
 
 SECTIONS = [build_section, solve_section, threads_section, encodings_section, verify_section, puzzle24_section,
             frontier_target_section, frontier_section, dynamic_cost_section,
-            dynamic_definitions_section, pruning_section, p35_section, predict_section, kernels_section,
+            dynamic_definitions_section, pruning_section, p35_section, predict_section, predict_instances_section,
+            kernels_section,
             startup_section, load_checks_section, checkpoint_section, resume_section, hanoi_section,
             hanoi_encodings_section,
             ray_section, scaling_section, vcover_table_section, vcover_side_section, vcover_pace_section,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
+
 INF = 1 << 30           # an unreachable cell of a table (a lower bound past any alignment's cost)
 
 

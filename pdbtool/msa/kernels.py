@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
+
 from .dp import INF
 
 S_HEAP, S_NODES, S_EXPANDED, S_GENERATED, S_GOAL, S_STATUS, S_LAST_F, S_PRUNED, S_STORED_MAX = range(9)

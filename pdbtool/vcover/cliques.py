@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
+
 from ..errors import PdbtoolError
 from ..tables import fileformat
 from .graph import Graph, csr_of, graph_digest
