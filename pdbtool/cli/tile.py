@@ -14,7 +14,7 @@ HELP = "sliding-tile puzzles (the default)"
 TABLE_KINDS = ("pattern", "dynamic", "dynamic-regions", "move-automaton")
 INSTANCE_SUFFIXES: tuple[str, ...] = ()  # its instance files are plain text of any name (the default domain)
 
-_NAMES = ("build", "convert", "inspect", "predict", "random", "sample", "solve", "verify")
+_NAMES = ("build", "convert", "inspect", "plan", "predict", "random", "sample", "solve", "verify")
 
 
 class _LazyCommands(Mapping):
