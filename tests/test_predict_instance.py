@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pdbtool.analysis.instance_prediction import InstancePredictionError, InstancePredictor
+from pdbtool.analysis.instance_prediction import InstancePredictionError, InstancePredictor, blank_moves
 from pdbtool.analysis.source import open_heuristic
 from pdbtool.puzzle.board import Board
 from pdbtool.search.driver import ITERATION_DONE, Search
@@ -74,3 +74,76 @@ def test_solutions_are_counted(manhattan8):
 def test_refuses_what_it_cannot_evaluate(manhattan8):
     with pytest.raises(InstancePredictionError):
         InstancePredictor(manhattan8, probes=0)
+
+
+def _iteration_counts(h, tiles, bound):
+    s = Search(h, tiles, bound=bound, one_iteration=True)
+    s.goal_tiles = np.full(h.board.n, -1, dtype=np.int64)
+    assert s.step(1 << 50) == ITERATION_DONE
+    return s.generated
+
+
+FAR_STARTS = [(8, 6, 7, 2, 5, 4, 3, 0, 1), (6, 4, 7, 8, 5, 0, 3, 2, 1), (0, 8, 7, 6, 5, 4, 3, 2, 1),
+              (3, 1, 2, 6, 4, 5, 0, 7, 8)]
+
+
+@pytest.mark.parametrize("tiles", FAR_STARTS)
+def test_the_last_iteration_up_to_the_first_solution_is_exact(manhattan8, tiles):
+    """Counted along the first solution path (found by a stronger heuristic in the same move order) with
+    every subtree left of it counted exactly, the iterations sum to the search's own count."""
+    from pdbtool.analysis.instance_prediction import first_solution_path
+    from pdbtool.search.solver import Solver
+
+    h = manhattan8
+    board = h.board
+    md = Solver(board, heuristic="manhattan").solve(tiles, threads=1)
+    h0, length = int(h.value(tiles)), md.length
+    path = first_solution_path(Solver(board, heuristic="pdb", partition="8-4-4", pruning="parent"), tiles)
+    assert path == blank_moves(board, tiles, md.solution)
+    earlier = sum(_iteration_counts(h, tiles, d) for d in range(h0, length, 2))
+    predictor = InstancePredictor(h, probes=1, exact_below=10**9)
+    _, generated = predictor.before_solution(tiles, length, path)
+    assert earlier + generated == md.nodes_generated
+    # sampled where the slack is large: near the count, not exact
+    sampled = InstancePredictor(h, probes=400, seed=2, exact_below=0).before_solution(tiles, length, path)[1]
+    assert sampled == pytest.approx(generated, rel=0.25)
+
+
+def test_a_path_that_is_not_a_solution_is_refused(manhattan8):
+    h = manhattan8
+    tiles = FAR_STARTS[0]
+    predictor = InstancePredictor(h, probes=1)
+    with pytest.raises(InstancePredictionError):
+        predictor.before_solution(tiles, 4, [0, 3, 0, 3])
+    with pytest.raises(InstancePredictionError):
+        predictor.before_solution(tiles, 3, [0, 3])
+
+
+def test_predict_locate_on_the_command_line(tmp_path):
+    """`predict --stratified --locate` counts the last iteration up to the located path: with few
+    probes on the 8-puzzle the located total is the search's own count within sampling noise, and
+    --locate without --stratified is one line and exit 2."""
+    import json
+
+    from click.testing import CliRunner
+
+    from pdbtool.cli.predict import command
+    from pdbtool.search.solver import Solver
+
+    board = Board.parse("3x3")
+    tiles = FAR_STARTS[2]
+    length = Solver(board, heuristic="manhattan").solve(tiles).length
+    path = tmp_path / "one.txt"
+    path.write_text("far " + " ".join(map(str, tiles)) + f"  # optimal {length}\n")
+    measured = Solver(board, heuristic="manhattan").solve(tiles, threads=1).nodes_generated
+    got = CliRunner().invoke(command, [str(path), "--board", "3x3", "--heuristic", "manhattan", "--stratified", "200",
+                                       "--locate",
+                                       "8-4-4", "--format", "json", "--samples", "2000", "--cache-dir",
+                                       str(tmp_path)])
+    assert got.exit_code == 0, got.output
+    records = [json.loads(line) for line in got.output.splitlines() if line.startswith("{")]
+    assert records[-1]["located_by"] == "8-4-4"
+    assert records[0]["generated"] == pytest.approx(measured, rel=0.3)
+    bad = CliRunner().invoke(command, [str(path), "--board", "3x3", "--heuristic", "manhattan", "--locate", "8-4-4",
+                                       "--samples", "2000"])
+    assert bad.exit_code != 0 and "--locate applies to --stratified" in bad.output

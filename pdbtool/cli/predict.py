@@ -23,11 +23,15 @@ from .sample import heuristic_options, instances_board, open_named
 @click.option("--stratified", "probes", type=click.IntRange(1, 10**7), default=None, metavar="PROBES",
               help="Predict each instance's own search by stratified sampling of its tree (PROBES probes per "
                    "iteration) instead of the expectation over random starts.")
+@click.option("--locate", "locate", default=None, metavar="NAME|FILE",
+              help="With --stratified: find each instance's first solution path in IDA*'s move order with this "
+                   "partition's tables (built if missing) and count the last iteration up to it (default: 1 / (k "
+                   "+ 1) of it, k the sampled solutions).")
 @format_option("text: a line per instance (--iterations: per iteration) and the total; json: an object per "
                "instance, then a summary object; csv: a row per instance.")
 @user_errors
 def command(instances, board_dims, goal, heuristic, partition, dynamic, no_reflect, blank, cache_dir, seed, threads,
-            depth, beyond, samples, per_iteration, probes, fmt):
+            depth, beyond, samples, per_iteration, probes, locate, fmt):
     """Predict the nodes IDA* generates with a heuristic, iteration by iteration (Korf, Reid & Edelkamp
     2001): sum over depths i and blank cells c of N_i(c) P_c(d - i), from the brute-force tree's exact
     level sizes and the heuristic's sampled distribution per blank cell.
@@ -41,6 +45,7 @@ def command(instances, board_dims, goal, heuristic, partition, dynamic, no_refle
       pdbtool predict examples/korf24.txt --partition 24-6-6-6-6 --iterations
       pdbtool predict --board 4x4 --heuristic manhattan --depth 50
       pdbtool random --board 4x4 -n 5 | pdbtool predict - --partition 15-7-8 --beyond 10
+      pdbtool predict examples/korf100.txt --heuristic manhattan --stratified 1000 --locate 15-6-6-3
     """
     from ..errors import PdbtoolError
 
@@ -82,13 +87,26 @@ def command(instances, board_dims, goal, heuristic, partition, dynamic, no_refle
     if probes is not None:
         if instances is None:
             raise PdbtoolError("--stratified predicts the instances given: give an instance file")
-        from ..analysis.instance_prediction import InstancePredictor
+        from ..analysis.instance_prediction import InstancePredictor, first_solution_path
 
         parity = sample(h, min(samples, 20_000), seed, name=label).parity  # the bounds' step only
         ss = InstancePredictor(h, probes, seed)
-        rows = [(inst, h0, last, ss.search(inst.tiles, h0, last, 2 if parity else 1)) for inst, h0, last in starts]
-        _echo_stratified(rows, label, h.board.dims, probes, seed, fmt, per_iteration)
+        locator = None
+        if locate is not None:
+            from ..search.solver import Solver
+
+            locator = Solver(h.board, heuristic="pdb", partition=locate, pruning="parent", cache_dir=cache_dir,
+                             threads=threads)
+        rows = []
+        for inst, h0, last in starts:
+            path = first_solution_path(locator, inst.tiles) if locator is not None else None
+            if path is not None and len(path) != last:
+                raise PdbtoolError(f"{inst.where}: the solution found has {len(path)} moves, the last bound is {last}")
+            rows.append((inst, h0, last, ss.search(inst.tiles, h0, last, 2 if parity else 1, path)))
+        _echo_stratified(rows, label, h.board.dims, probes, seed, fmt, per_iteration, locate)
         return
+    if locate is not None:
+        raise PdbtoolError("--locate applies to --stratified")
     dist = sample(h, samples, seed, name=label)
     predictor = Predictor(dist)
     note = (f"{label} on {h.board.dims}: distribution of {dist.states:,} random states (seed {seed}, mean h "
@@ -144,7 +162,7 @@ def _j(x):
     return float(x) if abs(x) < 1e300 else int(x)
 
 
-def _echo_stratified(rows, label, dims, probes, seed, fmt, per_iteration):
+def _echo_stratified(rows, label, dims, probes, seed, fmt, per_iteration, locate):
     total = sum(p.generated for *_, p in rows)
     if fmt != "text":
         with record_printer(fmt) as emit:
@@ -155,10 +173,12 @@ def _echo_stratified(rows, label, dims, probes, seed, fmt, per_iteration):
                                       "solutions": i.solutions} for i in p.iterations]})
             if fmt == "json":  # csv: the rows only
                 emit({"summary": True, "method": "stratified", "heuristic": label, "board": dims,
-                      "instances": len(rows), "probes": probes, "seed": seed, "generated": total})
+                      "instances": len(rows), "probes": probes, "seed": seed, "located_by": locate,
+                      "generated": total})
         return
+    last = (f"up to the first solution path found with {locate}" if locate else "to its expected first solution")
     click.echo(f"{label} on {dims}: stratified sampling of each instance's own tree, {probes:,} probes per "
-               f"iteration (seed {seed}); the last iteration counted to its expected first solution")
+               f"iteration (seed {seed}); the last iteration counted {last}")
     for inst, h0, last, p in rows:
         click.echo(f"{str(inst.id).ljust(6)} h0 {h0:>3}  bounds {h0}..{last}  iterations {len(p.iterations):>3}  "
                    f"predicted generated {p.generated:>12.4g}  last iteration {p.iterations[-1].generated:>12.4g} "
