@@ -6,6 +6,26 @@ from __future__ import annotations
 from _report import (Plots, fmt, provenance, section, table)
 
 
+@section("Plans of the 35-puzzle at the talk's memory", ["plan_35"],
+         "python bench/bench_plan.py --plans partitions/35-plan-316M.txt")
+def plan_35_section(plots: Plots, data) -> str:
+    talk = data.get("talk", {})
+    out = [f"`pdbtool plan` on 6x6 within the memory of seven 5-tile byte tables, against the built-in fives "
+           f"([plan.md](plan.md)): {fmt(data.get('samples'))} random solvable states (seed {data.get('seed')}), "
+           f"with the diagonal reflection; predicted nodes of a random start's iteration (Korf, Reid & Edelkamp) "
+           f"relative to Manhattan's on the same states, times Manhattan's over dynamic pairs + triples' "
+           f"({fmt(data.get('manhattan_over_pairs_triples'), 1)}, bench/results/p35.json).  The talk's fives: "
+           f"mean h {talk.get('mean_h')}, {talk.get('relative_to_pairs_triples')} times pairs + triples' "
+           f"nodes.\n\n"]
+    rows = [[f"`{r.get('file')}`", r.get("structure"), fmt(r.get("mean_h"), 3), r.get("least_h"),
+             fmt(r.get("relative_to_pairs_triples"), 1), r.get("tables"), fmt(r.get("memory_bytes"))]
+            for r in data.get("rows", [])]
+    out.append(table(["plan", "structure", "mean h", "least h", "nodes / pairs + triples'", "tables", "bytes"],
+                     rows))
+    out.append("\n" + provenance(data) + "\n")
+    return "".join(out)
+
+
 @section("Predicting one instance: stratified sampling of its own tree", ["predict_instances"],
          "python bench/bench_predict_instances.py --probes 1000")
 def predict_instances_section(plots: Plots, data) -> str:
