@@ -1,15 +1,16 @@
 """Benchmark of ``pdbtool plan``'s plans on the 35-puzzle at the talk's memory (issue 55, target 1).
 
-Each partition or catalogue file (the built-in 35-5-5-5-5-5-5-5 first) is scored on one sample of random
+Each partition or catalogue file given (e.g. the built-in 35-5-5-5-5-5-5-5) is scored on one sample of random
 solvable 6x6 states, with its diagonal reflection (as ``solve`` takes it by default): the mean h, the least h
 and Korf, Reid & Edelkamp's predicted nodes of an iteration from a random start relative to Manhattan's on
 the same states (the plan's own score, ``pdbtool.plan.scoring``, over more states).  Relative to dynamic
 pairs + triples, that ratio is multiplied by Manhattan's predicted nodes over pairs + triples' from
 ``bench/results/p35.json`` (10^8 states each, the bound-independent ratio), so that the dynamic tables
 need not be built and sampled again.  The talk's static fives: mean h 139.82, 11.5 times pairs + triples'
-nodes (docs/literature.md).  Writes ``bench/results/plan_35.json``.
+nodes (docs/literature.md); the built-in fives with the reflection over 10^8 states, from p35.json, stand
+beside them.  Writes ``bench/results/plan_35.json``.
 
-    nice -n 5 .venv/bin/python bench/bench_plan.py --plans partitions/35-plan-316M.txt [--samples 1e6]
+    nice -n 5 .venv/bin/python bench/bench_plan.py --plans partitions/35-plan-316MB.txt [--samples 1e6] [--seed 36]
 """
 
 from __future__ import annotations
@@ -30,10 +31,13 @@ BUILTIN = "35-5-5-5-5-5-5-5"
 TALK = {"mean_h": 139.82, "relative_to_pairs_triples": 11.5}
 
 
-def manhattan_over_dynamic(path: Path = RESULTS / "p35.json") -> float:
-    """Manhattan's predicted nodes over dynamic pairs + triples' (bench_35's run, bound-independent)."""
-    rows = {r["heuristic"]: r for r in json.loads(path.read_text())["rows"]}
-    return float(next(iter(rows["manhattan"]["relative_nodes"].values())))
+def p35_rows(path: Path = RESULTS / "p35.json") -> dict:
+    """bench_35's rows by heuristic (its relative nodes are over dynamic pairs + triples', bound-independent)."""
+    return {r["heuristic"]: r for r in json.loads(path.read_text())["rows"]}
+
+
+def first_value(d: dict) -> float:
+    return float(next(iter(d.values())))
 
 
 def candidate_of(spec: str, board):
@@ -47,7 +51,7 @@ def candidate_of(spec: str, board):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--plans", nargs="*", default=[], help="partition or catalogue files to score")
+    ap.add_argument("--plans", nargs="+", help="partition or catalogue files (or built-in names) to score")
     ap.add_argument("--samples", type=float, default=1e6)
     ap.add_argument("--seed", type=int, default=35)
     ap.add_argument("--threads", type=int, default=2, help="threads of the builds of missing tables")
@@ -65,22 +69,28 @@ def main(argv=None) -> int:
     scorer = Scorer(board, "minimized", True, samples, TableCache(args.cache_dir), args.threads)
     scorer.set_reference("manhattan", samples.manhattan(range(1, board.n)))
     costs = CostModel(board, "minimized")
-    md_over_dynamic = manhattan_over_dynamic()
+    p35 = p35_rows()
+    md_over_dynamic = first_value(p35["manhattan"]["relative_nodes"])
+    fives = p35["static fives + reflection"]
     rows = []
-    for spec in [BUILTIN] + list(args.plans):
+    for spec in args.plans:
         name, cand = candidate_of(spec, board)
         s = score_of(scorer, scorer.h(cand))
         c = costs.costs(cand)
         rows.append({"plan": name, "file": spec, "structure": cand.describe(), "mean_h": round(s.mean_h, 4),
                      "least_h": s.min_h, "relative_to_manhattan": s.relative,
                      "relative_to_pairs_triples": round(s.relative * md_over_dynamic, 3),
-                     "tables": c.tables, "memory_bytes": c.memory})
+                     "tables": c.tables, "memory_bytes": c.memory,
+                     "partitions": [[list(g) for g in m] for m in cand.members]})
         print(f"{name:>28} {cand.describe():>40}: mean h {s.mean_h:.3f}, least {s.min_h}, predicted nodes "
               f"{s.relative * md_over_dynamic:.3g} x pairs + triples', {c.tables} tables, {c.memory:,} bytes",
               flush=True)
     out = {"benchmark": "plan_35", "board": "6x6", "goal": "korf", "samples": samples.count, "seed": args.seed,
            "reflection": True, "bound": scorer.weights.bound if scorer.weights else None,
-           "manhattan_over_pairs_triples": md_over_dynamic, "talk": TALK, "rows": rows}
+           "manhattan_over_pairs_triples": md_over_dynamic, "talk": TALK, "rows": rows,
+           "builtin_fives": {"plan": BUILTIN, "mean_h": fives["mean"], "states": fives["states"],
+                             "relative_to_pairs_triples": first_value(fives["relative_nodes"]),
+                             "memory_bytes": fives["memory_bytes"], "from": "bench/results/p35.json"}}
     write(Path(args.out), out, command=" ".join(sys.argv), started=started, load_before=load_before,
           cpu_seconds=round(time.process_time() - cpu, 1))
     print(f"written {args.out}")

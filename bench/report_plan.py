@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 
 from _report import (Plots, fmt, provenance, section, table)
 
@@ -17,9 +18,14 @@ def plan_35_section(plots: Plots, data) -> str:
            f"({fmt(data.get('manhattan_over_pairs_triples'), 1)}, bench/results/p35.json).  The talk's fives: "
            f"mean h {talk.get('mean_h')}, {talk.get('relative_to_pairs_triples')} times pairs + triples' "
            f"nodes.\n\n"]
-    rows = [[f"`{r.get('file')}`", r.get("structure"), fmt(r.get("mean_h"), 3), r.get("least_h"),
+    rows = [[f"`{Path(str(r.get('file'))).name}`", r.get("structure"), fmt(r.get("mean_h"), 3), r.get("least_h"),
              fmt(r.get("relative_to_pairs_triples"), 1), r.get("tables"), fmt(r.get("memory_bytes"))]
             for r in data.get("rows", [])]
+    f = data.get("builtin_fives")
+    if f:
+        rows.append([f"`{f.get('plan')}` ({fmt(f.get('states'))} states, {f.get('from')})", "7 fives byte",
+                     fmt(f.get("mean_h"), 3), "", fmt(f.get("relative_to_pairs_triples"), 1), 7,
+                     fmt(f.get("memory_bytes"))])
     out.append(table(["plan", "structure", "mean h", "least h", "nodes / pairs + triples'", "tables", "bytes"],
                      rows))
     out.append("\n" + provenance(data) + "\n")
