@@ -35,6 +35,14 @@ class InstancePredictionError(PdbtoolError):
     pass
 
 
+@njit(cache=True, inline="always")
+def _is_goal(state, goal_tiles):
+    for c in range(state.shape[0]):
+        if state[c] != goal_tiles[c]:
+            return False
+    return True
+
+
 @njit(cache=True)
 def _subtree(ev, root, blank0, move0, depth0, bound, nb, goal_tiles, where, cells, path, stack_moves, last, out):
     """The exact counts of the subtree of ``root`` (at depth ``depth0``, reached by ``move0``) within the
@@ -63,14 +71,8 @@ def _subtree(ev, root, blank0, move0, depth0, bound, nb, goal_tiles, where, cell
             path[q] = 0
             hc = state_value(ev, path, where, cells)
             if depth0 + top + 1 + hc <= bound:
-                if hc == 0:
-                    goal = True
-                    for c in range(n):
-                        if path[c] != goal_tiles[c]:
-                            goal = False
-                            break
-                    if goal:
-                        out[2] += 1.0
+                if hc == 0 and _is_goal(path, goal_tiles):
+                    out[2] += 1.0
                 out[0] += 1.0
                 top += 1
                 stack_moves[top] = -1
@@ -136,14 +138,8 @@ def _probe(ev, start, blank0, bound, nb, goal_tiles, top, reps, weights, blanks,
                 hc = state_value(ev, child, where, cells)
                 if depth + 1 + hc > bound:
                     continue
-                if hc == 0:
-                    same = True
-                    for c in range(n):
-                        if child[c] != goal_tiles[c]:
-                            same = False
-                            break
-                    if same:
-                        solutions += w
+                if hc == 0 and _is_goal(child, goal_tiles):
+                    solutions += w
                 key = hs[r] * top + hc
                 s = slot_of[key]
                 if s < 0:
