@@ -14,28 +14,24 @@ from ._common import (BadValue, board_option, cache_dir_option, format_option, g
                       progress_option, seed_option, threads_option_for, user_errors, write_csv)
 
 
-def _size(ctx, param, value):
-    if value is None:
-        return None
-    from ..plan.files import parse_size
-    from ..plan.space import PlanError
+def _parsed(parser_name: str):
+    """A Click callback that reads an option with ``plan.files``'s parser of that name (imported when used,
+    so that ``--help`` stays light), its error said as the option's."""
+    def callback(ctx, param, value):
+        if value is None:
+            return None
+        from ..plan import files
+        from ..plan.space import PlanError
 
-    try:
-        return parse_size(value)
-    except PlanError as exc:
-        raise BadValue(f"{param.opts[0]} {exc}") from None
+        try:
+            return getattr(files, parser_name)(value)
+        except PlanError as exc:
+            raise BadValue(f"{param.opts[0]} {exc}") from None
+
+    return callback
 
 
-def _duration(ctx, param, value):
-    if value is None:
-        return None
-    from ..plan.files import parse_duration
-    from ..plan.space import PlanError
-
-    try:
-        return parse_duration(value)
-    except PlanError as exc:
-        raise BadValue(f"{param.opts[0]} {exc}") from None
+_size, _duration = _parsed("parse_size"), _parsed("parse_duration")
 
 
 @click.command("plan")
