@@ -471,3 +471,46 @@ def test_maxsat_on_and_off_find_the_optimum():
             result = solve(g, "cliques", "none", maxsat=maxsat)
             assert result.optimal and result.size == opt == result.lower_bound
             check_cover(g, result.cover, opt)
+
+
+# --- the local search of the first cover ----------------------------------------------------------------------
+
+def test_local_search_edge_numbers_match_both_ends():
+    from pdbtool.vcover.local_search import _edge_ids
+
+    rng = np.random.default_rng(55)
+    for _ in range(20):
+        n = int(rng.integers(2, 40))
+        edges = random_edges(rng, n, float(rng.uniform(0.05, 0.9)))
+        indptr, indices = csr_of(n, edges)
+        eid, eu, ev = _edge_ids(indptr, indices)
+        assert sorted(zip(eu.tolist(), ev.tolist())) == sorted(map(tuple, edges.tolist()))
+        for v in range(n):
+            for i in range(indptr[v], indptr[v + 1]):
+                assert {int(eu[eid[i]]), int(ev[eid[i]])} == {v, int(indices[i])}
+
+
+def test_local_search_returns_a_cover_no_larger_and_finds_small_optima():
+    from pdbtool.vcover.local_search import numvc
+
+    rng = np.random.default_rng(56)
+    for _ in range(30):
+        n = int(rng.integers(2, 21))
+        edges = random_edges(rng, n, float(rng.uniform(0.1, 0.7)))
+        indptr, indices = csr_of(n, edges)
+        cover = np.zeros(n, dtype=np.int8)
+        greedy = int(K.greedy_cover(indptr, indices, cover))
+        size = int(numvc(indptr, indices, cover, 3000, 1))
+        opt = oracle(n, edges)
+        assert opt <= size <= greedy and int(cover.sum()) == size
+        inside = cover.astype(bool)
+        assert edges.size == 0 or bool(np.all(inside[edges[:, 0]] | inside[edges[:, 1]]))
+        assert size == opt, (n, edges.tolist())
+
+
+def test_local_search_on_and_off_find_the_optimum():
+    g = random_graph(60, 12, 3)
+    with_ls, without = solve(g), solve(g, local_steps=0)
+    assert with_ls.optimal and without.optimal and with_ls.size == without.size
+    assert with_ls.first_size <= with_ls.greedy_size == without.first_size
+    check_cover(g, with_ls.cover, with_ls.size)
