@@ -35,7 +35,8 @@ from .reductions import Reduced, parse_rules, reduce_graph
 DEFAULT_HEURISTIC = "cliques"
 HEURISTIC_TERMS = ("none", "matching", "static:K", "dynamic:K", "cliques", "dynamic:all", "lp", "default")
 DENSE_MAX = 4096          # components up to this many vertices get an adjacency bit matrix
-SLICE_NODES = 20_000      # nodes a kernel call explores before the time limit is looked at
+SLICE_SECONDS = 0.1       # a kernel call's length, aimed at: the time limit and signals are looked at between
+SLICE_NODES = (500, 2_000, 1_000_000)  # nodes a kernel call explores: least, first, most
 LOCAL_STEPS_WORK = 30_000_000  # a component's local search: at most this many vertex visits (a step scans all)
 LOCAL_STEPS_PER_VERTEX = 200
 LOCAL_SEED = 1
@@ -286,17 +287,20 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
         elif branching == "cliques":
             raise SearchError("branching on cliques needs the cliques bound and at most "
                               f"{DENSE_MAX:,} vertices in a component")
+        slice_nodes = SLICE_NODES[1]
         while sc[K.S_PHASE] != K.PHASE_DONE:
-            if deadline is not None and time.perf_counter() >= deadline:
+            started = time.perf_counter()
+            if deadline is not None and started >= deadline:
                 break
             if by_cliques:
                 CS.search_cover(comp.indptr, comp.indices, adjbits, dyn_rows, dsizes, dyn_rows.shape[0], packed, psizes,
                                flags, status, deg, trail, queue, fr_v, fr_len, fr_pos, fr_mark, fr_bound, buf_v, buf_k,
-                               sc, best, mark, work, cbits, SLICE_NODES)
+                               sc, best, mark, work, cbits, slice_nodes)
             else:
                 K.search(comp.indptr, comp.indices, adjbits, dyn_rows, dsizes, dyn_rows.shape[0], packed, psizes,
                          flags, status, deg, trail, queue, fr_v, fr_child, fr_mark, fr_bound, sc, best, mark, work,
-                         SLICE_NODES)
+                         slice_nodes)
+            slice_nodes = _next_slice(slice_nodes, time.perf_counter() - started)
             if progress is not None:
                 progress(total_nodes + int(sc[K.S_NODES]))
         total_nodes += int(sc[K.S_NODES])
@@ -312,6 +316,16 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
     return CoverResult(cover, size, optimal, lower, total_nodes, time.perf_counter() - t0, time.process_time() - c0,
                        _max_rss(), heur.spec, dict(red.counts), sum(len(c) for c in comps), len(comps),
                        greedy_total + red.offset, first_total + red.offset, root_total + red.offset, source)
+
+
+def _next_slice(nodes: int, seconds: float) -> int:
+    """The nodes of the next kernel call, so that a call lasts about SLICE_SECONDS (a signal waits for the
+    call to end)."""
+    if seconds > SLICE_SECONDS:
+        return max(SLICE_NODES[0], nodes // 2)
+    if seconds < SLICE_SECONDS / 2:
+        return min(SLICE_NODES[2], nodes * 2)
+    return nodes
 
 
 def local_steps_for(n: int) -> int:
