@@ -12,7 +12,6 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pdbtool.vcover import cover_search as CS
 from pdbtool.vcover import kernels as K
 from pdbtool.vcover.cliques import CliqueTable, cliques_of, find_cliques, get_table, verify_file
 from pdbtool.vcover.commands import COMMANDS
@@ -443,7 +442,7 @@ def test_maxsat_tightening_is_sound_against_brute_force():
         deg = (indptr[1:] - indptr[:-1]).astype(np.int64)
         pbits, qbits = np.zeros(words, dtype=np.uint64), np.zeros(words, dtype=np.uint64)
         order_v, order_k = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-        free, c = CS.clique_cover_order(status, deg, adj, pbits, qbits, order_v, order_k)
+        free, c = K.clique_cover_bits(status, deg, adj, pbits, qbits, order_v, order_k)
         for kmin in range(1, c):
             ks = order_k.copy()
             cbits = np.zeros((3 * n, words), dtype=np.uint64)
@@ -475,14 +474,17 @@ def test_maxsat_on_and_off_find_the_optimum():
 
 # --- the local search of the first cover ----------------------------------------------------------------------
 
+def _random_csr(rng, count, most, p_low, p_high):
+    for _ in range(count):
+        n = int(rng.integers(2, most))
+        edges = random_edges(rng, n, float(rng.uniform(p_low, p_high)))
+        yield (n, edges, *csr_of(n, edges))
+
+
 def test_local_search_edge_numbers_match_both_ends():
     from pdbtool.vcover.local_search import _edge_ids
 
-    rng = np.random.default_rng(55)
-    for _ in range(20):
-        n = int(rng.integers(2, 40))
-        edges = random_edges(rng, n, float(rng.uniform(0.05, 0.9)))
-        indptr, indices = csr_of(n, edges)
+    for n, edges, indptr, indices in _random_csr(np.random.default_rng(55), 20, 40, 0.05, 0.9):
         eid, eu, ev = _edge_ids(indptr, indices)
         assert sorted(zip(eu.tolist(), ev.tolist())) == sorted(map(tuple, edges.tolist()))
         for v in range(n):
@@ -493,11 +495,7 @@ def test_local_search_edge_numbers_match_both_ends():
 def test_local_search_returns_a_cover_no_larger_and_finds_small_optima():
     from pdbtool.vcover.local_search import numvc
 
-    rng = np.random.default_rng(56)
-    for _ in range(30):
-        n = int(rng.integers(2, 21))
-        edges = random_edges(rng, n, float(rng.uniform(0.1, 0.7)))
-        indptr, indices = csr_of(n, edges)
+    for n, edges, indptr, indices in _random_csr(np.random.default_rng(56), 30, 21, 0.1, 0.7):
         cover = np.zeros(n, dtype=np.int8)
         greedy = int(K.greedy_cover(indptr, indices, cover))
         size = int(numvc(indptr, indices, cover, 3000, 1))

@@ -82,46 +82,33 @@ def _highest(incover, dscore, moved):
 
 
 @njit(cache=True)
-def _drop(u, step, indptr, indices, eid, weight, incover, dscore, conf, moved, uncovered, upos, ulen):
-    """Take ``u`` out of the cover; returns the new number of uncovered edges."""
-    incover[u] = 0
-    dscore[u] = -dscore[u]
-    conf[u] = 0
-    moved[u] = step
-    for i in range(indptr[u], indptr[u + 1]):
-        z = indices[i]
-        e = eid[i]
-        conf[z] = 1
-        if incover[z]:
-            dscore[z] -= weight[e]
-        else:
-            uncovered[ulen] = e
-            upos[e] = ulen
-            ulen += 1
-            dscore[z] += weight[e]
-    return ulen
-
-
-@njit(cache=True)
-def _add(v, step, indptr, indices, eid, weight, incover, dscore, conf, moved, uncovered, upos, ulen):
-    """Put ``v`` in the cover; returns the new number of uncovered edges."""
-    incover[v] = 1
+def _move(v, into, step, indptr, indices, eid, weight, incover, dscore, conf, moved, uncovered, upos, ulen):
+    """Put ``v`` into the cover (``into`` 1) or take it out (0); returns the new number of uncovered edges."""
+    sign = 1 if into else -1
+    incover[v] = into
     dscore[v] = -dscore[v]
+    if not into:
+        conf[v] = 0
     moved[v] = step
     for i in range(indptr[v], indptr[v + 1]):
         z = indices[i]
         e = eid[i]
         conf[z] = 1
         if incover[z]:
-            dscore[z] += weight[e]
-        else:
-            dscore[z] -= weight[e]
+            dscore[z] += sign * weight[e]
+            continue
+        dscore[z] -= sign * weight[e]
+        if into:
             p = upos[e]
             last = uncovered[ulen - 1]
             uncovered[p] = last
             upos[last] = p
             upos[e] = -1
             ulen -= 1
+        else:
+            uncovered[ulen] = e
+            upos[e] = ulen
+            ulen += 1
     return ulen
 
 
@@ -165,12 +152,12 @@ def numvc(indptr, indices, cover, steps, seed):
                     cover[v] = incover[v]
             if best <= 1:  # an edge needs one vertex: optimal
                 break
-            ulen = _drop(_highest(incover, dscore, moved), step, indptr, indices, eid, weight, incover, dscore, conf,
-                         moved, uncovered, upos, ulen)
+            ulen = _move(_highest(incover, dscore, moved), 0, step, indptr, indices, eid, weight, incover, dscore,
+                         conf, moved, uncovered, upos, ulen)
             size -= 1
             continue
         if size > 0:
-            ulen = _drop(_highest(incover, dscore, moved), step, indptr, indices, eid, weight, incover, dscore,
+            ulen = _move(_highest(incover, dscore, moved), 0, step, indptr, indices, eid, weight, incover, dscore,
                          conf, moved, uncovered, upos, ulen)
             size -= 1
         e = uncovered[np.random.randint(0, ulen)]
@@ -183,7 +170,7 @@ def numvc(indptr, indices, cover, steps, seed):
             v = a
         else:
             v = b
-        ulen = _add(v, step, indptr, indices, eid, weight, incover, dscore, conf, moved, uncovered, upos, ulen)
+        ulen = _move(v, 1, step, indptr, indices, eid, weight, incover, dscore, conf, moved, uncovered, upos, ulen)
         size += 1
         for j in range(ulen):
             e = uncovered[j]
