@@ -76,6 +76,14 @@ def vcover_table_section(plots: Plots, data) -> str:
 VC_SIDE_CLASSES = ["150-d16", "150-d30", "150-d60", "300-d16"]    # bench/bench_vcover.py's CLASSES
 
 
+def _within_3(summary: dict, ratio: float) -> str:
+    """Whether pdbtool's median is at most 3 times Peaty's: unknown when neither solved a graph of the class
+    (both medians are then only the CPU at the limit)."""
+    if not summary.get("pdbtool_over_peaty_is_lower_bound"):
+        return "yes" if ratio <= 3 else "no"
+    return "unknown: Peaty solved none either" if not (summary.get("peaty") or {}).get("solved") else "no"
+
+
 @section("Vertex cover: side by side with Peaty and CP-SAT", ["vcover_side"], "python bench/bench_vcover.py --side")
 def vcover_side_section(plots: Plots, data) -> str:
     st = data.get("settings") or {}
@@ -92,8 +100,7 @@ def vcover_side_section(plots: Plots, data) -> str:
                          fmt(x.get("cpu_seconds_median"), 3),
                          (("≥ " if s.get("pdbtool_over_peaty_is_lower_bound") else "") + fmt(ratio, 2)) if ratio
                          else "", fmt(s.get("pdbtool_over_peaty_per_graph_median"), 2) if solver == "pdbtool" else "",
-                         ("yes" if ratio <= 3 and not s.get("pdbtool_over_peaty_is_lower_bound") else "no")
-                         if ratio else "", _run_note((c.get("runs") or {}).get(solver) or {})])
+                         _within_3(s, ratio) if ratio else "", _run_note((c.get("runs") or {}).get(solver) or {})])
     workers = sorted({w for c in (data.get("classes") or {}).values()
                       for w in ((c.get("summary") or {}).get("cp-sat") or {}).get("workers") or []})
     missing = [c for c in VC_SIDE_CLASSES if c not in (data.get("classes") or {})]

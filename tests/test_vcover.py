@@ -12,7 +12,6 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pdbtool.vcover import cover_search as CS
 from pdbtool.vcover import kernels as K
 from pdbtool.vcover.cliques import CliqueTable, cliques_of, find_cliques, get_table, verify_file
 from pdbtool.vcover.commands import COMMANDS
@@ -443,7 +442,7 @@ def test_maxsat_tightening_is_sound_against_brute_force():
         deg = (indptr[1:] - indptr[:-1]).astype(np.int64)
         pbits, qbits = np.zeros(words, dtype=np.uint64), np.zeros(words, dtype=np.uint64)
         order_v, order_k = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-        free, c = CS.clique_cover_order(status, deg, adj, pbits, qbits, order_v, order_k)
+        free, c = K.clique_cover_bits(status, deg, adj, pbits, qbits, order_v, order_k)
         for kmin in range(1, c):
             ks = order_k.copy()
             cbits = np.zeros((3 * n, words), dtype=np.uint64)
@@ -471,3 +470,45 @@ def test_maxsat_on_and_off_find_the_optimum():
             result = solve(g, "cliques", "none", maxsat=maxsat)
             assert result.optimal and result.size == opt == result.lower_bound
             check_cover(g, result.cover, opt)
+
+
+# --- the local search of the first cover ----------------------------------------------------------------------
+
+def _random_csr(rng, count, most, p_low, p_high):
+    for _ in range(count):
+        n = int(rng.integers(2, most))
+        edges = random_edges(rng, n, float(rng.uniform(p_low, p_high)))
+        yield (n, edges, *csr_of(n, edges))
+
+
+def test_local_search_edge_numbers_match_both_ends():
+    from pdbtool.vcover.local_search import _edge_ids
+
+    for n, edges, indptr, indices in _random_csr(np.random.default_rng(55), 20, 40, 0.05, 0.9):
+        eid, eu, ev = _edge_ids(indptr, indices)
+        assert sorted(zip(eu.tolist(), ev.tolist())) == sorted(map(tuple, edges.tolist()))
+        for v in range(n):
+            for i in range(indptr[v], indptr[v + 1]):
+                assert {int(eu[eid[i]]), int(ev[eid[i]])} == {v, int(indices[i])}
+
+
+def test_local_search_returns_a_cover_no_larger_and_finds_small_optima():
+    from pdbtool.vcover.local_search import numvc
+
+    for n, edges, indptr, indices in _random_csr(np.random.default_rng(56), 30, 21, 0.1, 0.7):
+        cover = np.zeros(n, dtype=np.int8)
+        greedy = int(K.greedy_cover(indptr, indices, cover))
+        size = int(numvc(indptr, indices, cover, 3000, 1))
+        opt = oracle(n, edges)
+        assert opt <= size <= greedy and int(cover.sum()) == size
+        inside = cover.astype(bool)
+        assert edges.size == 0 or bool(np.all(inside[edges[:, 0]] | inside[edges[:, 1]]))
+        assert size == opt, (n, edges.tolist())
+
+
+def test_local_search_on_and_off_find_the_optimum():
+    g = random_graph(60, 12, 3)
+    with_ls, without = solve(g), solve(g, local_steps=0)
+    assert with_ls.optimal and without.optimal and with_ls.size == without.size
+    assert with_ls.first_size <= with_ls.greedy_size == without.first_size
+    check_cover(g, with_ls.cover, with_ls.size)

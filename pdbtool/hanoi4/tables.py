@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import PdbtoolError
 from ..tables import fileformat
 from ..tables.cache import TableCache
+from ..tables.file_report import FileReport
 from ..tables.resources import require_memory
 from ..tables.table import byte_counts
 from . import encodings as E
@@ -240,11 +241,7 @@ def table_name(k: int, goal: str, encoding: str = "byte") -> str:
 
 def is_hanoi_table(path: str | os.PathLike) -> bool:
     """Whether a file's header says it is a hanoi4 table (False for anything unreadable)."""
-    try:
-        header, _ = fileformat.read_header(path)
-    except fileformat.TableFileError:
-        return False
-    return header.get("kind") == KIND
+    return fileformat.is_kind(path, KIND)
 
 
 def get_table(k: int, goal: str = "peg3", cache: TableCache | None = None, threads: int | None = None,
@@ -338,28 +335,7 @@ def check_values(table: DiskTable, samples: int = 10_000, full: bool = False, se
     return {"checked": checked, "bad": bad, "first_bad": first_bad}
 
 
-@dataclass
-class HanoiReport:
-    """The outcome of verifying one hanoi4 table file (the shape of the tile verifier's reports)."""
-
-    path: Path
-    ok: bool
-    checks: list[tuple[str, str]]
-    failure: str | None = None
-    what: str = ""
-
-    @property
-    def file(self) -> str:
-        return str(self.path)
-
-    def summary(self) -> str:
-        if self.ok:
-            return f"OK   {self.path}: {self.what}; " + ", ".join(f"{n} {d}" for n, d in self.checks)
-        return f"FAIL {self.path}: {self.failure}"
-
-    def as_dict(self) -> dict:
-        return {"file": str(self.path), "ok": self.ok, "table": self.what, "checks": dict(self.checks),
-                "failure": self.failure}
+HanoiReport = FileReport  # the shape of the tile verifier's reports
 
 
 def verify_file(path: str | os.PathLike, samples: int = 10_000, full: bool = False, rebuild: bool = False,

@@ -168,6 +168,15 @@ def read_header(path: str | os.PathLike) -> tuple[dict[str, Any], int]:
     return header, offset
 
 
+def is_kind(path: str | os.PathLike, kind: str) -> bool:
+    """Whether a file's header names ``kind`` (False for anything unreadable)."""
+    try:
+        header, _ = read_header(path)
+    except TableFileError:
+        return False
+    return header.get("kind") == kind
+
+
 def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a number")
 

@@ -27,6 +27,7 @@ from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 
 from ..errors import PdbtoolError
 from ..tables import fileformat
+from ..tables.file_report import FileReport
 from .graph import Graph, csr_of, graph_digest
 
 KIND = "vertex-cover"
@@ -234,35 +235,12 @@ def cached_table(graph: Graph, cache) -> CliqueTable | None:
 
 
 def is_clique_table(path: str | os.PathLike) -> bool:
-    try:
-        header, _ = fileformat.read_header(path)
-    except fileformat.TableFileError:
-        return False
-    return header.get("kind") == KIND
+    return fileformat.is_kind(path, KIND)
 
 
 # --- verify and inspect -------------------------------------------------------------------------------------
 
-@dataclass
-class CliqueReport:
-    path: Path
-    ok: bool
-    checks: list[tuple[str, str]]
-    failure: str | None = None
-    what: str = ""
-
-    @property
-    def file(self) -> str:
-        return str(self.path)
-
-    def summary(self) -> str:
-        if self.ok:
-            return f"OK   {self.path}: {self.what}; " + ", ".join(f"{n} {d}" for n, d in self.checks)
-        return f"FAIL {self.path}: {self.failure}"
-
-    def as_dict(self) -> dict:
-        return {"file": str(self.path), "ok": self.ok, "table": self.what, "checks": dict(self.checks),
-                "failure": self.failure}
+CliqueReport = FileReport
 
 
 def verify_file(path: str | os.PathLike) -> CliqueReport:

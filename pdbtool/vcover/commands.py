@@ -96,7 +96,8 @@ def solve_one(item: GraphItem, time_limit: float | None) -> dict:
             "nodes": result.nodes, "seconds": round(result.seconds, 4), "cpu_seconds": round(result.cpu_seconds, 4),
             "peak_rss_bytes": result.peak_rss_bytes, "heuristic": result.heuristic,
             "reductions": result.reductions, "kernel_vertices": result.kernel_vertices,
-            "components": result.components, "greedy_size": result.greedy_size, "root_bound": result.root_bound,
+            "components": result.components, "greedy_size": result.greedy_size, "first_size": result.first_size,
+            "root_bound": result.root_bound,
             "clique_table": result.clique_table, "cover": cover}
 
 

@@ -12,52 +12,10 @@ from numba import njit
 
 from .._native.intrinsics import popcount, trailing_zeros
 from .kernels import (F_CLIQUES, F_OUT_FIRST, FREE, IN, PHASE_BACK, PHASE_DONE, PHASE_NODE, S_BEST, S_DEPTH, S_G,
-                      S_MFREE, S_NODES, S_PHASE, S_TRAIL, _leave, _settle, _take, _undo_to, lower_bound)
+                      S_MFREE, S_NODES, S_PHASE, S_TRAIL, _leave, _settle, _take, _undo_to, clique_cover_bits,
+                      lower_bound)
 from .maxsat import tighten
 
-
-
-@njit(cache=True)
-def clique_cover_order(status, deg, adjbits, pbits, qbits, order_v, order_k):
-    """The greedy clique cover of :func:`clique_cover_bits`, recording each free vertex and its clique's
-    number (1, 2, ...) in creation order; returns (free vertices, cliques)."""
-    n = status.shape[0]
-    words = pbits.shape[0]
-    for w in range(words):
-        pbits[w] = 0
-    free = 0
-    for v in range(n):
-        if status[v] == FREE and deg[v] > 0:
-            pbits[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
-            free += 1
-    cliques = 0
-    at = 0
-    for w in range(words):
-        while pbits[w] != 0:
-            v = w * 64 + trailing_zeros(pbits[w])
-            pbits[w] &= pbits[w] - np.uint64(1)
-            cliques += 1
-            order_v[at] = v
-            order_k[at] = cliques
-            at += 1
-            for x in range(w, words):
-                qbits[x] = pbits[x] & adjbits[v, x]
-            x = w
-            while True:
-                while x < words and qbits[x] == 0:
-                    x += 1
-                if x == words:
-                    break
-                u = x * 64 + trailing_zeros(qbits[x])
-                bit = np.uint64(1) << np.uint64(u & 63)
-                pbits[x] &= ~bit
-                for y in range(x, words):
-                    qbits[y] &= adjbits[u, y]
-                qbits[x] &= ~bit
-                order_v[at] = u
-                order_k[at] = cliques
-                at += 1
-    return free, cliques
 
 
 @njit(cache=True)
@@ -165,7 +123,7 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
             if sc[S_G] + 1 >= sc[S_BEST]:
                 sc[S_PHASE] = PHASE_BACK
                 continue
-            free, c = clique_cover_order(status, deg, adjbits, pbits, qbits, order_v, order_k)
+            free, c = clique_cover_bits(status, deg, adjbits, pbits, qbits, order_v, order_k)
             h = free - c
             if others != 0 and sc[S_G] + h < sc[S_BEST]:
                 h = max(h, lower_bound(status, deg, indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsize,

@@ -172,10 +172,13 @@ def static_bound(status, packed, packsize):
 
 
 @njit(cache=True)
-def clique_cover_bits(status, deg, adjbits, pbits, qbits):
-    """Greedy clique cover of the free graph with bitsets: F free vertices in c cliques need F - c."""
+def clique_cover_bits(status, deg, adjbits, pbits, qbits, order_v, order_k):
+    """Greedy clique cover of the free graph with bitsets: F free vertices in c cliques need F - c.  Returns
+    (F, c); when ``order_v`` is not empty, each free vertex and its clique's number (1, 2, ...) are recorded
+    in ``order_v`` and ``order_k`` in creation order (the clique-branching search reads them)."""
     n = status.shape[0]
     words = pbits.shape[0]
+    record = order_v.shape[0] > 0
     for w in range(words):
         pbits[w] = 0
     free = 0
@@ -184,11 +187,16 @@ def clique_cover_bits(status, deg, adjbits, pbits, qbits):
             pbits[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
             free += 1
     cliques = 0
+    at = 0
     for w in range(words):
         while pbits[w] != 0:
             v = w * 64 + trailing_zeros(pbits[w])
             pbits[w] &= pbits[w] - np.uint64(1)
             cliques += 1
+            if record:
+                order_v[at] = v
+                order_k[at] = cliques
+                at += 1
             any_left = False
             for x in range(w, words):
                 qbits[x] = pbits[x] & adjbits[v, x]
@@ -206,7 +214,11 @@ def clique_cover_bits(status, deg, adjbits, pbits, qbits):
                 for y in range(x, words):
                     qbits[y] &= adjbits[u, y]
                 qbits[x] &= ~bit
-    return free - cliques
+                if record:
+                    order_v[at] = u
+                    order_k[at] = cliques
+                    at += 1
+    return free, cliques
 
 
 @njit(cache=True)
@@ -393,7 +405,8 @@ def lower_bound(status, deg, indptr, indices, adjbits, cl, clsize, dyn_rows, pac
             words = adjbits.shape[1]
             pbits = work[7 * n:7 * n + words].view(np.uint64)
             qbits = work[7 * n + words:7 * n + 2 * words].view(np.uint64)
-            h = max(h, clique_cover_bits(status, deg, adjbits, pbits, qbits))
+            free, cliques = clique_cover_bits(status, deg, adjbits, pbits, qbits, work[:0], work[:0])
+            h = max(h, free - cliques)
         else:
             h = max(h, clique_cover_lists(status, deg, indptr, indices, work[2 * n:3 * n], work[:n],
                                           work[n:2 * n]))

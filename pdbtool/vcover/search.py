@@ -29,12 +29,17 @@ from . import cover_search as CS
 from . import kernels as K
 from .cliques import CliqueTable, cliques_of
 from .graph import Graph
+from .local_search import numvc
 from .reductions import Reduced, parse_rules, reduce_graph
 
 DEFAULT_HEURISTIC = "cliques"
 HEURISTIC_TERMS = ("none", "matching", "static:K", "dynamic:K", "cliques", "dynamic:all", "lp", "default")
 DENSE_MAX = 4096          # components up to this many vertices get an adjacency bit matrix
-SLICE_NODES = 20_000      # nodes a kernel call explores before the time limit is looked at
+SLICE_SECONDS = 0.1       # a kernel call's length, aimed at: the time limit and signals are looked at between
+SLICE_NODES = (500, 2_000, 1_000_000)  # nodes a kernel call explores: least, first, most
+LOCAL_STEPS_WORK = 30_000_000  # a component's local search: at most this many vertex visits (a step scans all)
+LOCAL_STEPS_PER_VERTEX = 200
+LOCAL_SEED = 1
 
 
 class SearchError(PdbtoolError):
@@ -106,6 +111,7 @@ class CoverResult:
     kernel_vertices: int = 0
     components: int = 0
     greedy_size: int = 0
+    first_size: int = 0
     root_bound: int = 0
     clique_table: str = "none"
 
@@ -203,13 +209,16 @@ def _max_rss() -> int:
 def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = None,
           time_limit: float | None = None, cliques: CliqueTable | None = None, out_first: bool = False,
           progress: Callable[[int], None] | None = None, branching: str = "auto",
-          renumber: bool = True, maxsat: bool = True) -> CoverResult:
+          renumber: bool = True, maxsat: bool = True, local_steps: int | None = None) -> CoverResult:
     """A minimum vertex cover of ``graph`` (or, past ``time_limit`` seconds, the best cover found and a
     proven lower bound), checked before it is returned.
 
     ``branching``: ``binary`` (a vertex of largest degree in or out, the talk's), ``cliques`` (on the clique
     cover, :func:`cover_search.search_cover`; with the ``cliques`` bound only) or ``auto`` (``cliques`` when the
-    bound is among the heuristics and the component fits an adjacency bit matrix)."""
+    bound is among the heuristics and the component fits an adjacency bit matrix).
+
+    ``local_steps``: steps of the local search (:func:`local_search.numvc`) that improves each component's
+    greedy cover before the search starts; None: :func:`local_steps_for` the component's size, 0: none."""
     if branching not in ("auto", "binary", "cliques"):
         raise SearchError(f"unknown branching {branching!r}: auto, binary or cliques")
     heur = parse_heuristic(heuristic)
@@ -226,7 +235,7 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
     flags = heur.flags | (K.F_OUT_FIRST if out_first else 0)
     kernel_cover: list[int] = []
     total_nodes = 0
-    best_total = lower_total = greedy_total = root_total = 0
+    best_total = lower_total = greedy_total = first_total = root_total = 0
     optimal = True
     source = "none"
     for comp_ids in comps:
@@ -235,6 +244,10 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
         greedy = np.zeros(n, dtype=np.int8)
         ub = int(K.greedy_cover(comp.indptr, comp.indices, greedy))
         greedy_total += ub
+        steps = local_steps_for(n) if local_steps is None else local_steps
+        if steps > 0 and ub > 0:
+            ub = int(numvc(comp.indptr, comp.indices, greedy, steps, LOCAL_SEED))
+        first_total += ub
         k = max(heur.static_k, heur.dynamic_k)
         if heur.needs_cliques:
             rows, sizes, source = _component_cliques(comp, cliques, induced, k)
@@ -274,17 +287,20 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
         elif branching == "cliques":
             raise SearchError("branching on cliques needs the cliques bound and at most "
                               f"{DENSE_MAX:,} vertices in a component")
+        slice_nodes = SLICE_NODES[1]
         while sc[K.S_PHASE] != K.PHASE_DONE:
-            if deadline is not None and time.perf_counter() >= deadline:
+            started = time.perf_counter()
+            if deadline is not None and started >= deadline:
                 break
             if by_cliques:
                 CS.search_cover(comp.indptr, comp.indices, adjbits, dyn_rows, dsizes, dyn_rows.shape[0], packed, psizes,
                                flags, status, deg, trail, queue, fr_v, fr_len, fr_pos, fr_mark, fr_bound, buf_v, buf_k,
-                               sc, best, mark, work, cbits, SLICE_NODES)
+                               sc, best, mark, work, cbits, slice_nodes)
             else:
                 K.search(comp.indptr, comp.indices, adjbits, dyn_rows, dsizes, dyn_rows.shape[0], packed, psizes,
                          flags, status, deg, trail, queue, fr_v, fr_child, fr_mark, fr_bound, sc, best, mark, work,
-                         SLICE_NODES)
+                         slice_nodes)
+            slice_nodes = _next_slice(slice_nodes, time.perf_counter() - started)
             if progress is not None:
                 progress(total_nodes + int(sc[K.S_NODES]))
         total_nodes += int(sc[K.S_NODES])
@@ -299,7 +315,23 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
     lower = size if optimal else lower_total + red.offset
     return CoverResult(cover, size, optimal, lower, total_nodes, time.perf_counter() - t0, time.process_time() - c0,
                        _max_rss(), heur.spec, dict(red.counts), sum(len(c) for c in comps), len(comps),
-                       greedy_total + red.offset, root_total + red.offset, source)
+                       greedy_total + red.offset, first_total + red.offset, root_total + red.offset, source)
+
+
+def _next_slice(nodes: int, seconds: float) -> int:
+    """The nodes of the next kernel call, so that a call lasts about SLICE_SECONDS (a signal waits for the
+    call to end)."""
+    if seconds > SLICE_SECONDS:
+        return max(SLICE_NODES[0], nodes // 2)
+    if seconds < SLICE_SECONDS / 2:
+        return min(SLICE_NODES[2], nodes * 2)
+    return nodes
+
+
+def local_steps_for(n: int) -> int:
+    """The steps of the local search on a component of ``n`` vertices: LOCAL_STEPS_PER_VERTEX a vertex, at
+    most LOCAL_STEPS_WORK vertex visits in all."""
+    return max(1000, min(LOCAL_STEPS_PER_VERTEX * n, LOCAL_STEPS_WORK // max(n, 1)))
 
 
 def _filter(rows: np.ndarray, sizes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
