@@ -121,6 +121,7 @@ class Heuristic:
     seconds: float = 0.0
     gap_gap: int = 0                                    # > 0: the pair tables with columns gap_gap cheaper
     column_tables: list[np.ndarray] = field(default_factory=list)
+    tri_plain: list[np.ndarray] = field(default_factory=list)   # gap_gap > 0: the triangles' unshifted cells
 
     @property
     def k(self) -> int:
@@ -128,7 +129,8 @@ class Heuristic:
 
     def nbytes(self) -> int:
         return sum(int(t.nbytes) for t in self.pair_tables + self.column_tables) + sum(
-            int(a.nbytes) for arrays in (self.tri_lo, self.tri_cnt, self.tri_cells) for a in arrays) \
+            int(a.nbytes) for arrays in (self.tri_lo, self.tri_cnt, self.tri_cells, self.tri_plain)
+            for a in arrays) \
             + sum(8 * int(lo.shape[0]) for lo in self.tri_lo)
 
     def describe(self) -> str:
@@ -155,6 +157,13 @@ class Heuristic:
             tcnt = np.concatenate(self.tri_cnt).astype(np.int32)
             tcells = np.concatenate(self.tri_cells).astype(np.int32) if sum(c.size for c in self.tri_cells) \
                 else np.zeros(1, dtype=np.int32)
+            if self.gap_gap > 0:
+                if [c.size for c in self.tri_plain] != [c.size for c in self.tri_cells]:
+                    raise HeuristicError("the triangles' unshifted tables do not match their regions")
+                tplain = np.concatenate(self.tri_plain).astype(np.int32) if sum(c.size for c in self.tri_plain) \
+                    else np.zeros(1, dtype=np.int32)
+            else:
+                tplain = np.zeros(1, dtype=np.int32)
             trows = np.concatenate([[0], np.cumsum([lo.shape[0] for lo in self.tri_lo])[:-1]]).astype(np.int64)
             cell_base = np.concatenate([[0], np.cumsum([c.size for c in self.tri_cells])[:-1]]).astype(np.int64)
             tstart = np.empty(tlo.shape[0], dtype=np.int64)
@@ -164,7 +173,7 @@ class Heuristic:
                 tstart[trows[t]:trows[t] + cnt.shape[0]] = starts
         else:
             tlo = tcnt = np.zeros(1, dtype=np.int32)
-            tcells = np.zeros(1, dtype=np.int32)
+            tcells = tplain = np.zeros(1, dtype=np.int32)
             trows = np.zeros(0, dtype=np.int64)
             tstart = np.zeros(1, dtype=np.int64)
         ta = np.array([t[0] for t in self.triangles], dtype=np.int64)
@@ -182,7 +191,7 @@ class Heuristic:
             pt_off.append(len(part_tris))
         ptab2 = np.concatenate([t.reshape(-1) for t in self.column_tables]).astype(np.int32) \
             if self.gap_gap > 0 else np.zeros(1, dtype=np.int32)
-        return (ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
+        return (ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
                 np.array(part_pairs, dtype=np.int64), np.array(pp_off, dtype=np.int64),
                 np.array(part_tris, dtype=np.int64), np.array(pt_off, dtype=np.int64),
                 ptab2, np.int64(self.gap_gap), np.array(self.lengths, dtype=np.int64), np.int64(self.share()))
@@ -275,17 +284,21 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
     used = sorted({t for part in partitions for t in part})
     h.triangles = used
     for t in used:
-        lo, cnt, cells = tables[t]
+        lo, cnt, cells, plain = tables[t]
         h.tri_lo.append(lo)
         h.tri_cnt.append(cnt)
         h.tri_cells.append(cells)
+        if gap_gap > 0:
+            h.tri_plain.append(plain)
     h.partitions = [[used.index(t) for t in part] for part in partitions]
     h.seconds = time.perf_counter() - t0
     return h
 
 
 def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, threads, gap_gap=0):
-    """The region-limited three-way tables of the triangles ``wanted``: ``{triangle: (lo, cnt, cells)}``."""
+    """The region-limited three-way tables of the triangles ``wanted``: ``{triangle: (lo, cnt, cells, plain)}``;
+    with ``gap_gap`` > 0, ``cells`` has every column ``3 gap_gap`` cheaper and ``plain`` is the unshifted
+    table over the same region (the search takes the larger of the two), else ``plain`` is ``cells``."""
     rev = [c[::-1].copy() for c in codes]
     prefix = {}
     for p in {e for t in wanted for e in itertools.combinations(t, 2)}:
@@ -306,7 +319,8 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
     with ThreadPoolExecutor(workers) as pool:
         regions = dict(zip(wanted, pool.map(rows, wanted)))
     cells_total = sum(int(cnt.sum(dtype=np.int64)) for _, cnt in regions.values())
-    need = used_bytes + 4 * cells_total + sum(16 * lo.shape[0] for lo, _ in regions.values())
+    tables_each = 2 if gap_gap > 0 else 1
+    need = used_bytes + 4 * cells_total * tables_each + sum(16 * lo.shape[0] for lo, _ in regions.values())
     if memory is not None and need > memory:
         raise HeuristicError(f"the three-way tables of {len(wanted)} triangles need {gib(need)} "
                              f"({cells_total:,} cells within the upper bound), more than the {gib(memory)} "
@@ -315,21 +329,25 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
     def fill(t):
         lo, cnt = regions[t]
         start = np.concatenate([[0], np.cumsum(cnt, dtype=np.int64)[:-1]]).astype(np.int64)
-        cells = np.empty(int(cnt.sum(dtype=np.int64)), dtype=np.int32)
         a, b, c = t
-        dp.triangle_fill(codes[a], codes[b], codes[c], model.sub, model.gap, model.gap_gap, lo, cnt, start, cells,
-                         3 * gap_gap)
-        return lo, cnt, cells
+        out = []
+        for column in ((3 * gap_gap, 0) if gap_gap > 0 else (0,)):
+            cells = np.empty(int(cnt.sum(dtype=np.int64)), dtype=np.int32)
+            dp.triangle_fill(codes[a], codes[b], codes[c], model.sub, model.gap, model.gap_gap, lo, cnt, start,
+                             cells, column)
+            out.append(cells)
+        return lo, cnt, out[0], out[-1]
 
     with ThreadPoolExecutor(workers) as pool:
         return dict(zip(wanted, pool.map(fill, wanted)))
 
 
-def triangle_start(cnt_lo_cells) -> int:
-    lo, cnt, cells = cnt_lo_cells
-    if cnt[0] == 0 or lo[0] != 0:
+def triangle_start(table, gap_gap: int = 0, rest: int = 0) -> int:
+    """A three-way table's value at the start node (``rest``: the longest sequence), as the search takes it."""
+    lo, cnt, cells, plain = table
+    if cnt[0] == 0 or lo[0] != 0 or cells[0] >= dp.INF:
         return dp.INF
-    return int(cells[0])
+    return max(int(cells[0]) + 3 * gap_gap * rest, int(plain[0])) if gap_gap else int(cells[0])
 
 
 def choose(k, tables, pair_start, max_partitions, gap_gap=0, rest_start=0):
@@ -339,9 +357,7 @@ def choose(k, tables, pair_start, max_partitions, gap_gap=0, rest_start=0):
     average; -1: every packing up to ``ALL_PACKINGS_UP_TO`` of them, i.e. up to 6 sequences, else 3)."""
     gain = {}
     for t, table in tables.items():
-        v = triangle_start(table)
-        if v < dp.INF and gap_gap:
-            v += 3 * gap_gap * rest_start
+        v = triangle_start(table, gap_gap, rest_start)
         pair_sum = sum(pair_start[e] for e in itertools.combinations(t, 2))
         gain[t] = max(0, v - pair_sum) if v < dp.INF else 0
     ranked = sorted(packings(k), key=lambda part: -sum(gain[t] for t in part))
