@@ -310,14 +310,21 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
     def rows(t):
         a, b, c = t
         limit = bound - (total_opt - opt[(a, b)] - opt[(a, c)] - opt[(b, c)])
-        return dp.triangle_rows(prefix[(a, b)], suffix[(a, b)], prefix[(a, c)], suffix[(a, c)],
-                                prefix[(b, c)], suffix[(b, c)], limit)
+        na, nb, nc = (codes[v].shape[0] + 1 for v in t)
+        lo = np.zeros(na * nb, dtype=np.int32)
+        cnt = np.zeros(na * nb, dtype=np.int32)
+        step = max(1, SLICE_CELLS // (nb * nc))
+        for first in range(0, na, step):
+            stop.check()
+            dp.triangle_rows(prefix[(a, b)], suffix[(a, b)], prefix[(a, c)], suffix[(a, c)],
+                             prefix[(b, c)], suffix[(b, c)], limit, lo, cnt, first, min(na, first + step))
+        return lo, cnt
 
     import numba
 
     workers = max(1, threads or numba.get_num_threads())
-    with ThreadPoolExecutor(workers) as pool:
-        regions = dict(zip(wanted, pool.map(rows, wanted)))
+    stop = _Stop()
+    regions = stop.run_all(rows, wanted, workers)
     cells_total = sum(int(cnt.sum(dtype=np.int64)) for _, cnt in regions.values())
     tables_each = 2 if gap_gap > 0 else 1
     need = used_bytes + 4 * cells_total * tables_each + sum(16 * lo.shape[0] for lo, _ in regions.values())
@@ -330,16 +337,59 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
         lo, cnt = regions[t]
         start = np.concatenate([[0], np.cumsum(cnt, dtype=np.int64)[:-1]]).astype(np.int64)
         a, b, c = t
+        na, nb = codes[a].shape[0], codes[b].shape[0]
+        # slices of x_a holding about SLICE_CELLS cells each, the last x_a first
+        per_xa = np.add.reduceat(cnt.astype(np.int64), np.arange(0, cnt.shape[0], nb + 1))
         out = []
         for column in ((3 * gap_gap, 0) if gap_gap > 0 else (0,)):
             cells = np.empty(int(cnt.sum(dtype=np.int64)), dtype=np.int32)
-            dp.triangle_fill(codes[a], codes[b], codes[c], model.sub, model.gap, model.gap_gap, lo, cnt, start,
-                             cells, column)
+            last = na
+            while last >= 0:
+                stop.check()
+                first, held = last, int(per_xa[last])
+                while first > 0 and held + per_xa[first - 1] <= SLICE_CELLS:
+                    first -= 1
+                    held += int(per_xa[first])
+                dp.triangle_fill(codes[a], codes[b], codes[c], model.sub, model.gap, model.gap_gap, lo, cnt, start,
+                                 cells, column, last, first)
+                last = first - 1
             out.append(cells)
         return lo, cnt, out[0], out[-1]
 
-    with ThreadPoolExecutor(workers) as pool:
-        return dict(zip(wanted, pool.map(fill, wanted)))
+    return stop.run_all(fill, wanted, workers)
+
+
+SLICE_CELLS = 1 << 21   # cells of a three-way table a kernel call fills (or bounds) between looks at a stop
+
+
+class _Stopped(Exception):
+    """A worker's table build given up: the main thread was interrupted."""
+
+
+class _Stop:
+    """Table builds in worker threads that the main thread can stop: a signal (SIGINT, SIGTERM) interrupts it
+    as it waits; the builds not begun are cancelled and those running stop at their next slice, so the
+    interruption is not held up until every table is done."""
+
+    def __init__(self):
+        import threading
+
+        self.event = threading.Event()
+
+    def check(self) -> None:
+        if self.event.is_set():
+            raise _Stopped
+
+    def run_all(self, func, items, workers) -> dict:
+        with ThreadPoolExecutor(workers) as pool:
+            futures = [pool.submit(func, item) for item in items]
+            try:
+                return {item: f.result() for item, f in zip(items, futures)}
+            except BaseException:
+                self.event.set()
+                for f in futures:
+                    f.cancel()
+                raise
 
 
 def triangle_start(table, gap_gap: int = 0, rest: int = 0) -> int:

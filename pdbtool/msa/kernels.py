@@ -49,10 +49,11 @@ def index_find(index, keys, key):
 
 
 @njit(cache=True)
-def index_rebuild(index, keys, count):
-    index[:] = -1
+def index_insert(index, keys, first, end):
+    """Enter the nodes ``first`` to ``end`` - 1 into the index (a grown one is rebuilt in slices, so that a stop
+    request is seen between them)."""
     mask = index.shape[0] - 1
-    for nid in range(count):
+    for nid in range(first, end):
         pos = _hash(keys[nid], mask)
         while index[pos] >= 0:
             pos = (pos + 1) & mask

@@ -25,6 +25,7 @@ NODE_BYTES = 8 + 4 + 4 + 4 + 4          # key, g, parent, qf, fexp
 INDEX_BYTES = 2 * 4                     # two index slots a node (load at most 1/2)
 HEAP_BYTES = 8 + 4
 FIRST_NODES = 1 << 14
+INDEX_SLICE = 1 << 22                   # nodes entered into a grown index a kernel call
 MAX_KEY = 1 << 62
 
 
@@ -212,8 +213,10 @@ def align(inst: Instance, model: CostModel, partitions=None, max_partitions: int
             parent = np.concatenate([parent, np.empty(new_cap - cap, dtype=np.int32)])
             qf = np.concatenate([qf, np.empty(new_cap - cap, dtype=np.int32)])
             fexp = np.concatenate([fexp, np.empty(new_cap - cap, dtype=np.int32)])
-            index = np.empty(2 * new_cap, dtype=np.int32)
-            K.index_rebuild(index, keys, int(st[K.S_NODES]))
+            index = np.full(2 * new_cap, -1, dtype=np.int32)
+            stored = int(st[K.S_NODES])
+            for first in range(0, stored, INDEX_SLICE):
+                K.index_insert(index, keys, first, min(stored, first + INDEX_SLICE))
             cap = new_cap
         if grow_heap:
             hprio = np.concatenate([hprio, np.empty(new_hcap - hcap, dtype=np.int64)])
