@@ -15,8 +15,9 @@ optimal alignment's own suffix (whose cells all lie in the region), and consiste
 ``gg`` (PA-Star's model), every table also bounds the columns where none of its sequences advances: a
 pair's cost in an alignment of L columns is the sum over its own columns of (cost - gg) plus gg L, and L is
 at least the longest remaining suffix R, so ``D'(x) + gg R`` (``D'``: the same program with each column
-``gg`` cheaper) is admissible and consistent too; a pair takes the larger of the two, a triangle the larger
-of its own (``3 gg`` cheaper columns, ``+ 3 gg R``) and its three pairs' sum.  A node whose projection falls
+``gg`` cheaper) is admissible and consistent too; a pair takes the larger of the two, a triangle the largest
+of its plain table, its table with ``3 gg`` cheaper columns plus ``3 gg R`` (both kept over the same region:
+neither dominates) and its three pairs' sum.  A node whose projection falls
 outside the region cannot be on an alignment of cost at most ``U`` and is pruned.
 """
 
