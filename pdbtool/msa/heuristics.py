@@ -146,7 +146,7 @@ class Heuristic:
     def arrays(self):
         """The flat arrays the kernels read (see :func:`kernels.heuristic`)."""
         k = self.k
-        ptab = np.concatenate([t.reshape(-1) for t in self.pair_tables]).astype(np.int32)
+        ptab = joined([t.reshape(-1) for t in self.pair_tables])
         sizes = [t.size for t in self.pair_tables]
         poff = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         pi = np.array([i for i, _ in self.pairs], dtype=np.int64)
@@ -156,12 +156,11 @@ class Heuristic:
         if nt:
             tlo = np.concatenate(self.tri_lo).astype(np.int32)
             tcnt = np.concatenate(self.tri_cnt).astype(np.int32)
-            tcells = np.concatenate(self.tri_cells).astype(np.int32) if sum(c.size for c in self.tri_cells) \
-                else np.zeros(1, dtype=np.int32)
+            tcells = joined(self.tri_cells) if sum(c.size for c in self.tri_cells) else np.zeros(1, dtype=np.int32)
             if self.gap_gap > 0:
                 if [c.size for c in self.tri_plain] != [c.size for c in self.tri_cells]:
                     raise HeuristicError("the triangles' unshifted tables do not match their regions")
-                tplain = np.concatenate(self.tri_plain).astype(np.int32) if sum(c.size for c in self.tri_plain) \
+                tplain = joined(self.tri_plain) if sum(c.size for c in self.tri_plain) \
                     else np.zeros(1, dtype=np.int32)
             else:
                 tplain = np.zeros(1, dtype=np.int32)
@@ -190,7 +189,7 @@ class Heuristic:
             pp_off.append(len(part_pairs))
             part_tris.extend(part)
             pt_off.append(len(part_tris))
-        ptab2 = np.concatenate([t.reshape(-1) for t in self.column_tables]).astype(np.int32) \
+        ptab2 = joined([t.reshape(-1) for t in self.column_tables]) \
             if self.gap_gap > 0 else np.zeros(1, dtype=np.int32)
         return (ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
                 np.array(part_pairs, dtype=np.int64), np.array(pp_off, dtype=np.int64),
@@ -207,6 +206,24 @@ class Heuristic:
         from .kernels import heuristic
 
         return int(heuristic(np.zeros(self.k, dtype=np.int64), self.k, *self.arrays()))
+
+
+def joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The int32 arrays ``parts`` end to end: the buffer they already lie in, in order, when they do (tables
+    filled in place, so that the search's flat arrays cost no second copy of them), else a copy."""
+    base = parts[0].base if parts else None
+    if isinstance(base, np.ndarray) and base.dtype == np.int32 and base.ndim == 1 and base.flags.c_contiguous \
+            and all(p.base is base and p.dtype == np.int32 and p.flags.c_contiguous for p in parts):
+        origin = base.__array_interface__["data"][0]
+        first = (parts[0].__array_interface__["data"][0] - origin) // 4
+        at = first
+        for p in parts:
+            if p.__array_interface__["data"][0] != origin + 4 * at:
+                break
+            at += p.size
+        else:
+            return base[first:at]
+    return np.concatenate(parts).astype(np.int32, copy=False)
 
 
 def pair_bytes(lengths) -> int:
@@ -334,6 +351,14 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
                              f"({cells_total:,} cells within the upper bound), more than the {gib(memory)} "
                              f"allowed: name fewer triangles (--triangles) or use --triangles none")
 
+    # every triangle's cells in one buffer (one for each kind of table), in the order of ``wanted``
+    columns = (3 * gap_gap, 0) if gap_gap > 0 else (0,)
+    buffers = [np.empty(cells_total, dtype=np.int32) for _ in columns]
+    offset, at = {}, 0
+    for t in wanted:
+        offset[t] = at
+        at += int(regions[t][1].sum(dtype=np.int64))
+
     def fill(t):
         lo, cnt = regions[t]
         start = np.concatenate([[0], np.cumsum(cnt, dtype=np.int64)[:-1]]).astype(np.int64)
@@ -342,8 +367,8 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
         # slices of x_a holding about SLICE_CELLS cells each, the last x_a first
         per_xa = np.add.reduceat(cnt.astype(np.int64), np.arange(0, cnt.shape[0], nb + 1))
         out = []
-        for column in ((3 * gap_gap, 0) if gap_gap > 0 else (0,)):
-            cells = np.empty(int(cnt.sum(dtype=np.int64)), dtype=np.int32)
+        for column, buffer in zip(columns, buffers):
+            cells = buffer[offset[t]:offset[t] + int(cnt.sum(dtype=np.int64))]
             last = na
             while last >= 0:
                 stop.check()
