@@ -414,3 +414,15 @@ def test_an_interrupted_table_build_stops_its_workers():
     started = [s.split()[0] for s in seen if s.endswith("started")]
     assert "running" in started and sorted(s.split()[0] for s in seen if s.endswith("stopped")) == sorted(started)
     assert not any(s.endswith("its end") for s in seen)
+
+
+def test_time_limit_stops_the_table_build(five_family):
+    """A time limit that passes while the three-way tables are built stops there: unsolved, the pairwise
+    heuristic's start value the lower bound, the progressive alignment's cost the upper one."""
+    inst = instance(*five_family)
+    stopped = align(inst, PASTAR, None, -1, time_limit=0.0)
+    assert not stopped.solved and stopped.stopped == "time" and "three-way tables" in stopped.notes[0]
+    pairwise = build(PASTAR, encode(PASTAR, five_family), [])
+    assert stopped.lower_bound == pairwise.start_value() and stopped.upper_bound == pairwise.upper_bound
+    solved = align(inst, PASTAR, None, -1)
+    assert solved.solved and stopped.lower_bound <= solved.cost <= stopped.upper_bound

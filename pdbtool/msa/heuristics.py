@@ -24,6 +24,7 @@ outside the region cannot be on an alignment of cost at most ``U`` and is pruned
 from __future__ import annotations
 
 import itertools
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -40,6 +41,15 @@ ALL_PACKINGS_UP_TO = 40   # the packings of 6 sequences; 7 have 450, each node w
 
 class HeuristicError(PdbtoolError):
     """A heuristic that cannot be built: a malformed partition, or tables past the memory allowed."""
+
+
+class TablesStopped(HeuristicError):
+    """The deadline passed while the three-way tables were built; ``pairwise`` is the pairwise heuristic,
+    whose value at the start is the lower bound reached."""
+
+    def __init__(self, pairwise: Heuristic):
+        super().__init__("the time limit passed while the three-way tables were built")
+        self.pairwise = pairwise
 
 
 def encode(model: CostModel, sequences) -> list[np.ndarray]:
@@ -247,13 +257,12 @@ def upper_bound(model: CostModel, codes: list[np.ndarray], suffix: dict) -> tupl
 
 def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partitions: int = -1,
           memory: int | None = None, threads: int | None = None, bound: int | None = None,
-          column_bound: bool = True) -> Heuristic:
+          column_bound: bool = True, deadline: float | None = None) -> Heuristic:
     """The heuristic of one instance: every pairwise table, and the three-way tables of ``partitions``
     (None: chosen, see :func:`choose`; []: pairwise only), their regions cut at ``bound`` (default: the cost
     of a progressive alignment; any bound at least the optimum keeps the search exact).  ``column_bound``
     False leaves out the bound on two-gap columns (the plain pairwise heuristic of PA-Star, for comparison)."""
     gap_gap = model.gap_gap if column_bound else 0
-    import time
 
     t0 = time.perf_counter()
     k = len(codes)
@@ -293,7 +302,11 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
         return h
     wanted = sorted({t for part in partitions for t in part}) if partitions is not None \
         else list(itertools.combinations(range(k), 3))
-    tables = triangle_tables(model, codes, suffix, wanted, bound, memory, need, threads, gap_gap)
+    try:
+        tables = triangle_tables(model, codes, suffix, wanted, bound, memory, need, threads, gap_gap, deadline)
+    except _Stopped:
+        h.seconds = time.perf_counter() - t0
+        raise TablesStopped(h) from None
     if partitions is None:
         start = {p: int(suffix[p][0, 0]) for p in pairs}
         if gap_gap > 0:
@@ -313,7 +326,7 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
     return h
 
 
-def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, threads, gap_gap=0):
+def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, threads, gap_gap=0, deadline=None):
     """The region-limited three-way tables of the triangles ``wanted``: ``{triangle: (lo, cnt, cells, plain)}``;
     with ``gap_gap`` > 0, ``cells`` has every column ``3 gap_gap`` cheaper and ``plain`` is the unshifted
     table over the same region (the search takes the larger of the two), else ``plain`` is ``cells``."""
@@ -341,7 +354,7 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
     import numba
 
     workers = max(1, threads or numba.get_num_threads())
-    stop = _Stop()
+    stop = _Stop(deadline)
     regions = stop.run_all(rows, wanted, workers)
     cells_total = sum(int(cnt.sum(dtype=np.int64)) for _, cnt in regions.values())
     tables_each = 2 if gap_gap > 0 else 1
@@ -395,15 +408,20 @@ class _Stopped(Exception):
 class _Stop:
     """Table builds in worker threads that the main thread can stop: a signal (SIGINT, SIGTERM) interrupts it
     as it waits; the builds not begun are cancelled and those running stop at their next slice, so the
-    interruption is not held up until every table is done."""
+    interruption is not held up until every table is done.  A ``deadline`` (``time.perf_counter()``) passed
+    stops them the same way, and the main thread meets ``_Stopped``."""
 
-    def __init__(self):
+    def __init__(self, deadline: float | None = None):
         import threading
 
         self.event = threading.Event()
+        self.deadline = deadline
 
     def check(self) -> None:
         if self.event.is_set():
+            raise _Stopped
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            self.event.set()
             raise _Stopped
 
     def run_all(self, func, items, workers) -> dict:

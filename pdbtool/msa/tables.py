@@ -176,7 +176,7 @@ def verify_file(path: str | os.PathLike, threads: int | None = None) -> list[str
 
 def get_tables(cache: TableCache, model: CostModel, codes, sequence_hash: str, partitions, max_partitions: int,
                memory: int | None, threads: int | None, force: bool = False, reuse_only: bool = False,
-               column_bound: bool = True):
+               column_bound: bool = True, deadline: float | None = None):
     """The heuristic from the cache when a sound file holds it, else built (and stored unless ``reuse_only``)."""
     # the layout's name in the spec: a file of an earlier layout is another file, not a damaged one
     spec = repr((partitions, max_partitions, column_bound, LAYOUT))
@@ -194,11 +194,11 @@ def get_tables(cache: TableCache, model: CostModel, codes, sequence_hash: str, p
         found = cache.load_sound(path, read) if path.exists() else None
         return (found if found is not None else
                 build(model, codes, partitions, max_partitions, memory=memory, threads=threads,
-                      column_bound=column_bound)), None
+                      column_bound=column_bound, deadline=deadline)), None
 
     def write(tmp: Path) -> None:
         heur = build(model, codes, partitions, max_partitions, memory=memory, threads=threads,
-                     column_bound=column_bound)
+                     column_bound=column_bound, deadline=deadline)
         check_disk(cache.dir, heur.nbytes() + 4096, "the alignment tables")
         save(tmp, heur, model, codes, sequence_hash, spec)
 
