@@ -1,11 +1,12 @@
 """One pdbtool sequence alignment in a process of its own, for ``bench/bench_msa.py``: prints pdbtool's JSON
 record of the instance on its last line.
 
-    python bench/_msa_solve.py FASTA [--heuristic pairwise|threeway] [--threads N] [--time-limit S]
-                                     [--memory SIZE]
+    python bench/_msa_solve.py FASTA [--heuristic pairwise|pairwise-columns|threeway] [--threads N]
+                                     [--time-limit S] [--memory SIZE]
 
 It runs ``pdbtool solve --domain msa FASTA --cost pastar --triangles none|auto --format json`` (``pairwise``
-is ``--triangles none``, ``threeway`` the automatic choice of triangles) when the command line has the
+is ``--triangles none --no-column-bound``, PA-Star's own heuristic; ``pairwise-columns`` the same tables with
+the bound on two-gap columns; ``threeway`` the automatic choice of triangles) when the command line has the
 domain, else the domain's own command (``pdbtool.msa.commands.COMMANDS["solve"]``, before the registry is
 merged), else the library (``pdbtool.msa.search.align``, before the commands exist), and says which in the
 record's ``interface``.
@@ -20,9 +21,14 @@ import time
 from contextlib import redirect_stdout
 
 
+HEURISTICS = ["pairwise", "pairwise-columns", "threeway"]
+
+
 def cli_arguments(args) -> list[str]:
-    out = [args.fasta, "--cost", "pastar", "--triangles", "none" if args.heuristic == "pairwise" else "auto",
+    out = [args.fasta, "--cost", "pastar", "--triangles", "auto" if args.heuristic == "threeway" else "none",
            "--format", "json"]
+    if args.heuristic == "pairwise":
+        out.append("--no-column-bound")
     if args.memory:
         out += ["--memory", args.memory]
     if args.threads:
@@ -83,8 +89,9 @@ def through_library(args) -> dict:
         if args.memory:
             from pdbtool.msa.commands import parse_size
             memory = parse_size(args.memory)
-        result = align(inst, model, partitions=[] if args.heuristic == "pairwise" else None,
-                       time_limit=args.time_limit, threads=args.threads, memory=memory)
+        result = align(inst, model, partitions=None if args.heuristic == "threeway" else [],
+                       time_limit=args.time_limit, threads=args.threads, memory=memory,
+                       column_bound=args.heuristic != "pairwise")
     except PdbtoolError as exc:
         return {"id": args.fasta, "solved": False, "error": str(exc), "interface": "library"}
     return {"id": inst.id, "solved": result.solved, "cost": result.cost, "alignment": result.rows,
@@ -101,7 +108,7 @@ def through_library(args) -> dict:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("fasta")
-    ap.add_argument("--heuristic", choices=["pairwise", "threeway"], default="threeway")
+    ap.add_argument("--heuristic", choices=HEURISTICS, default="threeway")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--time-limit", type=float, default=None)
     ap.add_argument("--memory", default=None, help="pdbtool's memory budget (e.g. 15G)")

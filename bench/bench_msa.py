@@ -14,8 +14,9 @@ Parts, each its own result file (``bench/results/msa_<part>.json``):
   or in the search) and makes the script exit with status 3.
 * ``balibase``: reference 1, all 82 (the tarball's path: ``--balibase``), shortest lattice first: pdbtool's
   three-way heuristic and serial PA-Star within ``--time-limit`` CPU seconds and ``--memory`` each; the
-  pairwise heuristic too on the instances of ``--pairwise-seqs`` sequences (its expanded nodes against the
-  three-way ones); then, with ``--retry-limit``, the instances neither solved at the first limit.
+  pairwise heuristics too on the instances of ``--pairwise-seqs`` sequences (their expanded nodes against the
+  three-way ones): PA-Star's own (``--no-column-bound``) and with the bound on two-gap columns; then, with
+  ``--retry-limit``, the instances neither solved at the first limit.
 * ``synthetic``: the families of issue 54 (``--families``), generated with a fixed ``--seed``.
 
 The limits are **CPU seconds** (``RLIMIT_CPU``; a shared machine inflates wall seconds) and an address-space
@@ -75,10 +76,11 @@ def run_pdbtool(inst: _msa_data.Instance, heuristic: str, threads: int, limit: f
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.setdefault("NUMBA_NUM_THREADS", str(threads))
     done = _limited.run(command, time_limit=wall + 30, memory_bytes=memory, cpu_limit=limit * threads, env=env)
+    options = {"threeway": "--triangles auto", "pairwise-columns": "--triangles none",
+               "pairwise": "--triangles none --no-column-bound"}[heuristic]
     record: dict = {"solver": "pdbtool", "heuristic": heuristic, "threads": threads,
-                    "command": f"pdbtool solve --domain msa {inst.path.name} --cost pastar --triangles "
-                               f"{'none' if heuristic == 'pairwise' else 'auto'} --threads {threads} "
-                               f"--memory {budget} --format json",
+                    "command": f"pdbtool solve --domain msa {inst.path.name} --cost pastar {options} --threads "
+                               f"{threads} --memory {budget} --format json",
                     "process_cpu_seconds": done.cpu_seconds, "wall_seconds": done.wall_seconds,
                     "max_rss_bytes": done.peak_rss_bytes, "returncode": done.returncode}
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -111,7 +113,7 @@ def warm_up(scratch: Path, memory: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(">a\nMKVLAAGIW\n>b\nMKVLGAGW\n>c\nMRVLAAGIWC\n>d\nMKILAAW\n>e\nMKVAAGIW\n")
     inst = _msa_data.Instance("warm-up", "warm-up", path, _msa_data.fasta_lengths(path))
-    for heuristic in ("pairwise", "threeway"):
+    for heuristic in ("pairwise", "pairwise-columns", "threeway"):
         for threads in (1, os.cpu_count() or 1):
             run_pdbtool(inst, heuristic, threads, 600, memory, 6.0)
 
@@ -259,12 +261,12 @@ def part_balibase(args, binaries, matrix, results: Results, instances) -> list[d
         for inst in instances:
             if n > 0:     # the longer limit: only where neither solved at the first
                 first = [r for r in results.data["records"] if r["instance"] == inst.name
-                         and r["limit_cpu_seconds"] == limits[0] and r.get("heuristic") != "pairwise"]
+                         and r["limit_cpu_seconds"] == limits[0] and r.get("heuristic") in (None, "threeway")]
                 if len(first) < 2 or any(r["solved"] for r in first):
                     continue
             runs = [("pdbtool", "threeway"), ("msa_astar", None)]
             if n == 0 and inst.k in args.pairwise_seqs:
-                runs.insert(1, ("pdbtool", "pairwise"))
+                runs[1:1] = [("pdbtool", h) for h in args.pairwise_heuristics]
             for solver, heuristic in runs:
                 if solver not in args.solvers:
                     continue
@@ -308,6 +310,9 @@ def main(argv=None):
     ap.add_argument("--solvers", default="pdbtool,msa_astar,msa_pastar",
                     help="which of pdbtool, msa_astar and msa_pastar to run (e.g. the peer alone, resumed later)")
     ap.add_argument("--pairwise-seqs", default="5,6", help="balibase: numbers of sequences also run pairwise")
+    ap.add_argument("--pairwise-heuristics", default="pairwise,pairwise-columns",
+                    help="balibase: the pairwise heuristics run there: pairwise (PA-Star's, no two-gap column "
+                         "bound) and pairwise-columns (with it)")
     ap.add_argument("--balibase", type=Path, default=_msa_data.DEFAULT_BALIBASE, help="BAliBASE ref. 1 tarball")
     ap.add_argument("--families", default=",".join(_msa_data.FAMILIES), help="synthetic: e.g. 4x300,6x90")
     ap.add_argument("--seed", type=int, default=1, help="synthetic: the families' seed")
@@ -320,6 +325,9 @@ def main(argv=None):
     args.memory_bytes = parse_bytes(args.memory)
     args.solvers = set(args.solvers.split(","))
     args.pairwise_seqs = {int(x) for x in args.pairwise_seqs.split(",") if x}
+    args.pairwise_heuristics = [h for h in args.pairwise_heuristics.split(",") if h]
+    if set(args.pairwise_heuristics) - {"pairwise", "pairwise-columns"}:
+        raise SystemExit("--pairwise-heuristics takes pairwise and pairwise-columns")
     parts = ["side"] if args.quick else args.part.split(",")
     unknown = [p for p in parts if p not in PARTS]
     if unknown:

@@ -127,6 +127,12 @@ def test_heuristics_admissible_and_consistent_on_every_node(small_family, model,
                 if all(y[i] <= lens[i] for i in range(k)) and value[y] < INF:
                     assert value[x] <= step(x, m) + value[y], (x, m)
         assert value[tuple(lens)] == 0
+        if model.gap_gap and partitions:
+            # two-gap columns priced: each triangle takes the larger of its column-shifted and plain tables,
+            # so the heuristic is at least the same partitions' without the column bound, on every node
+            plain = node_heuristics(k, lens, strides, *build(model, codes, partitions, bound=bound,
+                                                             column_bound=False).arrays())
+            assert (h >= plain).all()
 
 
 @pytest.fixture(scope="module")
@@ -359,3 +365,64 @@ def test_help_does_not_import_numba():
             "print('NUMBA' if 'numba' in sys.modules else 'LIGHT')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "LIGHT"
+
+
+def test_tables_built_in_slices_equal_one_piece(five_family, monkeypatch):
+    """The three-way regions and tables, built a few cells a kernel call (so that a stop is seen between
+    calls), equal those built in one piece."""
+    from pdbtool.msa import heuristics
+
+    codes = encode(PASTAR, five_family)
+    whole = build(PASTAR, codes, None, 0)
+    monkeypatch.setattr(heuristics, "SLICE_CELLS", 1)
+    sliced = build(PASTAR, codes, None, 0)
+    assert sliced.triangles == whole.triangles and sliced.tri_plain
+    for name in ("tri_lo", "tri_cnt", "tri_cells", "tri_plain"):
+        assert all(np.array_equal(a, b) for a, b in zip(getattr(sliced, name), getattr(whole, name))), name
+
+
+def test_an_interrupted_table_build_stops_its_workers():
+    """A signal raises in the main thread as it waits for the workers (here: one worker's exception, which
+    the main thread meets first): the running builds stop at their next slice, none runs to its end."""
+    import threading
+    import time
+
+    from pdbtool.msa.heuristics import _Stop, _Stopped
+
+    stop = _Stop()
+    running = threading.Event()
+    seen = []
+
+    def work(item):
+        if item == "interrupt":
+            running.wait(10)
+            raise KeyboardInterrupt
+        seen.append(f"{item} started")
+        running.set()
+        for _ in range(10_000):
+            try:
+                stop.check()
+            except _Stopped:
+                seen.append(f"{item} stopped")
+                raise
+            time.sleep(0.001)
+        seen.append(f"{item} ran to its end")
+
+    with pytest.raises(KeyboardInterrupt):
+        stop.run_all(work, ["interrupt", "running", "pending"], 2)
+    # (a worker may take the pending build before the main thread cancels it: it stops at its first look)
+    started = [s.split()[0] for s in seen if s.endswith("started")]
+    assert "running" in started and sorted(s.split()[0] for s in seen if s.endswith("stopped")) == sorted(started)
+    assert not any(s.endswith("its end") for s in seen)
+
+
+def test_time_limit_stops_the_table_build(five_family):
+    """A time limit that passes while the three-way tables are built stops there: unsolved, the pairwise
+    heuristic's start value the lower bound, the progressive alignment's cost the upper one."""
+    inst = instance(*five_family)
+    stopped = align(inst, PASTAR, None, -1, time_limit=0.0)
+    assert not stopped.solved and stopped.stopped == "time" and "three-way tables" in stopped.notes[0]
+    pairwise = build(PASTAR, encode(PASTAR, five_family), [])
+    assert stopped.lower_bound == pairwise.start_value() and stopped.upper_bound == pairwise.upper_bound
+    solved = align(inst, PASTAR, None, -1)
+    assert solved.solved and stopped.lower_bound <= solved.cost <= stopped.upper_bound

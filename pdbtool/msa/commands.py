@@ -121,16 +121,29 @@ def solve_one(job: Job, time_limit: float | None) -> dict:
     model = model_for(inst, s)
     partitions = parse_partitions(list(s.triangles), inst.k)
     heur = None
+    result = None
     if s.cache_dir is not None or s.save_tables:
         if not model.affine:
+            import time
+
             from ..tables.cache import TableCache
+            from .heuristics import TablesStopped
+            from .search import stopped_in_tables
             from .tables import get_tables
 
-            heur, _ = get_tables(TableCache(s.cache_dir), model, encode(model, inst.sequences),
-                                 inst.sequence_hash(), partitions, s.partitions, s.memory, s.threads,
-                                 reuse_only=not s.save_tables, column_bound=s.column_bound)
-    result = align(inst, model, partitions, s.partitions, s.search, s.slack, s.memory, time_limit, s.threads,
-                   heuristic=heur, column_bound=s.column_bound)
+            t0, c0 = time.perf_counter(), time.process_time()
+            try:
+                heur, _ = get_tables(TableCache(s.cache_dir), model, encode(model, inst.sequences),
+                                     inst.sequence_hash(), partitions, s.partitions, s.memory, s.threads,
+                                     reuse_only=not s.save_tables, column_bound=s.column_bound,
+                                     deadline=None if time_limit is None else t0 + time_limit)
+            except TablesStopped as stop:
+                result = stopped_in_tables(stop, s.search, t0, c0)
+            if time_limit is not None and result is None:
+                time_limit = max(0.0, time_limit - (time.perf_counter() - t0))
+    if result is None:
+        result = align(inst, model, partitions, s.partitions, s.search, s.slack, s.memory, time_limit, s.threads,
+                       heuristic=heur, column_bound=s.column_bound)
     return {"id": job.id, "solved": result.solved, "optimal": result.solved, "cost": result.cost,
             "lower_bound": result.lower_bound, "upper_bound": result.upper_bound, "h_start": result.h_start,
             "alignment": result.rows, "names": list(inst.names), "k": inst.k, "lengths": list(inst.lengths),

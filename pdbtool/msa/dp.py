@@ -125,14 +125,13 @@ def gotoh(a, b, sub, gap, gap_open):
 # --- three-way tables over a region ----------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def triangle_rows(Fab, Bab, Fac, Bac, Fbc, Bbc, limit):
-    """For each (x_a, x_b), the range of x_c whose three pairwise bounds (prefix + suffix) sum to at most
-    ``limit``: ``lo`` and ``count`` per row (count 0: no cell).  The cells of an alignment of cost at most the
-    upper bound all lie in these ranges."""
-    na, nb, nc = Fab.shape[0], Fab.shape[1], Fac.shape[1]
-    lo = np.zeros(na * nb, dtype=np.int32)
-    cnt = np.zeros(na * nb, dtype=np.int32)
-    for xa in range(na):
+def triangle_rows(Fab, Bab, Fac, Bac, Fbc, Bbc, limit, lo, cnt, xa_first, xa_end):
+    """For each (x_a, x_b) with ``xa_first <= x_a < xa_end``, the range of x_c whose three pairwise bounds
+    (prefix + suffix) sum to at most ``limit``: ``lo`` and ``cnt`` per row (``cnt`` 0: no cell; both arrays
+    zeroed by the caller).  The cells of an alignment of cost at most the upper bound all lie in these
+    ranges.  The caller runs it over slices of x_a, so that a stop request is seen between them."""
+    nb, nc = Fab.shape[1], Fac.shape[1]
+    for xa in range(xa_first, xa_end):
         for xb in range(nb):
             base = Fab[xa, xb] + Bab[xa, xb]
             if base > limit:
@@ -147,17 +146,17 @@ def triangle_rows(Fab, Bab, Fac, Bac, Fbc, Bbc, limit):
             if first >= 0:
                 lo[xa * nb + xb] = first
                 cnt[xa * nb + xb] = last - first + 1
-    return lo, cnt
 
 
 @njit(cache=True, nogil=True)
-def triangle_fill(a, b, c, sub, gap, gap_gap, lo, cnt, start, cells, column):
-    """The three-way suffix costs of every cell of the region (``cells[start[r] + x_c - lo[r]]`` for row
-    ``r = x_a * (n_b + 1) + x_b``), moves leaving the region counting as unreachable (``INF``), each column's
-    cost lowered by ``column``."""
+def triangle_fill(a, b, c, sub, gap, gap_gap, lo, cnt, start, cells, column, xa_last, xa_first):
+    """The three-way suffix costs of the region's cells (``cells[start[r] + x_c - lo[r]]`` for row
+    ``r = x_a * (n_b + 1) + x_b``) with ``xa_first <= x_a <= xa_last``, moves leaving the region counting as
+    unreachable (``INF``), each column's cost lowered by ``column``.  The cells of x_a above ``xa_last`` must
+    be filled already: the caller runs it from x_a = n_a down in slices, seeing a stop request between them."""
     na, nb, nc = a.shape[0], b.shape[0], c.shape[0]
     wb = nb + 1
-    for xa in range(na, -1, -1):
+    for xa in range(xa_last, xa_first - 1, -1):
         for xb in range(nb, -1, -1):
             r = xa * wb + xb
             n = cnt[r]

@@ -15,14 +15,16 @@ optimal alignment's own suffix (whose cells all lie in the region), and consiste
 ``gg`` (PA-Star's model), every table also bounds the columns where none of its sequences advances: a
 pair's cost in an alignment of L columns is the sum over its own columns of (cost - gg) plus gg L, and L is
 at least the longest remaining suffix R, so ``D'(x) + gg R`` (``D'``: the same program with each column
-``gg`` cheaper) is admissible and consistent too; a pair takes the larger of the two, a triangle the larger
-of its own (``3 gg`` cheaper columns, ``+ 3 gg R``) and its three pairs' sum.  A node whose projection falls
+``gg`` cheaper) is admissible and consistent too; a pair takes the larger of the two, a triangle the largest
+of its plain table, its table with ``3 gg`` cheaper columns plus ``3 gg R`` (both kept over the same region:
+neither dominates) and its three pairs' sum.  A node whose projection falls
 outside the region cannot be on an alignment of cost at most ``U`` and is pruned.
 """
 
 from __future__ import annotations
 
 import itertools
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -39,6 +41,15 @@ ALL_PACKINGS_UP_TO = 40   # the packings of 6 sequences; 7 have 450, each node w
 
 class HeuristicError(PdbtoolError):
     """A heuristic that cannot be built: a malformed partition, or tables past the memory allowed."""
+
+
+class TablesStopped(HeuristicError):
+    """The deadline passed while the three-way tables were built; ``pairwise`` is the pairwise heuristic,
+    whose value at the start is the lower bound reached."""
+
+    def __init__(self, pairwise: Heuristic):
+        super().__init__("the time limit passed while the three-way tables were built")
+        self.pairwise = pairwise
 
 
 def encode(model: CostModel, sequences) -> list[np.ndarray]:
@@ -121,6 +132,7 @@ class Heuristic:
     seconds: float = 0.0
     gap_gap: int = 0                                    # > 0: the pair tables with columns gap_gap cheaper
     column_tables: list[np.ndarray] = field(default_factory=list)
+    tri_plain: list[np.ndarray] = field(default_factory=list)   # gap_gap > 0: the triangles' unshifted cells
 
     @property
     def k(self) -> int:
@@ -128,7 +140,8 @@ class Heuristic:
 
     def nbytes(self) -> int:
         return sum(int(t.nbytes) for t in self.pair_tables + self.column_tables) + sum(
-            int(a.nbytes) for arrays in (self.tri_lo, self.tri_cnt, self.tri_cells) for a in arrays) \
+            int(a.nbytes) for arrays in (self.tri_lo, self.tri_cnt, self.tri_cells, self.tri_plain)
+            for a in arrays) \
             + sum(8 * int(lo.shape[0]) for lo in self.tri_lo)
 
     def describe(self) -> str:
@@ -143,7 +156,7 @@ class Heuristic:
     def arrays(self):
         """The flat arrays the kernels read (see :func:`kernels.heuristic`)."""
         k = self.k
-        ptab = np.concatenate([t.reshape(-1) for t in self.pair_tables]).astype(np.int32)
+        ptab = joined([t.reshape(-1) for t in self.pair_tables])
         sizes = [t.size for t in self.pair_tables]
         poff = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         pi = np.array([i for i, _ in self.pairs], dtype=np.int64)
@@ -153,8 +166,14 @@ class Heuristic:
         if nt:
             tlo = np.concatenate(self.tri_lo).astype(np.int32)
             tcnt = np.concatenate(self.tri_cnt).astype(np.int32)
-            tcells = np.concatenate(self.tri_cells).astype(np.int32) if sum(c.size for c in self.tri_cells) \
-                else np.zeros(1, dtype=np.int32)
+            tcells = joined(self.tri_cells) if sum(c.size for c in self.tri_cells) else np.zeros(1, dtype=np.int32)
+            if self.gap_gap > 0:
+                if [c.size for c in self.tri_plain] != [c.size for c in self.tri_cells]:
+                    raise HeuristicError("the triangles' unshifted tables do not match their regions")
+                tplain = joined(self.tri_plain) if sum(c.size for c in self.tri_plain) \
+                    else np.zeros(1, dtype=np.int32)
+            else:
+                tplain = np.zeros(1, dtype=np.int32)
             trows = np.concatenate([[0], np.cumsum([lo.shape[0] for lo in self.tri_lo])[:-1]]).astype(np.int64)
             cell_base = np.concatenate([[0], np.cumsum([c.size for c in self.tri_cells])[:-1]]).astype(np.int64)
             tstart = np.empty(tlo.shape[0], dtype=np.int64)
@@ -164,7 +183,7 @@ class Heuristic:
                 tstart[trows[t]:trows[t] + cnt.shape[0]] = starts
         else:
             tlo = tcnt = np.zeros(1, dtype=np.int32)
-            tcells = np.zeros(1, dtype=np.int32)
+            tcells = tplain = np.zeros(1, dtype=np.int32)
             trows = np.zeros(0, dtype=np.int64)
             tstart = np.zeros(1, dtype=np.int64)
         ta = np.array([t[0] for t in self.triangles], dtype=np.int64)
@@ -180,9 +199,9 @@ class Heuristic:
             pp_off.append(len(part_pairs))
             part_tris.extend(part)
             pt_off.append(len(part_tris))
-        ptab2 = np.concatenate([t.reshape(-1) for t in self.column_tables]).astype(np.int32) \
+        ptab2 = joined([t.reshape(-1) for t in self.column_tables]) \
             if self.gap_gap > 0 else np.zeros(1, dtype=np.int32)
-        return (ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
+        return (ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
                 np.array(part_pairs, dtype=np.int64), np.array(pp_off, dtype=np.int64),
                 np.array(part_tris, dtype=np.int64), np.array(pt_off, dtype=np.int64),
                 ptab2, np.int64(self.gap_gap), np.array(self.lengths, dtype=np.int64), np.int64(self.share()))
@@ -197,6 +216,24 @@ class Heuristic:
         from .kernels import heuristic
 
         return int(heuristic(np.zeros(self.k, dtype=np.int64), self.k, *self.arrays()))
+
+
+def joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The int32 arrays ``parts`` end to end: the buffer they already lie in, in order, when they do (tables
+    filled in place, so that the search's flat arrays cost no second copy of them), else a copy."""
+    base = parts[0].base if parts else None
+    if isinstance(base, np.ndarray) and base.dtype == np.int32 and base.ndim == 1 and base.flags.c_contiguous \
+            and all(p.base is base and p.dtype == np.int32 and p.flags.c_contiguous for p in parts):
+        origin = base.__array_interface__["data"][0]
+        first = (parts[0].__array_interface__["data"][0] - origin) // 4
+        at = first
+        for p in parts:
+            if p.__array_interface__["data"][0] != origin + 4 * at:
+                break
+            at += p.size
+        else:
+            return base[first:at]
+    return np.concatenate(parts).astype(np.int32, copy=False)
 
 
 def pair_bytes(lengths) -> int:
@@ -220,13 +257,12 @@ def upper_bound(model: CostModel, codes: list[np.ndarray], suffix: dict) -> tupl
 
 def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partitions: int = -1,
           memory: int | None = None, threads: int | None = None, bound: int | None = None,
-          column_bound: bool = True) -> Heuristic:
+          column_bound: bool = True, deadline: float | None = None) -> Heuristic:
     """The heuristic of one instance: every pairwise table, and the three-way tables of ``partitions``
     (None: chosen, see :func:`choose`; []: pairwise only), their regions cut at ``bound`` (default: the cost
     of a progressive alignment; any bound at least the optimum keeps the search exact).  ``column_bound``
     False leaves out the bound on two-gap columns (the plain pairwise heuristic of PA-Star, for comparison)."""
     gap_gap = model.gap_gap if column_bound else 0
-    import time
 
     t0 = time.perf_counter()
     k = len(codes)
@@ -266,7 +302,11 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
         return h
     wanted = sorted({t for part in partitions for t in part}) if partitions is not None \
         else list(itertools.combinations(range(k), 3))
-    tables = triangle_tables(model, codes, suffix, wanted, bound, memory, need, threads, gap_gap)
+    try:
+        tables = triangle_tables(model, codes, suffix, wanted, bound, memory, need, threads, gap_gap, deadline)
+    except _Stopped:
+        h.seconds = time.perf_counter() - t0
+        raise TablesStopped(h) from None
     if partitions is None:
         start = {p: int(suffix[p][0, 0]) for p in pairs}
         if gap_gap > 0:
@@ -275,17 +315,21 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
     used = sorted({t for part in partitions for t in part})
     h.triangles = used
     for t in used:
-        lo, cnt, cells = tables[t]
+        lo, cnt, cells, plain = tables[t]
         h.tri_lo.append(lo)
         h.tri_cnt.append(cnt)
         h.tri_cells.append(cells)
+        if gap_gap > 0:
+            h.tri_plain.append(plain)
     h.partitions = [[used.index(t) for t in part] for part in partitions]
     h.seconds = time.perf_counter() - t0
     return h
 
 
-def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, threads, gap_gap=0):
-    """The region-limited three-way tables of the triangles ``wanted``: ``{triangle: (lo, cnt, cells)}``."""
+def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, threads, gap_gap=0, deadline=None):
+    """The region-limited three-way tables of the triangles ``wanted``: ``{triangle: (lo, cnt, cells, plain)}``;
+    with ``gap_gap`` > 0, ``cells`` has every column ``3 gap_gap`` cheaper and ``plain`` is the unshifted
+    table over the same region (the search takes the larger of the two), else ``plain`` is ``cells``."""
     rev = [c[::-1].copy() for c in codes]
     prefix = {}
     for p in {e for t in wanted for e in itertools.combinations(t, 2)}:
@@ -297,39 +341,107 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
     def rows(t):
         a, b, c = t
         limit = bound - (total_opt - opt[(a, b)] - opt[(a, c)] - opt[(b, c)])
-        return dp.triangle_rows(prefix[(a, b)], suffix[(a, b)], prefix[(a, c)], suffix[(a, c)],
-                                prefix[(b, c)], suffix[(b, c)], limit)
+        na, nb, nc = (codes[v].shape[0] + 1 for v in t)
+        lo = np.zeros(na * nb, dtype=np.int32)
+        cnt = np.zeros(na * nb, dtype=np.int32)
+        step = max(1, SLICE_CELLS // (nb * nc))
+        for first in range(0, na, step):
+            stop.check()
+            dp.triangle_rows(prefix[(a, b)], suffix[(a, b)], prefix[(a, c)], suffix[(a, c)],
+                             prefix[(b, c)], suffix[(b, c)], limit, lo, cnt, first, min(na, first + step))
+        return lo, cnt
 
     import numba
 
     workers = max(1, threads or numba.get_num_threads())
-    with ThreadPoolExecutor(workers) as pool:
-        regions = dict(zip(wanted, pool.map(rows, wanted)))
+    stop = _Stop(deadline)
+    regions = stop.run_all(rows, wanted, workers)
     cells_total = sum(int(cnt.sum(dtype=np.int64)) for _, cnt in regions.values())
-    need = used_bytes + 4 * cells_total + sum(16 * lo.shape[0] for lo, _ in regions.values())
+    tables_each = 2 if gap_gap > 0 else 1
+    need = used_bytes + 4 * cells_total * tables_each + sum(16 * lo.shape[0] for lo, _ in regions.values())
     if memory is not None and need > memory:
         raise HeuristicError(f"the three-way tables of {len(wanted)} triangles need {gib(need)} "
                              f"({cells_total:,} cells within the upper bound), more than the {gib(memory)} "
                              f"allowed: name fewer triangles (--triangles) or use --triangles none")
 
+    # every triangle's cells in one buffer (one for each kind of table), in the order of ``wanted``
+    columns = (3 * gap_gap, 0) if gap_gap > 0 else (0,)
+    buffers = [np.empty(cells_total, dtype=np.int32) for _ in columns]
+    offset, at = {}, 0
+    for t in wanted:
+        offset[t] = at
+        at += int(regions[t][1].sum(dtype=np.int64))
+
     def fill(t):
         lo, cnt = regions[t]
         start = np.concatenate([[0], np.cumsum(cnt, dtype=np.int64)[:-1]]).astype(np.int64)
-        cells = np.empty(int(cnt.sum(dtype=np.int64)), dtype=np.int32)
         a, b, c = t
-        dp.triangle_fill(codes[a], codes[b], codes[c], model.sub, model.gap, model.gap_gap, lo, cnt, start, cells,
-                         3 * gap_gap)
-        return lo, cnt, cells
+        na, nb = codes[a].shape[0], codes[b].shape[0]
+        # slices of x_a holding about SLICE_CELLS cells each, the last x_a first
+        per_xa = np.add.reduceat(cnt.astype(np.int64), np.arange(0, cnt.shape[0], nb + 1))
+        out = []
+        for column, buffer in zip(columns, buffers):
+            cells = buffer[offset[t]:offset[t] + int(cnt.sum(dtype=np.int64))]
+            last = na
+            while last >= 0:
+                stop.check()
+                first, held = last, int(per_xa[last])
+                while first > 0 and held + per_xa[first - 1] <= SLICE_CELLS:
+                    first -= 1
+                    held += int(per_xa[first])
+                dp.triangle_fill(codes[a], codes[b], codes[c], model.sub, model.gap, model.gap_gap, lo, cnt, start,
+                                 cells, column, last, first)
+                last = first - 1
+            out.append(cells)
+        return lo, cnt, out[0], out[-1]
 
-    with ThreadPoolExecutor(workers) as pool:
-        return dict(zip(wanted, pool.map(fill, wanted)))
+    return stop.run_all(fill, wanted, workers)
 
 
-def triangle_start(cnt_lo_cells) -> int:
-    lo, cnt, cells = cnt_lo_cells
-    if cnt[0] == 0 or lo[0] != 0:
+SLICE_CELLS = 1 << 21   # cells of a three-way table a kernel call fills (or bounds) between looks at a stop
+
+
+class _Stopped(Exception):
+    """A worker's table build given up: the main thread was interrupted."""
+
+
+class _Stop:
+    """Table builds in worker threads that the main thread can stop: a signal (SIGINT, SIGTERM) interrupts it
+    as it waits; the builds not begun are cancelled and those running stop at their next slice, so the
+    interruption is not held up until every table is done.  A ``deadline`` (``time.perf_counter()``) passed
+    stops them the same way, and the main thread meets ``_Stopped``."""
+
+    def __init__(self, deadline: float | None = None):
+        import threading
+
+        self.event = threading.Event()
+        self.deadline = deadline
+
+    def check(self) -> None:
+        if self.event.is_set():
+            raise _Stopped
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            self.event.set()
+            raise _Stopped
+
+    def run_all(self, func, items, workers) -> dict:
+        with ThreadPoolExecutor(workers) as pool:
+            futures = [pool.submit(func, item) for item in items]
+            try:
+                return {item: f.result() for item, f in zip(items, futures)}
+            except BaseException:
+                self.event.set()
+                for f in futures:
+                    f.cancel()
+                raise
+
+
+def triangle_start(table, gap_gap: int = 0, rest: int = 0) -> int:
+    """A three-way table's value at the start node (``rest``: the longest sequence), as the search takes it."""
+    lo, cnt, cells, plain = table
+    if cnt[0] == 0 or lo[0] != 0 or cells[0] >= dp.INF:
         return dp.INF
-    return int(cells[0])
+    return max(int(cells[0]) + 3 * gap_gap * rest, int(plain[0])) if gap_gap else int(cells[0])
 
 
 def choose(k, tables, pair_start, max_partitions, gap_gap=0, rest_start=0):
@@ -339,9 +451,7 @@ def choose(k, tables, pair_start, max_partitions, gap_gap=0, rest_start=0):
     average; -1: every packing up to ``ALL_PACKINGS_UP_TO`` of them, i.e. up to 6 sequences, else 3)."""
     gain = {}
     for t, table in tables.items():
-        v = triangle_start(table)
-        if v < dp.INF and gap_gap:
-            v += 3 * gap_gap * rest_start
+        v = triangle_start(table, gap_gap, rest_start)
         pair_sum = sum(pair_start[e] for e in itertools.combinations(t, 2))
         gain[t] = max(0, v - pair_sum) if v < dp.INF else 0
     ranked = sorted(packings(k), key=lambda part: -sum(gain[t] for t in part))

@@ -49,10 +49,11 @@ def index_find(index, keys, key):
 
 
 @njit(cache=True)
-def index_rebuild(index, keys, count):
-    index[:] = -1
+def index_insert(index, keys, first, end):
+    """Enter the nodes ``first`` to ``end`` - 1 into the index (a grown one is rebuilt in slices, so that a stop
+    request is seen between them)."""
     mask = index.shape[0] - 1
-    for nid in range(count):
+    for nid in range(first, end):
         pos = _hash(keys[nid], mask)
         while index[pos] >= 0:
             pos = (pos + 1) & mask
@@ -119,7 +120,7 @@ def pair_index(i, j, k):
 
 
 @njit(cache=True)
-def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
+def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
               part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens, share):
     """The max over the partitions of the sum of their pairwise and three-way table values at ``x``;
     ``INF`` when a three-way table has no cell there (no alignment within the upper bound passes).
@@ -127,7 +128,7 @@ def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta
     With ``gg`` > 0 (two gaps cost ``gg``), a pair's value is the larger of its table and ``ptab2`` (the
     same dynamic program with every column ``gg`` cheaper) plus ``gg`` times the columns left at least
     (the longest remaining suffix); a triangle's table (its columns ``3 gg`` cheaper) adds ``3 gg`` times the
-    same, and takes at least the sum of its three pairs."""
+    same, takes at least its unshifted table ``tplain`` (the same region) and the sum of its three pairs."""
     rest = 0
     if gg > 0:
         for i in range(k):
@@ -153,6 +154,9 @@ def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta
         w = pv[pair_index(a, b, k)] + pv[pair_index(a, c, k)] + pv[pair_index(b, c, k)]
         if gg > 0:
             v += 3 * gg * rest
+            u = tplain[tstart[r] + off]
+            if u > v:
+                v = u
         # at least its three pairs' sum (with gg, their two-gap bound may be the larger)
         tv[t] = v if v > w else w
     best = 0
@@ -177,7 +181,7 @@ def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta
 
 @njit(cache=True, nogil=True)
 def search(codes, seq_off, lens, strides, sub, gap, gap_gap, bound,
-           ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
+           ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
            part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share,
            keys, g_of, parent, qf, fexp, index, hprio, hnode, st, partial, chunk):
     """Run A* (``partial`` < 0) or PEA* (``partial`` >= 0: offer only the children with f at most the node's f
@@ -256,7 +260,7 @@ def search(codes, seq_off, lens, strides, sub, gap, gap_gap, bound,
                         cost += gap
                     else:
                         cost += gap_gap
-            h = heuristic(y, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
+            h = heuristic(y, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
                           part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share)
             st[S_GENERATED] += 1
             if h >= INF:
@@ -317,7 +321,7 @@ def path_keys(keys, parent, goal):
 
 
 @njit(cache=True)
-def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
+def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
                     part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share):
     """The heuristic at every lattice node, indexed by the packed key (for tests of small instances)."""
     total = np.int64(1)
@@ -328,6 +332,6 @@ def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, tlo, tcnt, 
     for key in range(total):
         for i in range(k):
             x[i] = (key // strides[i]) % (lens[i] + 1)
-        out[key] = heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, ta, tb, tc, tw,
+        out[key] = heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
                              part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share)
     return out

@@ -17,7 +17,7 @@ from ..errors import PdbtoolError
 from ..tables.resources import available_memory, gib
 from . import dp, kernels as K
 from .costs import CostModel, alignment_cost
-from .heuristics import Heuristic, build, encode
+from .heuristics import Heuristic, TablesStopped, build, encode
 from .sequences import Instance
 
 SEARCHES = ("astar", "pea")
@@ -25,6 +25,7 @@ NODE_BYTES = 8 + 4 + 4 + 4 + 4          # key, g, parent, qf, fexp
 INDEX_BYTES = 2 * 4                     # two index slots a node (load at most 1/2)
 HEAP_BYTES = 8 + 4
 FIRST_NODES = 1 << 14
+INDEX_SLICE = 1 << 22                   # nodes entered into a grown index a kernel call
 MAX_KEY = 1 << 62
 
 
@@ -129,8 +130,11 @@ def align(inst: Instance, model: CostModel, partitions=None, max_partitions: int
                           "keep: use --gaps linear")
     strides = strides_of(inst.lengths)
     if heuristic is None:
-        heuristic = build(model, codes, partitions, max_partitions, memory=budget, threads=threads,
-                          column_bound=column_bound)
+        try:
+            heuristic = build(model, codes, partitions, max_partitions, memory=budget, threads=threads,
+                              column_bound=column_bound, deadline=deadline)
+        except TablesStopped as stop:
+            return stopped_in_tables(stop, search, t0, c0)
     table_bytes = heuristic.nbytes()
     arrays = heuristic.arrays()
     h0 = heuristic.start_value()
@@ -212,8 +216,10 @@ def align(inst: Instance, model: CostModel, partitions=None, max_partitions: int
             parent = np.concatenate([parent, np.empty(new_cap - cap, dtype=np.int32)])
             qf = np.concatenate([qf, np.empty(new_cap - cap, dtype=np.int32)])
             fexp = np.concatenate([fexp, np.empty(new_cap - cap, dtype=np.int32)])
-            index = np.empty(2 * new_cap, dtype=np.int32)
-            K.index_rebuild(index, keys, int(st[K.S_NODES]))
+            index = np.full(2 * new_cap, -1, dtype=np.int32)
+            stored = int(st[K.S_NODES])
+            for first in range(0, stored, INDEX_SLICE):
+                K.index_insert(index, keys, first, min(stored, first + INDEX_SLICE))
             cap = new_cap
         if grow_heap:
             hprio = np.concatenate([hprio, np.empty(new_hcap - hcap, dtype=np.int64)])
@@ -241,6 +247,17 @@ def align(inst: Instance, model: CostModel, partitions=None, max_partitions: int
     out.seconds = time.perf_counter() - t0
     out.cpu_seconds = time.process_time() - c0
     return out
+
+
+def stopped_in_tables(stop: TablesStopped, search: str, t0: float, c0: float) -> Alignment:
+    """The outcome of a search whose time limit passed while its three-way tables were built: unsolved, the
+    pairwise heuristic's value at the start its lower bound (``t0``, ``c0``: the wall and CPU clocks at the
+    start)."""
+    h = stop.pairwise
+    h0 = h.start_value()
+    return Alignment(False, None, None, h0, h.upper_bound, h0, table_bytes=h.nbytes(), table_seconds=h.seconds,
+                     seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0, stopped="time",
+                     heuristic=h.describe(), search=search, notes=[str(stop)])
 
 
 def max_rss_bytes() -> int:

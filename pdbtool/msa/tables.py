@@ -2,7 +2,8 @@
 
 One file holds one instance's tables under one cost model: the sequences' letter codes (so that ``verify``
 can rebuild every value from the file alone), every pairwise table, and the region-limited three-way
-tables of the partitions, all as little-endian 32-bit words.  The header names the sequences' hash, the
+tables of the partitions (with two-gap columns priced, each triangle's column-shifted table and its plain one
+over the same region), all as little-endian 32-bit words.  The header names the sequences' hash, the
 cost model, the lengths, the triangles, the partitions and the upper bound the regions were cut with.
 """
 
@@ -23,6 +24,7 @@ from .costs import COSTS, CostModel, make_model
 from .heuristics import Heuristic, build
 
 KIND = "msa"
+LAYOUT = "triangles with plain and column-shifted cells"
 
 
 def model_hash(model: CostModel) -> str:
@@ -37,8 +39,10 @@ def table_name(sequence_hash: str, model: CostModel, spec: str) -> str:
 def _segments(h: Heuristic, codes: list[np.ndarray]) -> list[np.ndarray]:
     parts = [np.concatenate(codes).astype(np.uint32)]
     parts += [t.reshape(-1).view(np.uint32) for t in h.pair_tables + h.column_tables]
-    for lo, cnt, cells in zip(h.tri_lo, h.tri_cnt, h.tri_cells):
+    for t, (lo, cnt, cells) in enumerate(zip(h.tri_lo, h.tri_cnt, h.tri_cells)):
         parts += [lo.view(np.uint32), cnt.view(np.uint32), cells.view(np.uint32)]
+        if h.gap_gap:
+            parts.append(h.tri_plain[t].view(np.uint32))
     return parts
 
 
@@ -50,7 +54,8 @@ def save(path: str | os.PathLike, h: Heuristic, model: CostModel, codes: list[np
         kind=KIND, sequences_hash=sequence_hash, cost={k: v for k, v in model.identity().items() if k != "matrix"},
         cost_hash=model_hash(model), lengths=list(h.lengths), triangles=[list(t) for t in h.triangles],
         partitions=h.partitions, upper_bound=h.upper_bound, spec=spec, entries=int(payload.shape[0]),
-        cells=[int(c.size) for c in h.tri_cells], column_tables=h.gap_gap, build_seconds=round(h.seconds, 3),
+        cells=[int(c.size) for c in h.tri_cells], column_tables=h.gap_gap, plain_triangles=bool(h.gap_gap),
+        build_seconds=round(h.seconds, 3),
         description=f"{len(h.lengths)} sequences, {h.describe()}")
     return fileformat.save(path, header, payload)
 
@@ -101,11 +106,14 @@ def load(path: str | os.PathLike, verify_checksum: bool = True) -> tuple[Heurist
     columns = h.get("column_tables", 0)
     if columns not in (0, model.gap_gap):
         raise _damaged(path, "column_tables")
+    if columns and triangles and h.get("plain_triangles") is not True:
+        raise fileformat.TableFileError(f"{path}: tables of an earlier layout (each triangle's column-shifted "
+                                        f"cells only): build them again")
     pairs = list(itertools.combinations(range(k), 2))
     sizes = [sum(lengths)] + [(lengths[i] + 1) * (lengths[j] + 1) for i, j in pairs] * (2 if columns else 1)
     for (a, b, _c), n in zip(triangles, cells):
         rows = (lengths[a] + 1) * (lengths[b] + 1)
-        sizes += [rows, rows, n]
+        sizes += [rows, rows, n] + ([n] if columns else [])
     payload = f.payload
     if payload.dtype != np.uint32 or payload.shape[0] != sum(sizes) or h["entries"] != sum(sizes):
         raise fileformat.TableFileError(f"{path}: damaged header (the payload is not these tables' size)")
@@ -125,8 +133,9 @@ def load(path: str | os.PathLike, verify_checksum: bool = True) -> tuple[Heurist
         heur.column_tables = [parts[base + n].view(np.int32).reshape(lengths[i] + 1, lengths[j] + 1)
                               for n, (i, j) in enumerate(pairs)]
         base += len(pairs)
+    per = 4 if columns else 3
     for t, n in enumerate(cells):
-        lo, cnt, cell = (parts[base + 3 * t + i].view(np.int32) for i in range(3))
+        lo, cnt, cell = (parts[base + per * t + i].view(np.int32) for i in range(3))
         a, b, c = triangles[t]
         if cnt.size and (cnt.min() < 0 or lo.min() < 0 or (lo.astype(np.int64) + cnt).max() > lengths[c] + 1
                          or int(cnt.sum(dtype=np.int64)) != n):
@@ -134,6 +143,8 @@ def load(path: str | os.PathLike, verify_checksum: bool = True) -> tuple[Heurist
         heur.tri_lo.append(lo)
         heur.tri_cnt.append(cnt)
         heur.tri_cells.append(cell)
+        if columns:
+            heur.tri_plain.append(parts[base + per * t + 3].view(np.int32))
     return heur, codes, h
 
 
@@ -157,16 +168,18 @@ def verify_file(path: str | os.PathLike, threads: int | None = None) -> list[str
         idx = again.triangles.index(tri) if tri in again.triangles else -1
         if idx < 0 or not (np.array_equal(heur.tri_lo[t], again.tri_lo[idx])
                            and np.array_equal(heur.tri_cnt[t], again.tri_cnt[idx])
-                           and np.array_equal(heur.tri_cells[t], again.tri_cells[idx])):
+                           and np.array_equal(heur.tri_cells[t], again.tri_cells[idx])
+                           and (not heur.gap_gap or np.array_equal(heur.tri_plain[t], again.tri_plain[idx]))):
             problems.append(f"triangle {'-'.join(map(str, tri))}: its region or values differ from a rebuild")
     return problems
 
 
 def get_tables(cache: TableCache, model: CostModel, codes, sequence_hash: str, partitions, max_partitions: int,
                memory: int | None, threads: int | None, force: bool = False, reuse_only: bool = False,
-               column_bound: bool = True):
+               column_bound: bool = True, deadline: float | None = None):
     """The heuristic from the cache when a sound file holds it, else built (and stored unless ``reuse_only``)."""
-    spec = repr((partitions, max_partitions, column_bound))
+    # the layout's name in the spec: a file of an earlier layout is another file, not a damaged one
+    spec = repr((partitions, max_partitions, column_bound, LAYOUT))
     path = cache.dir / table_name(sequence_hash, model, spec)
 
     def read(p: Path) -> Heuristic:
@@ -181,11 +194,11 @@ def get_tables(cache: TableCache, model: CostModel, codes, sequence_hash: str, p
         found = cache.load_sound(path, read) if path.exists() else None
         return (found if found is not None else
                 build(model, codes, partitions, max_partitions, memory=memory, threads=threads,
-                      column_bound=column_bound)), None
+                      column_bound=column_bound, deadline=deadline)), None
 
     def write(tmp: Path) -> None:
         heur = build(model, codes, partitions, max_partitions, memory=memory, threads=threads,
-                     column_bound=column_bound)
+                     column_bound=column_bound, deadline=deadline)
         check_disk(cache.dir, heur.nbytes() + 4096, "the alignment tables")
         save(tmp, heur, model, codes, sequence_hash, spec)
 
