@@ -36,7 +36,7 @@ from .cli._common import (EXIT_DISAGREES, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT
                           format_option, jobs_option, output_option, progress_option, ray_option, resume_option, say,
                           time_limit_option)
 from .errors import PdbtoolError
-from .files import read_regular
+from .files import FileKindError, read_regular, read_stdin
 from .processes import WorkerPool, die_with_parent
 
 MAX_RESULTS_BYTES = 1 << 30   # a results file larger than this is not read back (it is not ours)
@@ -521,15 +521,12 @@ def _status(records: list[dict]) -> int:
 def read_limited(path: str | os.PathLike, limit: int, what: str = "file") -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes (``-``: standard input), refused in one line
     otherwise: a FIFO or a device is never opened for a blocking read, ``/dev/zero`` never read to the end."""
-    if str(path) == "-":
-        data = sys.stdin.buffer.read(limit + 1)
-        if len(data) > limit:
-            raise BatchError(f"<stdin>: more than {limit:,} bytes, too large for a {what}")
-        return data
     try:
-        return read_regular(path, limit, what)
+        return read_stdin(limit, what) if str(path) == "-" else read_regular(path, limit, what)
     except FileNotFoundError:
         raise BatchError(f"{path}: no such file") from None
+    except FileKindError as exc:
+        raise BatchError(str(exc)) from None
 
 
 def instance_paths(arguments: Sequence[str], suffixes: Sequence[str]) -> list[str]:

@@ -5,6 +5,7 @@ run stoppable, predictions that do not overflow; and a structure-aware fuzz of r
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -273,6 +274,37 @@ def test_dev_zero_is_refused_as_instances_and_checkpoint(eight_checkpoint):
     solver, state, _ = eight_checkpoint
     with pytest.raises(ck.CheckpointError, match="/dev/zero: a device, not a regular file"):
         solver.solve(state, checkpoint="/dev/zero")
+
+
+class Endless(io.RawIOBase):
+    """Standard input that never ends (``cat /dev/zero | pdbtool solve -``); counts what was read."""
+
+    def __init__(self):
+        self.given = 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        buffer[:] = b"1" * len(buffer)
+        self.given += len(buffer)
+        return len(buffer)
+
+
+def test_standard_input_past_its_cap_is_refused_in_one_line(monkeypatch):
+    from pdbtool import batch, files
+    from pdbtool.puzzle.instances import InstanceError, load_instances
+
+    endless = Endless()
+    with pytest.raises(files.FileKindError, match="<stdin>: more than 1,000 bytes, too large for a graph"):
+        files.read_stdin(1000, "graph", stream=io.BufferedReader(endless))
+    assert endless.given < 1 << 20
+    monkeypatch.setattr(files, "MAX_TEXT_BYTES", 1000)
+    with pytest.raises(InstanceError, match="<stdin>: more than 1,000 bytes, too large for a file of instances"):
+        load_instances("-", stdin=io.BufferedReader(Endless()))  # type: ignore[arg-type]
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BufferedReader(Endless())))
+    with pytest.raises(batch.BatchError, match="<stdin>: more than 1,000 bytes, too large for a sequence file"):
+        batch.read_limited("-", 1000, "sequence file")
 
 
 def test_a_file_past_its_cap_is_refused_unread(tmp_path, monkeypatch):
