@@ -210,3 +210,16 @@ def test_a_build_stopped_by_sigterm_keeps_its_record_and_the_same_command_resume
 
     (table,) = tmp_path.glob("*.pdb")
     assert np.array_equal(np.asarray(load(table).payload), single["minimized"].table)
+
+
+def test_a_hanoi_layer_expanded_a_block_per_call_gives_the_same_table(monkeypatch):
+    from pdbtool.hanoi4 import kernels, tables
+
+    whole = tables.build_values(10, "peg3", threads=1)
+    calls = []
+    layer = kernels.bfs_layer
+    monkeypatch.setattr(processes, "SLICE_SECONDS", 0.0)
+    monkeypatch.setattr(kernels, "bfs_layer", lambda *a: calls.append(a[-1] - a[-2]) or layer(*a))
+    sliced = tables.build_values(10, "peg3", threads=2)
+    assert np.array_equal(sliced.values, whole.values) and sliced.layers == whole.layers
+    assert calls.count(1) > len(whole.layers)

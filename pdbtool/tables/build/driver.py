@@ -27,7 +27,7 @@ from ...processes import StopSignals, run_in_slices
 from ..resources import require_memory
 from ..ranking import TilePattern, column_masks, radix_inverses, rank_weights
 from ..zero_aware import layout_bytes, layout_of
-from .checks import excess_violations, zero_aware_violations
+from .checks import excess_blocks, excess_violations, zero_aware_violations
 from .ignored_bfs import ignored_top_down
 from .minimized_bfs import minimized_top_down
 from .record import BuildRecorder, BuildState
@@ -192,6 +192,8 @@ class _LayeredBfs:
         else:
             counts = minimized_top_down(arr["bits"], arr["table"], *common, *self._za_args(), a, b)
         st.partial = [x + int(c) for x, c in zip(st.partial, counts)]
+        if a == b:
+            return
         st.next_block = b
         if self.recorder is not None and self.recorder.due():
             self.record()
@@ -292,6 +294,9 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
     numba.set_num_threads(threads)
     try:
         bfs = _LayeredBfs(pattern, blank, threads, recorder)
+        # compile or load the step's kernel with no block to expand, before signals are only recorded: the
+        # minutes of a first compilation stay interruptible
+        bfs._expand(0, 0)
         with StopSignals() as stop:
             finished = bfs.run(stop, progress)
             if not finished:
@@ -302,13 +307,28 @@ def build_table(pattern: TilePattern, blank: str = "minimized", threads: int | N
         table = st.arrays.pop("table")
         st.arrays.pop("bits", None)
         block = st.block
-        bad, unreachable = excess_violations(table, n, k, pattern.md_rows(), block, bfs.inverses)
+        md_rows = pattern.md_rows()
+        totals = [0, 0]  # violations, unreachable entries
+
+        def check(a: int, b: int) -> None:
+            bad, unreached = excess_violations(table, n, k, md_rows, block, bfs.inverses, a, b)
+            totals[0] += int(bad)
+            totals[1] += int(unreached)
+
+        # the checks too run a slice per call, so that a signal stops them within a fraction of a second
+        run_in_slices(excess_blocks(pattern.entries, n, k, block), check, 0, None, [1])
+        unreachable = totals[1]
         if bfs.za_layout is not None:
             lay, za = bfs.za_layout, st.arrays["za"]
-            bad += zero_aware_violations(za, table, n, k, pattern.md_rows(), block, lay.base, lay.region, lay.binom,
-                                         lay.kfact)
+
+            def check_za(a: int, b: int) -> None:
+                totals[0] += int(zero_aware_violations(za, table, n, k, md_rows, block, lay.base, lay.region,
+                                                       lay.binom, lay.kfact, a, b))
+
+            run_in_slices((pattern.entries + block - 1) // block, check_za, 0, None, [1])
             unreachable = _count_unseen(za)
             table = za
+        bad = totals[0]
     finally:
         numba.set_num_threads(previous_threads)
     if bad:
