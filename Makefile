@@ -68,7 +68,7 @@ lint: install-lint
 	$(BIN)/ruff check pdbtool tests bench
 	$(BIN)/mypy
 
-# Benchmarks write bench/results/*.json (committed); bench-report turns them into docs/performance.md.
+# Benchmarks write bench/results/*.json (committed); bench-report turns them into docs/performance*.md.
 bench: install-test
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 

@@ -1,4 +1,4 @@
-"""The multiple-sequence-alignment section of docs/performance.md, from ``bench/results/msa_*.json``
+"""The multiple-sequence-alignment page of docs/performance-msa.md, from ``bench/results/msa_*.json``
 (``bench/bench_msa.py``): pdbtool beside PA-Star.  ``bench/report.py`` calls :func:`render`."""
 
 from __future__ import annotations

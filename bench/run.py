@@ -1,7 +1,7 @@
 """`make bench`: run the benchmarks in turn; each writes bench/results/<name>.json, to which this adds the
 metadata of the run (machine, cores, date, git commit, command, load average before and after, CPU
 seconds of the benchmark's processes).  The results are committed; `make bench-report` turns them into
-docs/performance.md.
+docs/performance*.md.
 
     python bench/run.py [--quick] [--only build,solve,...] [-- ARGS FOR EACH SCRIPT]
 

@@ -1,5 +1,5 @@
-"""bench/report.py: docs/performance.md follows bench/results/*.json, missing results are said to be
-missing, and every published figure it shows is read from docs/literature.md."""
+"""bench/report.py: the pages docs/performance*.md follow bench/results/*.json, missing results are said to
+be missing, and every published figure they show is read from docs/literature.md."""
 
 from __future__ import annotations
 
@@ -14,15 +14,27 @@ report = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(report)
 
 
-def test_performance_page_is_generated_from_the_committed_results():
-    page = ROOT / "docs" / "performance.md"
-    expected = report.render(ROOT / "bench" / "results", page, draw=False)
-    assert page.read_text() == expected, "docs/performance.md is stale: run `make bench-report`"
+tiles = report.report_tiles
+
+
+def test_performance_pages_are_generated_from_the_committed_results():
+    for name in report.PAGES:
+        page = ROOT / "docs" / name
+        expected = report.render(ROOT / "bench" / "results", page, draw=False)
+        assert page.read_text() == expected, f"docs/{name} is stale: run `make bench-report`"
+
+
+def test_every_page_links_every_other_and_keeps_to_the_size_of_a_doc():
+    for name in report.PAGES:
+        text = (ROOT / "docs" / name).read_text()
+        assert all(f"]({other})" in text for other in report.PAGES if other != name), name
+        assert len(text.encode()) <= 40_000, f"docs/{name}: move superseded results to bench/results/history/"
 
 
 def test_every_committed_result_file_is_rendered(tmp_path):
     report.LOADED.clear()
-    report.render(ROOT / "bench" / "results", tmp_path / "performance.md", draw=False)
+    for name in report.PAGES:
+        report.render(ROOT / "bench" / "results", tmp_path / name, draw=False)
     committed = {p.stem for p in (ROOT / "bench" / "results").glob("*.json")}
     assert committed - report.LOADED == set(), "result files no section of bench/report.py renders"
 
@@ -55,13 +67,13 @@ def test_figures_measured_under_load_are_marked(tmp_path):
 
 
 def test_every_section_says_not_measured_without_results(tmp_path):
-    text = report.render(tmp_path / "none", tmp_path / "performance.md", draw=False)
+    text = "".join(report.render(tmp_path / "none", tmp_path / name, draw=False) for name in report.PAGES)
     assert text.count("Not measured yet") == len(report.SECTIONS)
     assert "| ---" not in text
 
 
 def test_published_figures_come_from_the_literature_page():
-    published = report.published_15()
+    published = tiles.published_15()
     literature = (ROOT / "docs" / "literature.md").read_text()
     assert published["15-7-8+reflect"][:2] == (45.6, 36_700)
     assert published["ddb-pairs+triples"][:2] == (42.79, 707_476)
@@ -169,7 +181,7 @@ def test_the_50_instance_projection_scales_each_configurations_cpu_by_korf_and_f
     spec.loader.exec_module(bench_24)
     data = bench_24.load_korf24_50()
     total = sum(x["kf_nodes"] for x in data.values())
-    assert total == report.kf_nodes_total()
+    assert total == tiles.kf_nodes_total()
     rows = [{"id": i, "kf_nodes": data[i]["kf_nodes"],
              "runs": {"parent": {"solved": True, "nodes_generated": data[i]["kf_nodes"], "cpu_seconds": cpu},
                       "other": {"solved": True, "nodes_generated": 1000, "cpu_seconds": cpu / 4}}}
@@ -183,5 +195,5 @@ def test_the_50_instance_projection_scales_each_configurations_cpu_by_korf_and_f
     assert proj["cpu_hours"]["parent"] == round(80.0 / measured * total / 3600, 1)
     assert proj["cpu_hours"]["other"] == round(20.0 / measured * total / 3600, 1)
     summary = {"on_instances_solved_by_all": {"kf_nodes": measured, "cpu_seconds": 20.0}}
-    assert round(report.projected_hours(summary, total), 1) == proj["cpu_hours"]["other"]
+    assert round(tiles.projected_hours(summary, total), 1) == proj["cpu_hours"]["other"]
     assert bench_24.project_50(data, rows[2:], ["parent", "other"]) is None
