@@ -38,8 +38,8 @@ def excess_violations(table, n, k, md_rows, block, inverses, first_block, end_bl
     full = cells_mask(n)
     bad = np.zeros(end_block - first_block, dtype=np.int64)
     unreached = np.zeros(end_block - first_block, dtype=np.int64)
-    for i in prange(end_block - first_block):
-        b = first_block + i
+    for q in prange(end_block - first_block):
+        b = first_block + q
         cells = np.empty(k, dtype=np.int64)
         digits = np.empty(k, dtype=np.int64)
         prefix = np.empty(k, dtype=np.uint64)
@@ -55,11 +55,11 @@ def excess_violations(table, n, k, md_rows, block, inverses, first_block, end_bl
                 free &= free - numba.uint64(1)
                 h = table[r + j]
                 if h == UNSEEN:
-                    unreached[i] += 1
+                    unreached[q] += 1
                     continue
                 m = m0 + md_rows[k - 1, c]
                 if h < m or (h - m) & 1:
-                    bad[i] += 1
+                    bad[q] += 1
     return bad.sum(), unreached.sum()
 
 
@@ -71,8 +71,8 @@ def zero_aware_violations(za, table, n, k, md_rows, block, base, region, binom, 
     ranks ``first_block..end_block-1``."""
     entries = table.shape[0]
     bad = np.zeros(end_block - first_block, dtype=np.int64)
-    for i in prange(end_block - first_block):
-        b = first_block + i
+    for q in prange(end_block - first_block):
+        b = first_block + q
         cells = np.empty(k, dtype=np.int64)
         for r in range(b * block, min(entries, (b + 1) * block)):
             unrank_cells(r, n, k, cells)
@@ -86,8 +86,8 @@ def zero_aware_violations(za, table, n, k, md_rows, block, base, region, binom, 
                 if v == UNSEEN:
                     continue
                 if v < m or (v - m) & 1:
-                    bad[i] += 1
+                    bad[q] += 1
                 least = min(least, v)
             if least != table[r]:
-                bad[i] += 1
+                bad[q] += 1
     return bad.sum()
