@@ -3,9 +3,11 @@
 
 Each probe starts a command that runs far longer than the probe, waits ``--wait`` seconds (past its start,
 in its long phase: a kernel, a search, a write), sends SIGTERM and measures the wall time until the process
-has exited (a probe whose command ended before the signal is marked void).  The commands: a large tile
+has exited (a probe whose command ended before the signal is marked void).  The floor is a command that
+waits on its standard input in Python: what importing, the exit path and the machine's load cost any
+command.  The commands: a large tile
 table's build, ``random`` walks of 4M moves and a walk of 10**12 moves, ``sample``, ``predict`` (and
-``--stratified``), ``plan``, ``solve`` on tiles (one process, ``--jobs 2``), ``verify --full`` and
+``--stratified``), ``solve`` on tiles (one process, ``--jobs 2``), ``verify --full`` and
 ``convert`` of a large table, and ``solve`` of the vertex-cover and msa domains on hard instances.  The
 tables they need are built first into a scratch cache (``--scratch``).
 
@@ -34,9 +36,9 @@ TABLE = ["--pattern", "1,2,3,4,5,6,7", "--board", "4x4"]  # 57,657,600 entries
 
 
 def probes(scratch: Path, cache: str) -> dict[str, list[str]]:
-    c = ["--cache-dir", cache]
     inst = str(ROOT / "examples" / "korf100.txt")
     return {
+        "floor: solve - waiting on its input": ["solve", "-", "--heuristic", "manhattan"],
         "build 4x4 7-tile table": ["build", *TABLE, "--cache-dir", str(scratch / "fresh-cache"), "--force"],
         "random --walk 4194304 -n 65536": ["random", "--board", "4x4", "--walk", "4194304", "-n", "65536",
                                            "--output", str(scratch / "walks.txt")],
@@ -44,12 +46,11 @@ def probes(scratch: Path, cache: str) -> dict[str, list[str]]:
         "sample -n 10**10": ["sample", "--board", "5x5", "--heuristic", "manhattan", "-n", str(10**10)],
         "predict -n 10**10": ["predict", "--board", "4x4", "--heuristic", "manhattan", "--depth", "60", "-n",
                               str(10**10)],
-        "predict --stratified": ["predict", inst, "--heuristic", "manhattan", "--stratified", str(10**9)],
-        "plan 6x6": ["plan", "--board", "6x6", "--memory", "320M", "--plan-time", "2h", *c],
+        "predict --stratified": ["predict", inst, "--heuristic", "manhattan", "--stratified", str(10**7)],
         "solve korf100 manhattan": ["solve", inst, "--heuristic", "manhattan"],
         "solve korf100 manhattan --jobs 2": ["solve", inst, "--heuristic", "manhattan", "--jobs", "2"],
         "verify --full 7-tile": ["verify", str(scratch / "table.pdb"), "--full"],
-        "convert 7-tile to nibble": ["convert", *TABLE, "--encoding", "nibble", *c, "--output",
+        "convert 7-tile to nibble": ["convert", str(scratch / "table.pdb"), "--encoding", "nibble", "--output",
                                      str(scratch / "table-nibble.pdb")],
         "solve --domain vertex-cover": ["solve", "--domain", "vertex-cover", str(scratch / "vc")],
         "solve --domain msa": ["solve", "--domain", "msa", str(scratch / "msa")],
@@ -71,8 +72,7 @@ def warm(scratch: Path, cache: str) -> None:
             ["random", "--board", "3x3", "--walk", "10", "-n", "3"],
             ["verify", str(scratch / "table.pdb"), "--samples", "100"],
             ["build", "--pattern", "1,2,3", "--board", "3x3", "--cache-dir", cache],
-            ["convert", "--pattern", "1,2,3", "--board", "3x3", "--encoding", "nibble", "--cache-dir", cache],
-            ["plan", "--board", "3x3", "--memory", "1M", "--cache-dir", cache]]
+            ["convert", "--pattern", "1,2,3", "--board", "3x3", "--encoding", "nibble", "--cache-dir", cache]]
     for args in runs:
         pdbtool(*args)
 
@@ -87,20 +87,20 @@ def prepare(scratch: Path, cache: str) -> None:
         pdbtool("random", "--domain", "vertex-cover", "--vertices", "400", "--degree", "12", "-n", "4",
                 "--output-dir", str(scratch / "vc"), check=True)
     if not (scratch / "msa").exists():
-        pdbtool("random", "--domain", "msa", "-k", "8", "--length", "400", "-n", "2", "--output-dir",
+        pdbtool("random", "--domain", "msa", "-k", "6", "--length", "300", "-n", "2", "--output-dir",
                 str(scratch / "msa"), check=True)
 
 
 def probe(args: list[str], wait: float, limit: float = 60.0) -> dict:
-    proc = subprocess.Popen([sys.executable, "-m", "pdbtool", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen([sys.executable, "-m", "pdbtool", *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     time.sleep(wait)
     running = proc.poll() is None
     start = time.perf_counter()
     if running:
         proc.send_signal(signal.SIGTERM)
     try:
-        _, err = proc.communicate(timeout=limit)
+        _, err = proc.communicate(timeout=limit)  # closes stdin only after the signal: the floor waits on it
         seconds = time.perf_counter() - start
     except subprocess.TimeoutExpired:
         proc.kill()

@@ -458,6 +458,9 @@ class WorkerPool(processes.WorkerPool):
         self._instances: list = []
         super().__init__(size, functools.partial(_worker_solver, options), self._lost, SolverError)
 
+    def __enter__(self) -> WorkerPool:
+        return self
+
     def solve(self, instances, started: Callable[[int, int], None] | None = None):
         """Yield ``(index, result)`` for every instance, in the order they end."""
         self._instances = list(instances)

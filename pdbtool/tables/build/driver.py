@@ -147,7 +147,7 @@ class _LayeredBfs:
         # only the former, so that the small first and last layers cost no pass over the table
         active = np.zeros((entries + CHUNK - 1) // CHUNK, dtype=np.uint8)
         active[goal_rank // CHUNK] = 1
-        arrays = {"table": table, "active": active, "active_next": np.zeros_like(active)}
+        arrays: dict[str, np.ndarray] = {"table": table, "active": active, "active_next": np.zeros_like(active)}
         state = BuildState(0, 0, block_size(entries, self.threads), [], 0, [0, 0, 0, 0], [], 0.0, arrays)
         if self.blank == "ignored":
             table[goal_rank] = 0

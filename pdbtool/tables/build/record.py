@@ -33,6 +33,7 @@ import xxhash
 from ..._version import __version__
 from ...errors import PdbtoolError
 from ...files import FileKindError, open_regular
+from ..fileformat import write_hashed
 
 MAGIC = b"\x93PDBBLD\n"
 VERSION = 1
@@ -172,7 +173,7 @@ class BuildRecorder:
         arrays = {}
         for name, dtype, count in specs:
             array = np.empty(count, dtype=np.dtype(dtype))
-            view = memoryview(array.reshape(-1).view(np.uint8))
+            view = array.reshape(-1).view(np.uint8).data
             for start in range(0, len(view), _STEP):
                 chunk = view[start:start + _STEP]
                 if f.readinto(chunk) != len(chunk):
@@ -232,11 +233,7 @@ class BuildRecorder:
                         f.write(part)
                         digest.update(part)
                     for array in state.arrays.values():
-                        view = memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
-                        for start in range(0, len(view), _STEP):
-                            chunk = view[start:start + _STEP]
-                            f.write(chunk)
-                            digest.update(chunk)
+                        write_hashed(f, array, digest)
                     f.write(_DIGEST.pack(digest.intdigest()))
                     f.flush()
                     os.fsync(f.fileno())
