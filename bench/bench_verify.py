@@ -53,7 +53,8 @@ def detection(table, values, rng, delta, trials=200):
         values[r] = v + delta
         bad = consistency_scan(values, ranks, ranks.shape[0], board.n, pattern.k, board.neighbours(),
                                pattern.md_rows(), table.blank == "minimized", pattern.goal_rank(),
-                               np.uint64(nf), np.uint64(nl), board.width, 64, True)[0]
+                               np.uint64(nf), np.uint64(nl), board.width, 64, True, 0,
+                               (ranks.shape[0] + 63) // 64)[0]
         values[r] = v
         caught += bad > 0
     return caught

@@ -33,7 +33,8 @@ SECTIONS_TILES = [report_tiles.build_section, report_tiles.solve_section, report
                   report_tiles.dynamic_cost_section, report_tiles.dynamic_definitions_section,
                   report_tiles.pruning_section, report_tiles.p35_section, report_runs.kernels_section,
                   report_runs.startup_section, report_runs.load_checks_section, report_runs.checkpoint_section,
-                  report_runs.resume_section, report_runs.ray_section, report_runs.scaling_section]
+                  report_runs.resume_section, report_runs.stop_section, report_runs.ray_section,
+                  report_runs.scaling_section]
 
 
 @section(report_msa.TITLE, report_msa.NAMES, report_msa.COMMAND)

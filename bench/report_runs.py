@@ -1,5 +1,5 @@
 """The sections of docs/performance.md on running pdbtool: start-up, kernels, loading, checkpoints, resume,
-Ray, more cores."""
+stopping, Ray, more cores."""
 
 from __future__ import annotations
 
@@ -126,6 +126,22 @@ def resume_section(plots: Plots, as_json, as_text) -> str:
                          fmt(data.get("target_seconds"), 1)])
     out.append(table(["results file", "held lines", "heuristic", "CPU s", "µs a line", "target s"], rows))
     out.append("\n" + "\n\n".join(provenance(d) for d in (as_json, as_text) if d) + "\n")
+    return "".join(out)
+
+
+@section("Stopping: from SIGTERM to exit", ["stop"], "python bench/bench_stop.py")
+def stop_section(plots: Plots, data) -> str:
+    out = [f"Every long-running command is sent SIGTERM {fmt(data.get('wait_seconds'), 1)} s after it starts, in its "
+           "long phase (a kernel, a search, a write), and the wall seconds until it has exited are measured "
+           f"(`bench/bench_stop.py`; target {fmt(data.get('target_seconds'), 1)} s; [long-runs.md](long-runs.md)). "
+           "A probe whose command had ended before the signal is void:\n\n"]
+    rows = []
+    for name, row in data.get("probes", {}).items():
+        seconds = "void" if row.get("void") else (fmt(row.get("seconds_to_exit"), 2) if row.get("seconds_to_exit")
+                                                   is not None else f"> {fmt(row.get('killed_after'))}")
+        rows.append([name, seconds, fmt(row.get("exit_status")), ", ".join(fmt(x, 1) for x in row.get("load") or [])])
+    out.append(table(["command", "s to exit", "exit status", "load"], rows))
+    out.append("\n" + provenance(data) + "\n")
     return "".join(out)
 
 

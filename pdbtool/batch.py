@@ -36,8 +36,8 @@ from .cli._common import (EXIT_DISAGREES, EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT
                           format_option, jobs_option, output_option, progress_option, ray_option, resume_option, say,
                           time_limit_option)
 from .errors import PdbtoolError
-from .files import read_regular
-from .processes import die_with_parent
+from .files import FileKindError, read_regular, read_stdin
+from .processes import WorkerPool, die_with_parent
 
 MAX_RESULTS_BYTES = 1 << 30   # a results file larger than this is not read back (it is not ours)
 _KILLED_TWICE = "__killed_twice__"
@@ -304,113 +304,22 @@ def _read_all(fd: int) -> bytes:
 # worker processes
 
 
-def _worker_main(conn, solve_one, time_limit, parent: int) -> None:
-    import signal
-
-    die_with_parent(parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent stops the batch and its workers
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    try:
-        conn.send(("ready", None))
-        while True:
-            task = conn.recv()
-            if task is None:
-                return
-            index, item = task
-            conn.send(("done", (index, solve_safely(solve_one, item, time_limit))))
-    except (EOFError, OSError):  # the parent is gone
-        return
-
-
-def _signal_name(signum: int) -> str:
-    import signal
-
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
+def _batch_handler(solve_one: Callable, time_limit: float | None) -> Callable:
+    """A worker process's handler (:class:`pdbtool.processes.WorkerPool`)."""
+    return functools.partial(solve_safely, solve_one, time_limit=time_limit)
 
 
 def _in_processes(items: list, solve_one: Callable, time_limit: float | None, jobs: int):
     """Yield ``(index, record)`` as the instances end, solved in ``jobs`` spawned processes; the instance
-    of a worker that dies is tried once more in its replacement, and reported failed if that dies too."""
-    import multiprocessing
-    from collections import deque
-    from multiprocessing.connection import wait
+    of a worker that dies is tried once more, and reported failed if that worker dies too."""
 
-    ctx = multiprocessing.get_context("spawn")
-    workers: dict = {}   # connection -> [process, index held or None]
+    def lost(index: int, how: str, signum: int | None) -> dict:
+        record = failed(str(items[index].id), f"the worker solving it was {how}, twice (once retried)")
+        record[_KILLED_TWICE] = True
+        return record
 
-    def spawn():
-        parent, child = ctx.Pipe()
-        process = ctx.Process(target=_worker_main, args=(child, solve_one, time_limit, os.getpid()), daemon=True)
-        process.start()
-        child.close()
-        workers[parent] = [process, None]
-        return parent
-
-    pending = deque(range(len(items)))
-    tries = [0] * len(items)
-    left = len(items)
-    early_deaths = 0
-    try:
-        for _ in range(min(jobs, len(items))):
-            spawn()
-        while left:
-            sentinels = {w[0].sentinel: conn for conn, w in workers.items()}
-            for ready in wait(list(workers) + list(sentinels)):
-                conn = sentinels.get(ready, ready)
-                if conn not in workers:
-                    continue
-                process, held = workers[conn]
-                try:
-                    message = conn.recv() if ready is conn or conn.poll(0) else None
-                except (EOFError, OSError):
-                    message = None
-                if message is None:   # the worker died
-                    process.join()
-                    conn.close()
-                    del workers[conn]
-                    signum = -process.exitcode if process.exitcode is not None and process.exitcode < 0 else None
-                    how = f"killed by {_signal_name(signum)}" if signum else f"exited with status {process.exitcode}"
-                    if held is None:
-                        early_deaths += 1
-                        if early_deaths > 2 * jobs + 2:
-                            raise BatchError(f"worker processes die before they take an instance (last: {how})")
-                    elif tries[held] < 2:
-                        pending.appendleft(held)
-                    else:
-                        left -= 1
-                        record = failed(str(items[held].id), f"the worker solving it was {how}, twice (once "
-                                        f"retried)")
-                        record[_KILLED_TWICE] = True
-                        yield held, record
-                    if len(workers) < min(jobs, left):
-                        spawn()
-                    continue
-                kind, value = message
-                if kind == "done":
-                    index, record = value
-                    workers[conn][1] = None
-                    left -= 1
-                    yield index, record
-                if not pending:
-                    conn.send(None)
-                    continue
-                index = pending.popleft()
-                try:
-                    conn.send((index, items[index]))
-                except OSError:
-                    pending.appendleft(index)
-                    continue
-                tries[index] += 1
-                workers[conn][1] = index
-    finally:
-        for conn, (process, _) in list(workers.items()):
-            if process.is_alive():
-                process.kill()
-            process.join()
-            conn.close()
+    with WorkerPool(jobs, functools.partial(_batch_handler, solve_one, time_limit), lost, BatchError) as pool:
+        yield from pool.run(items)
 
 
 def _on_ray(items: list, solve_one: Callable, time_limit: float | None, address: str):
@@ -612,15 +521,12 @@ def _status(records: list[dict]) -> int:
 def read_limited(path: str | os.PathLike, limit: int, what: str = "file") -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes (``-``: standard input), refused in one line
     otherwise: a FIFO or a device is never opened for a blocking read, ``/dev/zero`` never read to the end."""
-    if str(path) == "-":
-        data = sys.stdin.buffer.read(limit + 1)
-        if len(data) > limit:
-            raise BatchError(f"<stdin>: more than {limit:,} bytes, too large for a {what}")
-        return data
     try:
-        return read_regular(path, limit, what)
+        return read_stdin(limit, what) if str(path) == "-" else read_regular(path, limit, what)
     except FileNotFoundError:
         raise BatchError(f"{path}: no such file") from None
+    except FileKindError as exc:
+        raise BatchError(str(exc)) from None
 
 
 def instance_paths(arguments: Sequence[str], suffixes: Sequence[str]) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 from .errors import PdbtoolError
 
@@ -103,4 +104,17 @@ def read_regular(path, limit: int = MAX_TEXT_BYTES, what: str = "file") -> bytes
     return data
 
 
-__all__ = ["FileKindError", "MAX_TEXT_BYTES", "check_regular", "open_regular", "read_regular"]
+def read_stdin(limit: int = MAX_TEXT_BYTES, what: str = "file", stream=None) -> bytes:
+    """Standard input (``-`` in place of a file name; ``stream``: another binary or text stream), refused
+    in one line when it holds more than ``limit`` bytes, as a file past its cap is: ``cat /dev/zero |
+    pdbtool solve -`` ends with that line rather than when memory runs out."""
+    source = stream if stream is not None else sys.stdin.buffer
+    data = source.read(limit + 1)
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    if len(data) > limit:
+        raise FileKindError(f"<stdin>: more than {limit:,} bytes, too large for a {what}")
+    return data
+
+
+__all__ = ["FileKindError", "MAX_TEXT_BYTES", "check_regular", "open_regular", "read_regular", "read_stdin"]

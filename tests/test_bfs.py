@@ -169,7 +169,7 @@ DISPENSER_CHECK = textwrap.dedent("""
     def hand_out(nblocks, workers, spin_limit):
         # the builders' worker loop: each block counts its takers; the worker holding block 0 waits
         # (at most spin_limit atomic reads) until the others have taken every other block
-        dispenser = block_dispenser()
+        dispenser = block_dispenser(0)
         takers = np.zeros(nblocks, dtype=np.uint64)
         taken_by = np.zeros(workers, dtype=np.int64)
         waited = np.zeros(1, dtype=np.int64)

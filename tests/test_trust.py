@@ -5,6 +5,7 @@ run stoppable, predictions that do not overflow; and a structure-aware fuzz of r
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -275,6 +276,37 @@ def test_dev_zero_is_refused_as_instances_and_checkpoint(eight_checkpoint):
         solver.solve(state, checkpoint="/dev/zero")
 
 
+class Endless(io.RawIOBase):
+    """Standard input that never ends (``cat /dev/zero | pdbtool solve -``); counts what was read."""
+
+    def __init__(self):
+        self.given = 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        buffer[:] = b"1" * len(buffer)
+        self.given += len(buffer)
+        return len(buffer)
+
+
+def test_standard_input_past_its_cap_is_refused_in_one_line(monkeypatch):
+    from pdbtool import batch, files
+    from pdbtool.puzzle.instances import InstanceError, load_instances
+
+    endless = Endless()
+    with pytest.raises(files.FileKindError, match="<stdin>: more than 1,000 bytes, too large for a graph"):
+        files.read_stdin(1000, "graph", stream=io.BufferedReader(endless))
+    assert endless.given < 1 << 20
+    monkeypatch.setattr(files, "MAX_TEXT_BYTES", 1000)
+    with pytest.raises(InstanceError, match="<stdin>: more than 1,000 bytes, too large for a file of instances"):
+        load_instances("-", stdin=io.BufferedReader(Endless()))  # type: ignore[arg-type]
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BufferedReader(Endless())))
+    with pytest.raises(batch.BatchError, match="<stdin>: more than 1,000 bytes, too large for a sequence file"):
+        batch.read_limited("-", 1000, "sequence file")
+
+
 def test_a_file_past_its_cap_is_refused_unread(tmp_path, monkeypatch):
     from pdbtool import files
 
@@ -286,26 +318,36 @@ def test_a_file_past_its_cap_is_refused_unread(tmp_path, monkeypatch):
 
 # --- 7. every run stoppable --------------------------------------------------------------------------------------
 
-def test_a_long_walk_runs_in_pieces_with_the_same_states(monkeypatch):
+@pytest.mark.parametrize("walk", [None, 0, 7, 1000])
+def test_states_are_drawn_in_short_kernel_calls_with_the_same_states(monkeypatch, walk):
     from pdbtool.analysis import states
 
     board = Board(3, 3)
-    whole = states.random_states(board, 3, 5, walk=1000)
+    whole = states.random_states(board, 3 * states.CHUNK + 5, 5, walk=walk)
     calls = []
-    kernel = states._walk_steps
+    kernel = states._advance
+    monkeypatch.setattr(states, "_advance", lambda *a: calls.append(a[-2]) or kernel(*a))
+    monkeypatch.setattr(states, "UNITS_PER_CALL", 200)
+    assert (states.random_states(board, 3 * states.CHUNK + 5, 5, walk=walk) == whole).all()
+    assert len(calls) > 10 and set(calls) == {max(board.n, 200 // 4)}
+
+
+def test_a_huge_walk_is_many_short_kernel_calls(monkeypatch):
+    from pdbtool.analysis import states
+
+    calls = []
+    kernel = states._advance
 
     def spy(*args):
-        calls.append(args[2])
+        calls.append(args[-2])
         if len(calls) == 40:
-            raise KeyboardInterrupt  # what a signal's handler raises between two pieces
+            raise KeyboardInterrupt  # what a signal's handler raises between two calls
         return kernel(*args)
 
-    monkeypatch.setattr(states, "WALK_PIECE", 100)
-    assert (states.random_states(board, 3, 5, walk=1000) == whole).all()
-    monkeypatch.setattr(states, "_walk_steps", spy)
+    monkeypatch.setattr(states, "_advance", spy)
     with pytest.raises(KeyboardInterrupt):
-        states.random_states(board, 3, 5, walk=10**12)
-    assert calls == [100] * 40
+        states.random_states(Board(3, 3), 3, 5, walk=10**12)
+    assert calls == [states.UNITS_PER_CALL] * 40
 
 
 WORKER = """

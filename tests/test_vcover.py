@@ -512,3 +512,21 @@ def test_local_search_on_and_off_find_the_optimum():
     assert with_ls.optimal and without.optimal and with_ls.size == without.size
     assert with_ls.first_size <= with_ls.greedy_size == without.first_size
     check_cover(g, with_ls.cover, with_ls.size)
+
+
+def test_standard_input_is_read_with_a_cap(monkeypatch):
+    """``-`` reads standard input as a graph, and refuses in one line a stream past the cap of a file."""
+    import io
+    import sys
+
+    import pdbtool.files
+    from pdbtool.vcover.graph import GraphError, read_graph
+
+    text = b"p td 3 2\n1 2\n2 3\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
+    graph = read_graph("-")
+    assert graph.n == 3 and len(graph.edges) == 2
+    monkeypatch.setattr(pdbtool.files, "MAX_TEXT_BYTES", 10)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
+    with pytest.raises(GraphError, match="more than 10 bytes"):
+        read_graph("-")

@@ -137,7 +137,8 @@ def kernel_violations(pattern, values, blank):
     bad, first, code, other = consistency_scan(np.asarray(values, dtype=np.uint8), np.empty(0, dtype=np.int64),
                                                pattern.entries, board.n, pattern.k, board.neighbours(),
                                                pattern.md_rows(), blank == "minimized", pattern.goal_rank(),
-                                               np.uint64(nf), np.uint64(nl), board.width, 64, True)
+                                               np.uint64(nf), np.uint64(nl), board.width, 64, True, 0,
+                                               (pattern.entries + 63) // 64)
     return int(bad), int(first)
 
 

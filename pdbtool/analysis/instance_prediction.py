@@ -28,6 +28,7 @@ from numba import njit
 
 from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 from ..errors import PdbtoolError
+from ..processes import run_in_slices
 from .evaluators import evaluator, state_value, value_bound
 
 
@@ -172,8 +173,12 @@ def _probe(ev, start, blank0, bound, nb, goal_tiles, top, reps, weights, blanks,
 
 
 @njit(cache=True)
-def _probes(ev, start, blank0, bound, nb, goal_tiles, top, probes, seed, move0, out):
-    np.random.seed(seed)
+def _probes(ev, start, blank0, bound, nb, goal_tiles, top, probes, seed, move0, out, reseed):
+    """``probes`` probes into ``out``; ``reseed``: the first call of an iteration seeds the generator, and
+    later calls go on with its stream (Numba's generator state belongs to the calling thread), so an
+    iteration's probes are the same in one call or in many."""
+    if reseed:
+        np.random.seed(seed)
     n = start.shape[0]
     cap = top * top
     reps = np.empty((cap, n), dtype=np.int64)
@@ -302,8 +307,14 @@ class InstancePredictor:
         children do not undo; 4: none)."""
         start = np.array(self.board.check_state(tiles), dtype=np.int64)
         out = np.zeros((self.probes, 3))
-        _probes(self.ev, start, int(np.flatnonzero(start == 0)[0]), int(bound), self.nb, self.goal_tiles, self.top,
-                self.probes, (self.seed * 1_000_003 + int(bound)) % (1 << 32), int(move), out)
+        blank, seed = int(np.flatnonzero(start == 0)[0]), (self.seed * 1_000_003 + int(bound)) % (1 << 32)
+
+        def probe(a: int, b: int) -> None:
+            _probes(self.ev, start, blank, int(bound), self.nb, self.goal_tiles, self.top, b - a, seed, int(move),
+                    out[a:b], a == 0)
+
+        # slices of probes of about a quarter of a second each: a signal is seen between two
+        run_in_slices(self.probes, probe, 0, None, [1])
         mean = out.mean(axis=0)
         return InstanceIteration(int(bound), float(mean[0]), float(mean[1]), float(mean[2]), self.probes)
 

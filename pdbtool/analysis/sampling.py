@@ -17,12 +17,14 @@ import numpy as np
 from numba import njit, prange
 
 from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
+from ..processes import run_in_slices
 from ..puzzle.board import Board
 from .evaluators import evaluator, state_value, value_bound
 from .states import CHUNK, SamplingError, check_seed, chunk_state, draw_uniform, random_states, solvable
 
 EXACT_MAX_CELLS = 10  # every state of a board: 10! / 2 states at most
 PYTHON_BATCH = 16 * CHUNK
+FIRST_SLICE_CHUNKS = 16  # chunks of the sampler's first kernel call; later ones are sized by their time
 
 
 @dataclass
@@ -168,15 +170,16 @@ def sample(heuristic, count: int, seed: int = 0, threads: int | None = None, nam
         start, cpu = time.perf_counter(), time.process_time()
         hist = np.zeros((slots, board.n, bound + 1), dtype=np.int64)
         odd = np.zeros(slots, dtype=np.int64)
-        # in pieces of whole chunks, so that a long run can report progress and be interrupted
-        piece = max(1, (1 << 24) // CHUNK) * CHUNK
-        done = 0
-        while done < count:
-            part = min(piece, count - done)
-            _sample_offset(ev, done, part, seed, goal, board.width, bound, slots, hist, odd)
-            done += part
+        # in slices of whole chunks of about a quarter of a second each, so that a long run can report
+        # progress and be interrupted
+        def draw(a: int, b: int) -> None:
+            first = a * CHUNK
+            part = min(count, b * CHUNK) - first
+            _sample_offset(ev, first, part, seed, goal, board.width, bound, slots, hist, odd)
             if progress is not None:
-                progress(done, count)
+                progress(first + part, count)
+
+        run_in_slices((count + CHUNK - 1) // CHUNK, draw, 0, None, [FIRST_SLICE_CHUNKS])
         return _finish(board, name, hist, odd, bound, False, seed, time.perf_counter() - start,
                        time.process_time() - cpu)
     cpu = time.process_time()

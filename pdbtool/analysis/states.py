@@ -123,13 +123,10 @@ def draw_walk(rng, goal_tiles, nb, length, tiles):
     return rng
 
 
-@njit(cache=True)
-def _walk_steps(rng, nb, steps, tiles, reg):
-    """``steps`` more moves of a walk of :func:`draw_walk` (its blank and previous move in ``reg``): the same
-    moves as one call, in pieces between which a signal is seen.  Returns the generator state."""
-    blank = reg[0]
-    prev = reg[1]
-    allowed = np.empty(4, dtype=np.int64)
+@njit(cache=True, inline="always")
+def _walk_moves(rng, nb, steps, tiles, blank, prev, allowed):
+    """``steps`` more moves of a walk of :func:`draw_walk` whose blank is in ``blank`` after move ``prev``:
+    the same moves as one call of it, in pieces.  Returns (generator state, blank, previous move)."""
     for _ in range(steps):
         k = 0
         for m in range(4):
@@ -143,50 +140,83 @@ def _walk_steps(rng, nb, steps, tiles, reg):
         tiles[q] = 0
         blank = q
         prev = m
-    reg[0] = blank
-    reg[1] = prev
-    return rng
+    return rng, blank, prev
 
 
-WALK_PIECE = 1 << 22  # moves of a long walk per kernel call (a fraction of a second)
-
-
-def _long_walks(board: Board, count: int, seed: int, walk: int, first_chunk: int, out: np.ndarray,
-                progress=None) -> None:
-    """The walks of :func:`_states`, each in pieces of ``WALK_PIECE`` moves (a walk of 10**12 moves was
-    one kernel call, deaf to SIGINT and SIGTERM until it ended)."""
-    nb = board.neighbours()
-    goal_tiles = np.array(board.goal_tiles, dtype=np.int64)
-    blank = int(np.flatnonzero(goal_tiles == 0)[0])
-    for k in range((count + CHUNK - 1) // CHUNK):
-        rng = np.uint64(chunk_state(np.uint64(seed), np.uint64(first_chunk + k)))
-        for j in range(k * CHUNK, min(count, (k + 1) * CHUNK)):
-            tiles = goal_tiles.copy()
-            reg = np.array([blank, -1], dtype=np.int64)
-            left = walk
-            while left > 0:
-                steps = min(left, WALK_PIECE)
-                rng = np.uint64(_walk_steps(rng, nb, steps, tiles, reg))
-                left -= steps
-                if progress is not None:
-                    progress()
-            out[j] = tiles
+@njit(cache=True)
+def _cursors(seed, first_chunk, chunks):
+    """The generator state of each chunk of a run, from chunk ``first_chunk`` on."""
+    rngs = np.empty(chunks, dtype=np.uint64)
+    for c in range(chunks):
+        rngs[c] = chunk_state(seed, first_chunk + c)
+    return rngs
 
 
 @njit(cache=True, parallel=True)
-def _states(first_chunk, count, seed, goal, goal_tiles, width, nb, walk_length, out):
-    chunks = (count + CHUNK - 1) // CHUNK
+def _advance(rngs, nexts, walks, tiles, count, goal, goal_tiles, width, nb, walk_length, budget, out):
+    """Draw more states of every chunk, at most ``budget`` units of work per chunk (a move of a walk is a
+    unit, a uniform state as many as its cells), into ``out``; return how many states are left to draw.
+
+    Chunk ``c``'s cursor: its generator state ``rngs[c]``, its next state ``nexts[c]``, and of the walk in
+    progress ``walks[c]`` (moves left, -1 when none; its blank; its previous move) and ``tiles[c]``.  The
+    states are those of one call per chunk, whatever the budget."""
+    chunks = rngs.shape[0]
     n = goal.shape[0]
-    for k in prange(chunks):
-        rng = chunk_state(seed, first_chunk + k)
-        tiles = np.empty(n, dtype=np.int64)
-        for j in range(k * CHUNK, min(count, (k + 1) * CHUNK)):
+    left = np.zeros(chunks, dtype=np.int64)
+    goal_blank = 0
+    for c in range(n):
+        if goal_tiles[c] == 0:
+            goal_blank = c
+    for c in prange(chunks):
+        end = min(count, (c + 1) * CHUNK)
+        rng = rngs[c]
+        row = tiles[c]
+        allowed = np.empty(4, dtype=np.int64)
+        units = 0
+        while nexts[c] < end and units < budget:
+            j = nexts[c]
             if walk_length < 0:
-                rng = draw_uniform(rng, goal, width, tiles)
+                rng = draw_uniform(rng, goal, width, row)
+                units += n
             else:
-                rng = draw_walk(rng, goal_tiles, nb, walk_length, tiles)
-            for c in range(n):
-                out[j, c] = tiles[c]
+                if walks[c, 0] < 0:
+                    for i in range(n):
+                        row[i] = goal_tiles[i]
+                    walks[c, 0] = walk_length
+                    walks[c, 1] = goal_blank
+                    walks[c, 2] = -1
+                steps = min(walks[c, 0], max(1, budget - units))
+                rng, walks[c, 1], walks[c, 2] = _walk_moves(rng, nb, steps, row, walks[c, 1], walks[c, 2], allowed)
+                walks[c, 0] -= steps
+                units += steps + 1
+                if walks[c, 0] > 0:
+                    continue
+                walks[c, 0] = -1
+            for i in range(n):
+                out[j, i] = row[i]
+            nexts[c] = j + 1
+        rngs[c] = rng
+        left[c] = end - nexts[c]
+    return left.sum()
+
+
+UNITS_PER_CALL = 1 << 24  # work of one kernel call (a walk's moves, a uniform state's cells): a fraction of a second
+
+
+def _draw(board: Board, count: int, seed: int, walk: int, first_chunk: int, out: np.ndarray) -> None:
+    """The states of :func:`random_states` into ``out``, drawn in kernel calls of at most about
+    ``UNITS_PER_CALL`` units of work, between which a signal is seen (a walk of 10**12 moves, or many
+    long ones, was one call, deaf to SIGINT and SIGTERM until it ended)."""
+    chunks = (count + CHUNK - 1) // CHUNK
+    rngs = _cursors(seed, first_chunk, chunks)
+    nexts = np.arange(chunks, dtype=np.int64) * CHUNK
+    walks = np.full((chunks, 3), -1, dtype=np.int64)
+    tiles = np.empty((chunks, board.n), dtype=np.int64)
+    budget = max(board.n, UNITS_PER_CALL // chunks)
+    goal, goal_tiles = np.array(board.goal, dtype=np.int64), np.array(board.goal_tiles, dtype=np.int64)
+    nb = board.neighbours()
+    while _advance(rngs, nexts, walks, tiles, count, goal, goal_tiles, board.width, nb, walk, budget, out):
+        pass
 
 
 def check_seed(seed: int) -> int:
@@ -205,12 +235,7 @@ def random_states(board: Board, count: int, seed: int = 0, walk: int | None = No
     if walk is not None and walk < 0:
         raise SamplingError(f"walk length {walk}: give 0 or more")
     out = np.empty((count, board.n), dtype=np.int64)
-    if walk is not None and walk > WALK_PIECE:
-        _long_walks(board, count, check_seed(seed), int(walk), int(first_chunk), out)
-        return out
-    _states(int(first_chunk), count, check_seed(seed), np.array(board.goal, dtype=np.int64),
-            np.array(board.goal_tiles, dtype=np.int64), board.width, board.neighbours(),
-            -1 if walk is None else int(walk), out)
+    _draw(board, count, check_seed(seed), -1 if walk is None else int(walk), int(first_chunk), out)
     return out
 
 

@@ -194,14 +194,17 @@ def progress_bar(description: str):
     bar = tqdm(desc=description, unit=" layer", file=sys.stderr, disable=None, leave=False)
     start = time.perf_counter()
     total = [0]
+    first: list[float] = []  # the fraction done at the first report: more than 0 in a resumed build
 
     def update(depth: int, states: int, done: float | None = None) -> None:
         Interrupted.raise_dropped()
         elapsed = time.perf_counter() - start
         total[0] += states
         text = f"depth {depth}: {states:,} states, {total[0] / max(elapsed, 1e-9):,.0f} states/s"
-        if done and elapsed > 0:
-            text += f", ~{elapsed * (1 - done) / done:,.0f} s left"
+        if done is not None and not first:
+            first.append(done)
+        if done and first and done > first[0] and elapsed > 0:
+            text += f", ~{elapsed * (1 - done) / (done - first[0]):,.0f} s left"
         bar.set_postfix_str(text)
         bar.update(1)
 

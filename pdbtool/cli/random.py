@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import board_option, goal_option, output_option, seed_option, user_errors
+from ._common import Interrupted, board_option, goal_option, output_option, seed_option, user_errors
 
 
 @click.command("random")
@@ -53,6 +53,7 @@ def command(board_dims, goal, count, seed, walk, output):
     elif board.width != board.height:
         header.append(f"Solve with: pdbtool solve FILE --board {board.dims}")
     out = _Output(output)
+    written = 0
     try:
         out.write("".join(f"# {h}\n" for h in header))
         width = len(str(count))
@@ -61,6 +62,11 @@ def command(board_dims, goal, count, seed, walk, output):
             states = random_states(board, min(piece, count - first), seed, walk, first_chunk=first // CHUNK)
             out.write("".join(f"{str(first + i + 1).ljust(width)} {' '.join(map(str, row))}\n"
                               for i, row in enumerate(states.tolist())))
+            written = first + len(states)
+    except Interrupted as stop:
+        stop.note = (f"{written:,} of {count:,} instances written to {output or 'stdout'}, the output is "
+                     "incomplete")
+        raise
     finally:
         out.close()
 

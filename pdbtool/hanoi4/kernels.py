@@ -154,13 +154,17 @@ def _next_block(dispenser):
 
 
 @njit(parallel=True, cache=True)
-def bfs_layer(bits, table, depth, k, layout, workers):
-    """Expand every state of the current layer (``depth``); returns how many were expanded."""
+def bfs_layer(bits, table, depth, k, layout, workers, first_block, end_block):
+    """Expand the states of the current layer (``depth``) in blocks ``first_block..end_block-1`` of
+    ``BLOCK_WORDS`` words; returns how many were expanded.  A layer may be expanded a slice of blocks per
+    call with the same result (children are marked from 00 only, and a word's current states turn to 11
+    by its own scan), so that the driver sees a signal between two slices."""
     cur = numba.uint64(1 + (depth & 1))
     nxt = numba.uint64(3) - cur
     nwords = bits.shape[0]
-    nblocks = (nwords + _BLOCK_WORDS - 1) // _BLOCK_WORDS
+    nblocks = min(end_block, (nwords + _BLOCK_WORDS - 1) // _BLOCK_WORDS)
     dispenser = np.zeros(1, dtype=np.uint64)
+    dispenser[0] = numba.uint64(first_block)
     counts = np.zeros(workers, dtype=np.int64)
     full = low_mask(k)
     for wid in prange(workers):

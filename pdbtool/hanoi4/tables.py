@@ -27,6 +27,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import PdbtoolError
+from ..processes import run_in_slices
 from ..tables import fileformat
 from ..tables.cache import TableCache
 from ..tables.file_report import FileReport
@@ -106,10 +107,19 @@ def build_values(k: int, goal: str, threads: int | None = None,
         lay = 1 if layout == "half" else 0
         layers = []
         depth = 0
+        nblocks = (bits.shape[0] + K._BLOCK_WORDS - 1) // K._BLOCK_WORDS
+        size = [nblocks]
         while True:
             if depth > 254:
                 raise PdbtoolError(f"the table of {k} disks has distances beyond a byte")
-            count = int(K.bfs_layer(bits, table, depth, k, lay, workers))
+            counts: list[int] = []
+
+            def expand(a: int, b: int, bits=bits, depth=depth, counts=counts) -> None:
+                counts.append(int(K.bfs_layer(bits, table, depth, k, lay, workers, a, b)))
+
+            # a slice of the layer's blocks per kernel call: a signal is seen between two
+            run_in_slices(nblocks, expand, 0, None, size)
+            count = sum(counts)
             if count == 0:
                 break
             layers.append(count)

@@ -166,11 +166,13 @@ def read_instances(text: str, source: str, board: Board | None = None, goal: str
 def load_instances(path: str, board: Board | None = None, goal: str | None = None,
                    stdin: TextIO | None = None) -> list[Instance]:
     """Read a file (``-`` for stdin) of instances."""
-    if path == "-":
-        return read_instances((stdin or sys.stdin).read(), "<stdin>", board, goal)
-    from ..files import FileKindError, read_regular
+    from .. import files
+    from ..files import FileKindError, read_regular, read_stdin
 
     try:  # a FIFO or a device (/dev/zero) is refused at once, a file past the cap before it is read
+        if path == "-":
+            return read_instances(read_stdin(files.MAX_TEXT_BYTES, "file of instances", stdin).decode("utf-8"),
+                                  "<stdin>", board, goal)
         text = read_regular(path, what="file of instances").decode("utf-8")
     except FileNotFoundError as exc:
         raise InstanceError(f"{path}: cannot read: {exc.strerror or 'no such file'}") from None

@@ -16,7 +16,7 @@ Example::
 
 from __future__ import annotations
 
-import os
+import functools
 import time
 from dataclasses import asdict, dataclass, field
 from collections.abc import Callable, Sequence
@@ -25,7 +25,7 @@ import numpy as np
 
 from ..puzzle.board import Board
 from ..errors import PdbtoolError
-from .. import registry
+from .. import processes, registry
 from ..heuristics import HeuristicError, make_heuristic
 from .driver import FOUND, STOPPED, Search, Tally, run_chunks
 
@@ -443,161 +443,31 @@ class SolverPool:
         return result
 
 
-def _worker_main(conn, options: SolveOptions, parent_pid: int | None = None) -> None:
-    """A worker process: solve the instances sent on ``conn`` one at a time until it is closed or sent None."""
-    import signal
-
-    if parent_pid is not None:  # no worker searches on for hours under init after a kill -9 of the batch
-        from ..processes import die_with_parent
-
-        die_with_parent(parent_pid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the batch and then its workers
-    pool = SolverPool(options)
-    try:
-        conn.send(("ready", None))
-        while True:
-            task = conn.recv()
-            if task is None:
-                return
-            index, inst = task
-            conn.send(("started", index))
-            try:
-                result = pool.solve(inst)
-            except Exception:  # a bug: the parent raises it
-                import traceback
-
-                conn.send(("error", traceback.format_exc()))
-                return
-            conn.send(("done", (index, result)))
-    except (EOFError, OSError):  # the parent is gone (killed): nobody wants the result
-        return
+def _worker_solver(options: SolveOptions) -> Callable:
+    """A worker process's handler (:class:`pdbtool.processes.WorkerPool`): its own solver pool's ``solve``."""
+    return SolverPool(options).solve
 
 
-def signal_name(signum: int) -> str:
-    import signal
-
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
-
-
-class WorkerPool:
-    """Processes that solve instances, each worker one at a time; a dead worker is replaced.
-
-    Unlike ``multiprocessing.Pool``, which replaces a dead worker but loses the task it held (its result
-    never comes, and an ordered stream waits forever), this pool knows which instance each worker holds:
-    the instance of a worker that dies is tried once more in its replacement, and reported failed, with the
-    signal, if that one dies too."""
+class WorkerPool(processes.WorkerPool):
+    """Processes that solve instances, each worker one at a time; a dead worker is replaced, and the
+    instance it held tried once more, then reported failed with the signal (:class:`pdbtool.processes.
+    WorkerPool`)."""
 
     def __init__(self, options: SolveOptions, size: int):
-        import multiprocessing
-
         self.options = options
-        self.size = size
-        self._ctx = multiprocessing.get_context("spawn")
-        self._workers: dict = {}  # connection -> [process, index held or None]
+        self._instances: list = []
+        super().__init__(size, functools.partial(_worker_solver, options), self._lost, SolverError)
 
-    def __enter__(self):
+    def __enter__(self) -> WorkerPool:
         return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _spawn(self):
-        parent, child = self._ctx.Pipe()
-        process = self._ctx.Process(target=_worker_main, args=(child, self.options, os.getpid()), daemon=True)
-        process.start()
-        child.close()
-        self._workers[parent] = [process, None]
-        return parent
-
-    def close(self) -> None:
-        """Stop every worker now (those still searching are killed: their work is not wanted)."""
-        for conn, (process, _) in list(self._workers.items()):
-            if process.is_alive():
-                process.kill()
-            process.join()
-            conn.close()
-        self._workers.clear()
 
     def solve(self, instances, started: Callable[[int, int], None] | None = None):
         """Yield ``(index, result)`` for every instance, in the order they end."""
-        from collections import deque
-        from multiprocessing.connection import wait
+        self._instances = list(instances)
+        return self.run(self._instances, started)
 
-        pending = deque(range(len(instances)))
-        tries = [0] * len(instances)
-        retry: dict = {}  # a replacement worker -> the instance it is to try again
-        left = len(instances)
-        early_deaths = 0
-        retired = set()  # workers told to stop: no more instances for them
-        for _ in range(min(self.size, len(instances))):
-            self._spawn()
-        while left:
-            sentinels = {w[0].sentinel: conn for conn, w in self._workers.items()}
-            for ready in wait(list(self._workers) + list(sentinels)):
-                conn = sentinels.get(ready, ready)
-                if conn not in self._workers:
-                    continue
-                process, held = self._workers[conn]
-                try:  # a worker may send its last message and die: read the message first
-                    message = conn.recv() if ready is conn or conn.poll(0) else None
-                except (EOFError, OSError):
-                    message = None
-                if message is None:
-                    process.join()
-                    conn.close()
-                    del self._workers[conn]
-                    retry.pop(conn, None)
-                    if conn in retired:
-                        retired.discard(conn)
-                        continue
-                    signum = -process.exitcode if process.exitcode is not None and process.exitcode < 0 else None
-                    if held is None:  # not a bug of an instance: of the set-up (or a signal meant for all)
-                        early_deaths += 1
-                        if early_deaths > 2 * self.size + 2:
-                            raise SolverError(f"worker processes die before they take an instance (last: "
-                                              f"{'killed by ' + signal_name(signum) if signum else process.exitcode})")
-                    elif tries[held] < 2:
-                        retry[self._spawn()] = held
-                    else:
-                        left -= 1
-                        yield held, self._lost(instances[held], signum, process.exitcode)
-                    if len(self._workers) < min(self.size, left):
-                        self._spawn()
-                    continue
-                kind, value = message
-                if kind == "started":
-                    if started is not None:
-                        started(value, process.pid)
-                    continue
-                if kind == "error":
-                    raise RuntimeError(f"a worker process failed:\n{value}")
-                if kind == "done":
-                    index, result = value
-                    self._workers[conn][1] = None
-                    left -= 1
-                    yield index, result
-                # the worker is ready for another instance
-                index = retry.pop(conn, None)
-                if index is None and pending:
-                    index = pending.popleft()
-                try:
-                    conn.send(None if index is None else (index, instances[index]))
-                except OSError:  # it died meanwhile: its sentinel tells, and the instance waits for another
-                    if index is not None:
-                        pending.appendleft(index)
-                    continue
-                if index is None:
-                    retired.add(conn)
-                else:
-                    tries[index] += 1
-                    self._workers[conn][1] = index
-
-    @staticmethod
-    def _lost(inst, signum: int | None, exitcode) -> SolveResult:
-        how = f"killed by {signal_name(signum)}" if signum else f"exited with status {exitcode}"
+    def _lost(self, index: int, how: str, signum: int | None) -> SolveResult:
+        inst = self._instances[index]
         result = SolveResult(id=inst.id, optimal=inst.optimal, line=inst.line, source=inst.source,
                              board=inst.board.dims if inst.board is not None else "", signal=signum)
         result.error = f"{inst.where}: the worker solving it was {how}, twice (once retried)"

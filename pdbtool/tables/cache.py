@@ -38,7 +38,7 @@ from ..errors import PdbtoolError
 from .integrity import check_table
 from .names import goal_slug, table_name
 from .ranking import TilePattern
-from .resources import check_disk
+from .resources import check_disk, free_disk
 from .table import PatternTable
 from .fileformat import TableFileError, load as load_file
 
@@ -349,6 +349,7 @@ class TableCache:
         freshly built byte table is saved and dropped first, so the conversion reads the mapped file and
         only the (smaller) encoded payload is held in memory beside it.  ``on_build(table, result)`` and
         ``on_convert(table, info)`` are called once the file is written, before it is renamed into place."""
+        recorders: list = []
         if encoding == "byte":
             params = {}
 
@@ -357,8 +358,8 @@ class TableCache:
 
                 check_memory(pattern, blank)
                 check_disk(self.dir, pattern.entries + 4096, f"the table {{{pattern}}} on {pattern.board.dims}")
-
-                result = build_table(pattern, blank, threads=threads, progress=progress)
+                recorders.append(self.build_recorder(pattern, blank, tmp.with_name(tmp.name.split(".tmp-")[0])))
+                result = build_table(pattern, blank, threads=threads, progress=progress, recorder=recorders[-1])
                 table = PatternTable(pattern, blank, result.table)
                 table.save(tmp, {"build_seconds": round(result.seconds, 3), "layers": result.layers})
                 if on_build:
@@ -380,8 +381,30 @@ class TableCache:
                 if on_convert:
                     on_convert(table, extra["conversion"])
 
-        return self.get_or_build(self.path_for(pattern, blank, encoding, params),
-                                 table_loader(pattern, blank, encoding, params), write, force=force)
+        table = self.get_or_build(self.path_for(pattern, blank, encoding, params),
+                                  table_loader(pattern, blank, encoding, params), write, force=force)
+        for recorder in recorders:  # the table is stored: its build's record is done with
+            if recorder is not None:
+                recorder.remove()
+        return table
+
+    def build_recorder(self, pattern: TilePattern, blank: str, path: Path):
+        """The record of the build of the byte table at ``path`` (``NAME.build`` beside it), or None (said in
+        one line) when the disk has no room for two records beside the table (the old one and its
+        replacement)."""
+        from .build import BuildRecorder, record_shapes
+        from .build.record import record_bytes
+
+        need = pattern.entries + 2 * record_bytes(record_shapes(pattern, blank))
+        free = free_disk(self.dir)
+        if free is not None and free < need:
+            self.notify(f"{path.name}: no room on the disk for a record of the build's progress "
+                        f"({need:,} bytes with the table): it goes on without one, and a kill would lose it")
+            return None
+        board = pattern.board
+        identity = {"board": [board.width, board.height], "goal": list(board.goal), "tiles": list(pattern.tiles),
+                    "blank": blank, "encoding": "byte", "entries": pattern.entries}
+        return BuildRecorder(path.with_name(path.name + ".build"), identity, notify=self.notify)
 
     def entries(self) -> list[Path]:
         """The table files in the cache: pattern tables (``*.pdb``), the dynamic sets' files (``*.ddb``) and

@@ -99,6 +99,17 @@ def make_header(**fields: Any) -> dict[str, Any]:
     return header
 
 
+def write_hashed(f, array: np.ndarray, hasher) -> None:
+    """Write ``array``'s bytes to ``f`` in 16 MiB pieces, each also fed to ``hasher`` (a signal is seen
+    between two pieces)."""
+    view = np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
+    step = 1 << 24
+    for start in range(0, len(view), step):
+        chunk = view[start:start + step]
+        f.write(chunk)
+        hasher.update(chunk)
+
+
 def save(path: str | os.PathLike, header: dict[str, Any], payload: np.ndarray) -> int:
     """Write a table file at ``path`` (not atomically: the cache writes a temporary file and renames it).
 
@@ -119,12 +130,7 @@ def save(path: str | os.PathLike, header: dict[str, Any], payload: np.ndarray) -
         with open(fd, "wb") as f:
             f.write(prefix)
             hasher.update(prefix)
-            view = payload.reshape(-1).view(np.uint8).data
-            step = 1 << 24
-            for start in range(0, len(view), step):
-                chunk = view[start:start + step]
-                f.write(chunk)
-                hasher.update(chunk)
+            write_hashed(f, payload, hasher)
             f.write(_DIGEST.pack(hasher.intdigest()))
             f.flush()
             os.fsync(f.fileno())

@@ -34,6 +34,7 @@ from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 from .._native.arrays import read_only
 from . import fileformat
 from ..errors import PdbtoolError
+from ..processes import run_in_slices
 from ..registry import LOSSY_ENCODINGS
 from .ranking import TilePattern, cells_mask, column_masks, flood_region, rank_cells, unrank_cells
 from .table import UNREACHABLE, PatternTable
@@ -162,32 +163,35 @@ def _some_region_fits(table, v, cells, occupied, free, n, k, nb, not_first_col, 
 
 @njit(parallel=True, cache=True)
 def consistency_scan(table, ranks, count, n, k, nb, md_rows, minimized, goal_rank, not_first_col, not_last_col,
-                     width, block, neighbours):
-    """Run check_placement on ``ranks`` (or on every rank 0..count-1 when ``ranks`` is empty), in parallel.
+                     width, block, neighbours, first_block, end_block):
+    """Run check_placement on ``ranks`` (or on every rank 0..count-1 when ``ranks`` is empty), in parallel,
+    the items of blocks ``first_block..end_block-1`` of ``block`` items (a slice per call: a signal is seen
+    between two).
 
     Returns (violations, index of the first failing item, its code, the neighbour it concerns).
     """
     sampled = ranks.shape[0] > 0
-    nblocks = (count + block - 1) // block
+    nblocks = end_block - first_block
     bad = np.zeros(nblocks, dtype=np.int64)
     first = np.full(nblocks, -1, dtype=np.int64)
     codes = np.zeros(nblocks, dtype=np.int64)
     others = np.full(nblocks, -1, dtype=np.int64)
-    for b in prange(nblocks):
+    for j in prange(nblocks):
+        b = first_block + j
         cells = np.empty(k, dtype=np.int64)
         for i in range(b * block, min(count, (b + 1) * block)):
             r = ranks[i] if sampled else np.int64(i)
             code, other = check_placement(table, r, n, k, nb, md_rows, minimized, goal_rank, not_first_col,
                                           not_last_col, width, cells, neighbours)
             if code != OK:
-                if first[b] < 0:
-                    first[b] = i
-                    codes[b] = code
-                    others[b] = other
-                bad[b] += 1
-    for b in range(nblocks):
-        if first[b] >= 0:
-            return bad.sum(), first[b], codes[b], others[b]
+                if first[j] < 0:
+                    first[j] = i
+                    codes[j] = code
+                    others[j] = other
+                bad[j] += 1
+    for j in range(nblocks):
+        if first[j] >= 0:
+            return bad.sum(), first[j], codes[j], others[j]
     return 0, -1, 0, -1
 
 
@@ -490,11 +494,20 @@ def _check_consistency(table: PatternTable, values: np.ndarray, samples: int, fu
     block = max(64, min(1 << 14, count // (threads * 64) or 64))
     previous = numba.get_num_threads()
     numba.set_num_threads(threads)
+    found = [0, -1, 0, -1]  # violations, and the first failing item's index, code and neighbour
+    args = (read_only(values), ranks, count, board.n, pattern.k, board.neighbours(), pattern.md_rows(),
+            table.blank == "minimized", pattern.goal_rank(), np.uint64(nf), np.uint64(nl), board.width, block,
+            not lossy)
+
+    def scan(a: int, b: int) -> None:
+        bad, index, code, other = consistency_scan(*args, a, b)
+        if found[1] < 0 and index >= 0:
+            found[1:] = [int(index), int(code), int(other)]
+        found[0] += int(bad)
+
     try:
-        bad, index, code, other = consistency_scan(read_only(values), ranks, count, board.n, pattern.k,
-                                                   board.neighbours(), pattern.md_rows(), table.blank == "minimized",
-                                                   pattern.goal_rank(), np.uint64(nf), np.uint64(nl),
-                                                   board.width, block, not lossy)
+        run_in_slices((count + block - 1) // block, scan, 0, None, [1])
+        bad, index, code, other = found
     finally:
         numba.set_num_threads(previous)
     if lossy:

@@ -30,6 +30,7 @@ import numpy as np
 from numba import njit
 
 from .._native.intrinsics import popcount, trailing_zeros
+from ..processes import run_in_slices
 from .ranking import cells_mask, column_masks, grown_region, unrank_cells
 
 NO_REGION = 255
@@ -274,18 +275,19 @@ __all__ = ["ZeroAwareLayout", "layout", "layout_bytes", "layout_of", "zero_aware
 
 
 @njit(cache=True)
-def _scan_states(values, ranks, count, n, k, nb, md_rows, binom, base, region, kfact, goal_index):
+def _scan_states(values, ranks, count, n, k, nb, md_rows, binom, base, region, kfact, goal_index, start, stop):
     """Check the (placement, region) states of ``count`` placements (``ranks``, or all when empty): a reached
     value is at least the Manhattan distance, with an even excess, and differs by at most one from every
     neighbour state (a pattern tile moved into the region; the blank then stands where the tile was);
     every value but the goal's has a neighbour one below, and only the goal is 0.  Together these make the
-    values the exact distances.  Returns (states failing, the first's index or -1)."""
+    values the exact distances.  Items ``start..stop-1`` of them (a slice per call: a signal is seen between
+    two).  Returns (states failing, the first's index or -1)."""
     cells = np.empty(k, dtype=np.int64)
     child = np.empty(k, dtype=np.int64)
     one = numba.uint64(1)
     bad = 0
     first = -1
-    for x in range(count):
+    for x in range(start, min(stop, count)):
         r = ranks[x] if ranks.shape[0] else x
         unrank_cells(r, n, k, cells)
         mr, order, occupied = map_and_order(cells, k, binom)
@@ -332,8 +334,18 @@ def check_values(pattern, values: np.ndarray, samples: int, full: bool, seed: in
     ranks, count, what = pattern.sample_ranks(samples, full, seed)
     what = "the regions of " + what
     goal_index = lay.index(pattern.goal_cells(), pattern.board.goal[0])
-    bad, first = _scan_states(np.asarray(values), ranks, count, pattern.n, pattern.k, pattern.board.neighbours(),
-                              pattern.md_rows(), lay.binom, lay.base, lay.region, lay.kfact, goal_index)
+    found = [0, -1]
+    args = (np.asarray(values), ranks, count, pattern.n, pattern.k, pattern.board.neighbours(), pattern.md_rows(),
+            lay.binom, lay.base, lay.region, lay.kfact, goal_index)
+
+    def scan(a: int, b: int) -> None:
+        bad, first = _scan_states(*args, a, b)
+        found[0] += int(bad)
+        if found[1] < 0:
+            found[1] = int(first)
+
+    run_in_slices(count, scan, 0, None, [1 << 12])
+    bad, first = found
     if bad == 0:
         return True, what + ": exact distances (Manhattan parity, neighbours within one, a descent from each)"
     return False, (f"{bad:,} states of {what} fail the distance rules (Manhattan parity, neighbours within "

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -212,7 +211,16 @@ def parse_text(text: str, name: str = "graph") -> Graph:
 def read_graph(path: str | os.PathLike, name: str | None = None) -> Graph:
     """A graph from a file (``-``: standard input), with the optimum of a PACE ``.out`` beside it."""
     if str(path) == "-":
-        return parse_text(sys.stdin.read(), name or "stdin")
+        from ..files import MAX_TEXT_BYTES, FileKindError, read_stdin
+
+        try:
+            raw = read_stdin(MAX_TEXT_BYTES, "graph")
+        except FileKindError as exc:
+            raise GraphError(str(exc)) from None
+        try:
+            return parse_text(raw.decode(), name or "stdin")
+        except UnicodeDecodeError:
+            raise GraphError(f"{name or 'stdin'}: not a text file") from None
     path = Path(path)
     label = name or str(path)
     try:

@@ -16,9 +16,17 @@ from ..zero_aware import map_and_order
 UNSEEN = 255
 
 
+def excess_blocks(entries: int, n: int, k: int, block: int) -> int:
+    """The blocks of :func:`excess_violations` over a table of ``entries``."""
+    run = n - k + 1
+    runs_per_block = max(1, block // run)
+    return (entries // run + runs_per_block - 1) // runs_per_block
+
+
 @njit(parallel=True, cache=True)
-def excess_violations(table, n, k, md_rows, block, inverses):
-    """Count reachable entries with h < Manhattan or (h - Manhattan) odd, and unreachable entries.
+def excess_violations(table, n, k, md_rows, block, inverses, first_block, end_block):
+    """Count reachable entries with h < Manhattan or (h - Manhattan) odd, and unreachable entries, in
+    blocks ``first_block..end_block-1`` (of :func:`excess_blocks`: a table is checked a slice per call).
 
     Ranks come in runs of n - k + 1 that share the cells of the first k - 1 tiles, the last tile taking
     the free cells in ascending order: one unrank per run.
@@ -27,11 +35,11 @@ def excess_violations(table, n, k, md_rows, block, inverses):
     run = n - k + 1
     runs = entries // run
     runs_per_block = max(1, block // run)
-    nblocks = (runs + runs_per_block - 1) // runs_per_block
     full = cells_mask(n)
-    bad = np.zeros(nblocks, dtype=np.int64)
-    unreached = np.zeros(nblocks, dtype=np.int64)
-    for b in prange(nblocks):
+    bad = np.zeros(end_block - first_block, dtype=np.int64)
+    unreached = np.zeros(end_block - first_block, dtype=np.int64)
+    for q in prange(end_block - first_block):
+        b = first_block + q
         cells = np.empty(k, dtype=np.int64)
         digits = np.empty(k, dtype=np.int64)
         prefix = np.empty(k, dtype=np.uint64)
@@ -47,23 +55,24 @@ def excess_violations(table, n, k, md_rows, block, inverses):
                 free &= free - numba.uint64(1)
                 h = table[r + j]
                 if h == UNSEEN:
-                    unreached[b] += 1
+                    unreached[q] += 1
                     continue
                 m = m0 + md_rows[k - 1, c]
                 if h < m or (h - m) & 1:
-                    bad[b] += 1
+                    bad[q] += 1
     return bad.sum(), unreached.sum()
 
 
 @njit(parallel=True, cache=True)
-def zero_aware_violations(za, table, n, k, md_rows, block, base, region, binom, kfact):
+def zero_aware_violations(za, table, n, k, md_rows, block, base, region, binom, kfact, first_block, end_block):
     """Count the placements whose zero-aware entries break a rule: each reached region's value is at least
     the Manhattan distance and exceeds it by an even amount, and the least over the placement's regions is
-    its blank-minimized value ``table[r]`` (255 where no region is reached)."""
+    its blank-minimized value ``table[r]`` (255 where no region is reached); in the blocks of ``block``
+    ranks ``first_block..end_block-1``."""
     entries = table.shape[0]
-    nblocks = (entries + block - 1) // block
-    bad = np.zeros(nblocks, dtype=np.int64)
-    for b in prange(nblocks):
+    bad = np.zeros(end_block - first_block, dtype=np.int64)
+    for q in prange(end_block - first_block):
+        b = first_block + q
         cells = np.empty(k, dtype=np.int64)
         for r in range(b * block, min(entries, (b + 1) * block)):
             unrank_cells(r, n, k, cells)
@@ -77,8 +86,8 @@ def zero_aware_violations(za, table, n, k, md_rows, block, base, region, binom, 
                 if v == UNSEEN:
                     continue
                 if v < m or (v - m) & 1:
-                    bad[b] += 1
+                    bad[q] += 1
                 least = min(least, v)
             if least != table[r]:
-                bad[b] += 1
+                bad[q] += 1
     return bad.sum()

@@ -25,34 +25,35 @@ def _bytes_equal_mask(word, byte_value):
 
 
 @njit(cache=True, inline="always")
-def _ignored_step_arrays(table, n, block):
-    """What both blank-ignored steps start from: the entries, the mask of the board's cells, the number of
-    rank blocks, a row of counts per block, and the table as 64-bit words (for skipping eight at a time)."""
+def _ignored_step_arrays(table, n, first_block, end_block):
+    """What the blank-ignored step starts from: the entries, the mask of the board's cells, a row of counts
+    per block of the slice, and the table as 64-bit words (for skipping eight at a time)."""
     entries = table.shape[0]
     full = cells_mask(n)
-    nblocks = (entries + block - 1) // block
-    counts = np.zeros((nblocks, 3), dtype=np.int64)
+    counts = np.zeros((max(0, end_block - first_block), 3), dtype=np.int64)
     words = table[: entries - entries % 8].view(np.uint64)
-    return entries, full, nblocks, counts, words
+    return entries, full, counts, words
 
 
 @njit(parallel=True, cache=True)
 def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, width, weights, inverses,
-                     active, active_next, workers):
+                     active, active_next, workers, first_block, end_block):
     """Expand every placement at ``depth`` (blank ignored); return ``[expanded, discovered, moves]``.
 
     Only the chunks of ``CHUNK`` ranks flagged in ``active`` hold placements at ``depth``, and only they
     are scanned; a chunk that receives a child is flagged in ``active_next`` (every writer writes 1: a
     benign race).  ``discovered`` may count a child twice when two threads reach it at once (both write
     depth + 1, a benign race); the driver takes each layer's size from ``expanded``.
-    The ``workers`` (one per thread) take the blocks of ``block`` ranks one at a time (``next_block``).
+    The ``workers`` (one per thread) take the blocks of ``block`` ranks one at a time (``next_block``),
+    those from ``first_block`` to ``end_block - 1``: a layer may be expanded a slice of blocks per call,
+    with the same result, since a block's placements at ``depth`` are not changed by the others' children.
     """
-    entries, full, nblocks, counts, words = _ignored_step_arrays(table, n, block)
-    dispenser = block_dispenser()
+    entries, full, counts, words = _ignored_step_arrays(table, n, first_block, end_block)
+    dispenser = block_dispenser(first_block)
     for _ in prange(workers):
         cells, digits, prefix, children, move_from, move_to, cellw = block_scratch(n, k, BATCH + 4 * k)
         while True:
-            b, r0, r1 = next_active_block(dispenser, nblocks, block, entries, active)
+            b, r0, r1 = next_active_block(dispenser, end_block, block, entries, active)
             if b < 0:
                 break
             run_start = -entries
@@ -90,9 +91,9 @@ def ignored_top_down(table, depth, n, k, block, not_first_col, not_last_col, wid
                         pending = 0
                     r += 1
             new += _mark_ignored_children(table, children, pending, depth, active_next)
-            counts[b, 0] = found
-            counts[b, 1] = new
-            counts[b, 2] = moves
+            counts[b - first_block, 0] = found
+            counts[b - first_block, 1] = new
+            counts[b - first_block, 2] = moves
     return counts.sum(axis=0)
 
 

@@ -140,7 +140,8 @@ def _record_regions(za, za_base, za_region, binom, kfact, cells, k, n, free, uni
 
 @njit(parallel=True, cache=True)
 def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_col, width,
-                       weights, inverses, active, active_next, workers, za, za_base, za_region, binom, kfact):
+                       weights, inverses, active, active_next, workers, za, za_base, za_region, binom, kfact,
+                       first_block, end_block):
     """Expand every (placement, blank region) state at ``depth``; return ``[cells expanded, discovered,
     cells discovered]``.
 
@@ -156,7 +157,10 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     With a non-empty ``za`` (a zero-aware build, :mod:`pdbtool.tables.zero_aware`: ``za_base``,
     ``za_region``, ``binom`` and ``kfact`` its layout), every expanded region also gets its depth in ``za``
     (:func:`_record_regions`); the thread that owns a rank alone writes its regions' entries.
-    The ``workers`` (one per thread) take the blocks of ``block`` ranks one at a time (``next_block``).
+    The ``workers`` (one per thread) take the blocks of ``block`` ranks one at a time (``next_block``),
+    those from ``first_block`` to ``end_block - 1``: a layer may be expanded a slice of blocks per call,
+    with the same result, since children are marked from 00 only and a block's frontier states turn to 11
+    within its own scan, so no block's frontier changes with the others'.
     """
     entries = table.shape[0]
     nf = n - k
@@ -164,16 +168,15 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
     cur = numba.uint64(1 + (depth & 1))
     nxt = numba.uint64(2 - (depth & 1))
     inverse_nf = 1.0 / nf
-    nblocks = (entries + block - 1) // block
-    counts = np.zeros((nblocks, 4), dtype=np.int64)
-    dispenser = block_dispenser()
+    counts = np.zeros((max(0, end_block - first_block), 4), dtype=np.int64)
+    dispenser = block_dispenser(first_block)
     for _ in prange(workers):
         size = BATCH + 4 * k
         cells, digits, prefix, child_rank, child_state, child_cell, cellw = block_scratch(n, k, size)
         child_free = np.empty(size, dtype=np.uint64)
         unseen = np.empty(size, dtype=np.int64)
         while True:
-            b, r0, r1 = next_active_block(dispenser, nblocks, block, entries, active)
+            b, r0, r1 = next_active_block(dispenser, end_block, block, entries, active)
             if b < 0:
                 break
             run_start = -entries
@@ -250,8 +253,8 @@ def minimized_top_down(bits, table, depth, n, k, block, not_first_col, not_last_
                     atomic_xor_u64(bits, retire_word, retire)
             a, c2 = _mark_minimized_children(bits, pending, child_rank, child_state, child_cell, child_free,
                                              unseen, nf, nxt, not_first_col, not_last_col, width, active_next)
-            counts[b, 0] = expanded_cells
-            counts[b, 1] = new + a
-            counts[b, 2] = new_cells + c2
-            counts[b, 3] = moves
+            counts[b - first_block, 0] = expanded_cells
+            counts[b - first_block, 1] = new + a
+            counts[b - first_block, 2] = new_cells + c2
+            counts[b - first_block, 3] = moves
     return counts.sum(axis=0)

@@ -22,11 +22,14 @@ CHUNK = 1 << CHUNK_SHIFT
 
 
 @njit(cache=True, inline="always")
-def block_dispenser():
+def block_dispenser(first_block):
     """The counter from which the workers of a parallel step (a ``prange`` over one per thread, their
     number passed in: ``numba.get_num_threads()`` in a kernel stops Numba from caching it) take the
-    indices of the blocks of ranks to scan (``next_block``)."""
-    return np.zeros(1, dtype=np.uint64)
+    indices of the blocks of ranks to scan (``next_block``), from ``first_block`` on: a step may scan a
+    slice of a layer's blocks per call, so that the driver sees a signal between two slices."""
+    dispenser = np.zeros(1, dtype=np.uint64)
+    dispenser[0] = numba.uint64(first_block)
+    return dispenser
 
 
 @njit(cache=True, inline="always")
@@ -57,12 +60,12 @@ def _any_active(active, r0, r1):
 
 
 @njit(cache=True, inline="always")
-def next_active_block(dispenser, nblocks, block, entries, active):
-    """The next block (``next_block``) with a chunk flagged in ``active``, as (block, first rank, end
-    rank), or block -1 when none is left."""
+def next_active_block(dispenser, end_block, block, entries, active):
+    """The next block (``next_block``) before ``end_block`` with a chunk flagged in ``active``, as (block,
+    first rank, end rank), or block -1 when none is left."""
     while True:
         b = next_block(dispenser)
-        if b >= nblocks:
+        if b >= end_block:
             return -1, 0, 0
         r0 = b * block
         r1 = min(entries, r0 + block)
