@@ -119,5 +119,5 @@ def test_the_report_renders_the_records_with_their_runs(tmp_path):
     page = report.render(results, tmp_path / "performance-msa.md", draw=False)
     section = page.split("## Multiple sequence alignment")[1]
     assert "| 120 | 1 of 1 | 1 of 1 | 1 | 2.0 | 0.5 | 9.0 | 4.50 | 18.00 |" in section
-    assert "80 against 10, 8.0 times fewer" in section
+    assert "80 against 10 expanded nodes, 8.0 times fewer" in section
     assert "`python bench/bench_msa.py`" in section and "Not measured yet" in section   # side, synthetic

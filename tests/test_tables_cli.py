@@ -211,3 +211,17 @@ def test_build_progress_shows_states_per_second_and_time_left(monkeypatch):
         assert bar.postfix == "depth 3: 1,000 states, 500 states/s, ~6 s left"
     finally:
         bar.close()
+
+
+def test_a_resumed_builds_time_left_counts_only_the_work_since_it_resumed(monkeypatch):
+    from pdbtool.cli import _common
+
+    clock = iter([100.0, 101.0, 103.0])  # resumed at 101 s half done; three quarters done at 103 s
+    monkeypatch.setattr("time.perf_counter", lambda: next(clock))
+    bar, update = _common.progress_bar("probe")
+    try:
+        update(5, 0, 0.5)
+        update(5, 600, 0.75)
+        assert bar.postfix == "depth 5: 600 states, 200 states/s, ~2 s left"
+    finally:
+        bar.close()

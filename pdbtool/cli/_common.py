@@ -186,7 +186,9 @@ def echo_outcomes(outcomes, fmt: str, blank: str, verb: str, line) -> None:
 def progress_bar(description: str):
     """A tqdm bar on stderr (shown only on a terminal) fed by a builder's per-layer callback
     ``update(depth, states, done)``: the layer, states per second and, from the fraction ``done`` of the
-    state space reached, an estimate of the time left (the work of a layer follows its states)."""
+    state space reached, an estimate of the time left (the work of a layer follows its states).  A resumed
+    build first reports no states and the fraction it starts from, so that the estimate counts only the
+    work done since."""
     import time
 
     from tqdm import tqdm
@@ -194,17 +196,19 @@ def progress_bar(description: str):
     bar = tqdm(desc=description, unit=" layer", file=sys.stderr, disable=None, leave=False)
     start = time.perf_counter()
     total = [0]
-    first: list[float] = []  # the fraction done at the first report: more than 0 in a resumed build
+    base = [0.0, start]  # the fraction done when the work began, and when: a resumed build says its own
 
     def update(depth: int, states: int, done: float | None = None) -> None:
         Interrupted.raise_dropped()
-        elapsed = time.perf_counter() - start
+        now = time.perf_counter()
+        if states == 0 and total[0] == 0 and done is not None:  # a resumed build: where it starts
+            base[:] = [done, now]
+            return
         total[0] += states
-        text = f"depth {depth}: {states:,} states, {total[0] / max(elapsed, 1e-9):,.0f} states/s"
-        if done is not None and not first:
-            first.append(done)
-        if done and first and done > first[0] and elapsed > 0:
-            text += f", ~{elapsed * (1 - done) / (done - first[0]):,.0f} s left"
+        text = f"depth {depth}: {states:,} states, {total[0] / max(now - start, 1e-9):,.0f} states/s"
+        elapsed = now - base[1]
+        if done and done > base[0] and elapsed > 0:
+            text += f", ~{elapsed * (1 - done) / (done - base[0]):,.0f} s left"
         bar.set_postfix_str(text)
         bar.update(1)
 

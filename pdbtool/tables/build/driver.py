@@ -207,13 +207,19 @@ class _LayeredBfs:
         self.state.seconds = self.seconds_before + time.perf_counter() - self.started
         self.recorder.save(self.state)
 
+    def _done(self) -> float:
+        """The fraction of the state space reached so far."""
+        if self.blank == "ignored":
+            return min(1.0, self.state.counters[0] / self.pattern.entries)
+        return self.state.counters[2] / (self.pattern.entries * self.pattern.free_cells)
+
     def _layer_start(self, progress) -> None:
         st = self.state
         if self.blank != "ignored":
-            frontier, _, seen_cells = st.counters
+            frontier = st.counters[0]
             st.layers.append(frontier)
             if progress:
-                progress(st.depth, frontier, seen_cells / (self.pattern.entries * self.pattern.free_cells))
+                progress(st.depth, frontier, self._done())
 
     def _layer_end(self, progress) -> bool:
         """The bookkeeping of a finished layer; False when it was the last."""
@@ -247,6 +253,8 @@ class _LayeredBfs:
 
     def run(self, stop: StopSignals, progress) -> bool:
         """Expand the layers until none is left (True) or ``stop`` is requested (False)."""
+        if progress and self.seconds_before > 0:  # resumed: the progress bar's estimate starts from here
+            progress(self.state.depth, 0, self._done())
         while True:
             if self.state.next_block == 0:
                 self._layer_start(progress)
