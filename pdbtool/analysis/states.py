@@ -96,37 +96,10 @@ def draw_uniform(rng, goal, width, tiles):
 
 
 @njit(cache=True, inline="always")
-def draw_walk(rng, goal_tiles, nb, length, tiles):
-    """The state after ``length`` random moves of the blank from the goal, never undoing the previous move
-    (each allowed move equally likely); returns the generator state."""
-    n = tiles.shape[0]
-    blank = 0
-    for c in range(n):
-        tiles[c] = goal_tiles[c]
-        if goal_tiles[c] == 0:
-            blank = c
-    prev = -1
-    allowed = np.empty(4, dtype=np.int64)
-    for _ in range(length):
-        k = 0
-        for m in range(4):
-            if nb[blank, m] >= 0 and m + prev != 3:
-                allowed[k] = m
-                k += 1
-        i, rng = next_below(rng, k)
-        m = allowed[i]
-        q = nb[blank, m]
-        tiles[blank] = tiles[q]
-        tiles[q] = 0
-        blank = q
-        prev = m
-    return rng
-
-
-@njit(cache=True, inline="always")
 def _walk_moves(rng, nb, steps, tiles, blank, prev, allowed):
-    """``steps`` more moves of a walk of :func:`draw_walk` whose blank is in ``blank`` after move ``prev``:
-    the same moves as one call of it, in pieces.  Returns (generator state, blank, previous move)."""
+    """``steps`` more random moves of the blank (in ``blank`` after move ``prev``; -1: none), each allowed
+    move equally likely and the previous one never undone, so that a walk made in pieces is the walk made
+    in one.  Returns (generator state, blank, previous move)."""
     for _ in range(steps):
         k = 0
         for m in range(4):
@@ -249,4 +222,4 @@ def format_instances(board: Board, states: np.ndarray, header: list[str], first_
 
 
 __all__ = ["CHUNK", "SamplingError", "random_states", "format_instances", "check_seed", "draw_uniform",
-           "draw_walk", "chunk_state", "next_below", "solvable"]
+           "chunk_state", "next_below", "solvable"]
