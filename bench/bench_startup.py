@@ -3,6 +3,9 @@
 Writes bench/results/startup.json: per command line, the median wall and CPU seconds (user + system of the
 child) over ``--runs`` runs (default 9; ``--quick``: 5), whether Numba was imported, and the 0.25 s
 target.  The console script next to this Python is timed (``python -m pdbtool`` if there is none).
+The children run with Python's default of writing bytecode (``PYTHONDONTWRITEBYTECODE`` removed), and each
+command line runs once untimed first, so the figures are those of an installed tool, not of compiling its
+sources on every start.
 """
 
 from __future__ import annotations
@@ -27,11 +30,14 @@ def launcher() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "pdbtool"]
 
 
+CHILD_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed_run(argv: list[str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=CHILD_ENV)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -40,7 +46,8 @@ def timed_run(argv: list[str]) -> tuple[float, float]:
 def imports_numba(args: list[str]) -> bool:
     code = (f"import sys\nfrom pdbtool.cli.main import main\ntry:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
             "print('NUMBA' if 'numba' in sys.modules else 'LIGHT', file=sys.stderr)")
-    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr
+    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=CHILD_ENV).stderr
     return err.strip().endswith("NUMBA")
 
 
@@ -69,10 +76,10 @@ def main() -> None:
     if "--runs" in sys.argv:
         runs = int(sys.argv[sys.argv.index("--runs") + 1])
     base = launcher()
-    timed_run(base + ["--help"])  # the first run fills the page cache with the imported files
     rows = []
     for args in COMMANDS:
         argv = base + args + ["--help"]
+        timed_run(argv)  # untimed: fills the page cache and writes the bytecode of what this command imports
         samples = []
         for _ in range(runs):
             samples.append(timed_run(argv))
