@@ -433,3 +433,19 @@ def test_time_limit_stops_the_table_build(five_family):
     assert stopped.lower_bound == pairwise.start_value() and stopped.upper_bound == pairwise.upper_bound
     solved = align(inst, PASTAR, None, -1)
     assert solved.solved and stopped.lower_bound <= solved.cost <= stopped.upper_bound
+
+
+def test_refined_progressive_alignment_bounds_the_optimum(five_family, lattices):
+    """The upper bound: a progressive alignment, refined by realigning each sequence to the others, spells
+    the sequences, costs what its columns cost, no more than the progressive one and no less than the
+    optimum."""
+    from pdbtool.msa import dp
+
+    codes = encode(PASTAR, five_family)
+    rows = dp.progressive(codes, [0, 1, 2, 3, 4], PASTAR.sub, PASTAR.gap, PASTAR.gap_gap)
+    first = dp.rows_cost(rows, PASTAR.sub, PASTAR.gap, PASTAR.gap_gap)
+    cost, refined = dp.refine(codes, rows, PASTAR.sub, PASTAR.gap, PASTAR.gap_gap)
+    text = ["".join("-" if v < 0 else PASTAR.letters[v] for v in row) for row in refined]
+    assert [t.replace("-", "") for t in text] == list(five_family)
+    assert alignment_cost(PASTAR, text) == cost
+    assert lattices(PASTAR, five_family).best <= cost <= first

@@ -276,3 +276,40 @@ def progressive(codes: list[np.ndarray], order: list[int], sub: np.ndarray, gap:
     for r, i in enumerate(order):
         out[i] = rows[r]
     return out
+
+
+def rows_cost(rows: np.ndarray, sub: np.ndarray, gap: int, gap_gap: int) -> int:
+    """The sum-of-pairs cost of an alignment of codes (rows, -1 a gap), linear gaps."""
+    total = 0
+    for i in range(rows.shape[0]):
+        for j in range(i + 1, rows.shape[0]):
+            a, b = rows[i], rows[j]
+            both = (a >= 0) & (b >= 0)
+            one = (a >= 0) ^ (b >= 0)
+            total += int(sub[a[both], b[both]].sum(dtype=np.int64)) + gap * int(one.sum()) \
+                + gap_gap * int((~both & ~one).sum())
+    return total
+
+
+def refine(codes: list[np.ndarray], rows: np.ndarray, sub: np.ndarray, gap: int, gap_gap: int,
+           rounds: int = 4) -> tuple[int, np.ndarray]:
+    """Leave-one-out refinement: each sequence in turn taken out of the alignment (the columns left with gaps
+    only dropped) and added back at least cost to the others' fixed columns, kept when that lowers the
+    sum-of-pairs cost; up to ``rounds`` passes over the sequences, until none improves.  Its current place is
+    one of the ways to add it back, so the cost never rises."""
+    k = rows.shape[0]
+    best = rows_cost(rows, sub, gap, gap_gap)
+    for _ in range(rounds):
+        improved = False
+        for i in range(k):
+            others = np.delete(rows, i, axis=0)
+            others = np.ascontiguousarray(others[:, (others >= 0).any(axis=0)])
+            grown = add_to_profile(others, np.asarray(codes[i], dtype=np.int32), sub, gap, gap_gap)
+            candidate = np.insert(grown[:-1], i, grown[-1], axis=0)
+            cost = rows_cost(candidate, sub, gap, gap_gap)
+            if cost < best:
+                best, rows, improved = cost, candidate, True
+        if not improved:
+            break
+    return best, rows
+
