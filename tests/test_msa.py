@@ -224,7 +224,7 @@ def test_two_sequences_equal_needleman_wunsch(a, b):
     result = align(instance(a, b), PASTAR)
     assert result.cost == needleman_wunsch(PASTAR, a, b)
     codes = encode(PASTAR, [a, b])
-    assert int(pair_suffix(codes[0], codes[1], PASTAR.sub, PASTAR.gap)[0, 0]) == result.cost
+    assert int(pair_suffix(codes[0], codes[1], PASTAR.sub, PASTAR.gap, 0)[0, 0]) == result.cost
 
 
 @settings(max_examples=examples(25), deadline=None)

@@ -336,7 +336,7 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
     prefix = {}
     for p in {e for t in wanted for e in itertools.combinations(t, 2)}:
         i, j = p
-        prefix[p] = dp.pair_suffix(rev[i], rev[j], model.sub, model.gap)[::-1, ::-1]
+        prefix[p] = dp.pair_suffix(rev[i], rev[j], model.sub, model.gap, 0)[::-1, ::-1]
     opt = {p: int(t[0, 0]) for p, t in suffix.items()}
     total_opt = sum(opt.values())
 
