@@ -38,8 +38,8 @@ SECTIONS_TILES = [report_tiles.build_section, report_tiles.solve_section, report
 
 
 @section(report_msa.TITLE, report_msa.NAMES, report_msa.COMMAND)
-def msa_section(plots: Plots, side, balibase, synthetic) -> str:
-    return report_msa.render(side, balibase, synthetic, table, busy_note, not_measured)
+def msa_section(plots: Plots, side, balibase, synthetic, longest=None) -> str:
+    return report_msa.render(side, balibase, synthetic, table, busy_note, not_measured, longest)
 
 
 # file -> (the link's name, the page's title, its sections in order)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 TITLE = "Multiple sequence alignment beside PA-Star"
-NAMES = ["msa_side", "msa_balibase", "msa_synthetic"]
+NAMES = ["msa_side", "msa_balibase", "msa_synthetic", "msa_longest"]
 COMMAND = "python bench/bench_msa.py"
 LONGEST = ["1bgl", "1taq", "1gpb"]
 
@@ -45,6 +45,10 @@ def _outcome(r: dict) -> str:
     if r["solved"]:
         return _int(r.get("cost"))
     why = r.get("stopped_by") or "error"
+    cpu, limit = _cpu(r), r.get("limit_cpu_seconds")
+    if why == "time" and cpu is not None and limit and cpu < 0.95 * limit * r.get("threads", 1):
+        # the wall-clock guard (a starved run on a loaded machine), not the CPU limit: no verdict at the limit
+        return f"unsolved (wall-clock guard at {cpu:.0f} CPU s)"
     return f"unsolved ({why})" if why != "error" else f"failed: {(r.get('error') or '')[:80]}"
 
 
@@ -236,7 +240,7 @@ def balibase_section(data: dict, table, busy_note) -> str:
     for name in LONGEST:
         got = [r for r in records if r["instance"] == name]
         if not got:
-            longest.append(f"- {name}: not run yet.")
+            longest.append(f"- {name}: not reached by this pass (see the longest instances below).")
             continue
         parts = [f"{_label(r)} at {r['limit_cpu_seconds']:g} CPU s: {_outcome(r)}"
                  + (f" (bound {r['lower_bound']:,} of {r.get('upper_bound', 0):,})" if r.get("lower_bound") and
@@ -273,14 +277,39 @@ def synthetic_section(data: dict, table, busy_note) -> str:
     return "".join(out)
 
 
-def render(side, balibase, synthetic, table, busy_note, not_measured) -> str:
+def longest_section(data: dict, table, busy_note) -> str:
+    """``bench/bench_msa_longest.py``: each long instance's tables, outcome and the climb of its bound."""
+    rows = []
+    for r in data.get("records", []):
+        trail = r.get("progress") or []
+        climb = ", ".join(f"{p['f']:,} at {p['cpu_seconds']:g} s" for p in trail[::max(1, len(trail) // 4)])
+        outcome = _int(r.get("cost")) if r.get("solved") else \
+            f"unsolved ({r.get('stopped')}), bound {_int(r.get('lower_bound'))}"
+        rows.append([r["instance"], f"{r['k']} x {max(r['lengths'])}", f"{r['table_cpu_seconds']:.1f}",
+                     f"{r['table_bytes'] / 2**30:.2f}", _int(r.get("h_start")), _int(r.get("upper_bound")), outcome,
+                     _int(r.get("expanded")), _int(r.get("stored")), f"{r['cpu_seconds']:.1f}",
+                     f"{r['max_rss_bytes'] / 2**30:.2f}", climb,
+                     " to ".join(f"{x[0]:.1f}" for x in (r.get("load_before"), r.get("load_after")) if x)])
+    out = ["### The longest instances\n\n",
+           "One thread, PA-Star's cost model, the default three-way heuristic, tables and search stopped "
+           "together at the CPU limit (`bench/bench_msa_longest.py`, in-process: CPU seconds and peak resident "
+           "memory are the whole process's). The bound is the least f on the open list when stopped; the "
+           "climb samples it against the CPU seconds spent.\n\n",
+           table(["instance", "k x longest", "tables CPU s", "tables GiB", "h at start", "upper bound", "outcome",
+                  "expanded", "stored", "CPU s", "peak RSS GiB", "bound climbing", "load"], rows), "\n",
+           _runs(data, table, busy_note)]
+    return "".join(out)
+
+
+def render(side, balibase, synthetic, table, busy_note, not_measured, longest=None) -> str:
     out = ["PA-Star (`danielsundfeld/astar_msa`, built from its source tarball by `bench/peers/pastar.py`; its "
            "cost model and the issue's measurements of it are in [literature.md](literature.md)) and pdbtool "
            "on the same FASTA files with the same cost model, each solver in a process of its own under the "
            "same limits: CPU seconds (`RLIMIT_CPU`, since this machine is shared and its wall seconds are "
            "inflated) and address space (`RLIMIT_AS`).\n\n"]
     for data, name, body in ((side, "msa_side", side_section), (balibase, "msa_balibase", balibase_section),
-                             (synthetic, "msa_synthetic", synthetic_section)):
+                             (synthetic, "msa_synthetic", synthetic_section),
+                             (longest, "msa_longest", longest_section)):
         out.append(body(data, table, busy_note) if data else not_measured(name, f"{COMMAND} --part "
                                                                                 f"{name.removeprefix('msa_')}"))
         out.append("\n")

@@ -121,3 +121,25 @@ def test_the_report_renders_the_records_with_their_runs(tmp_path):
     assert "| 120 | 1 of 1 | 1 of 1 | 1 | 2.0 | 0.5 | 9.0 | 4.50 | 18.00 |" in section
     assert "80 against 10 expanded nodes, 8.0 times fewer" in section
     assert "`python bench/bench_msa.py`" in section and "Not measured yet" in section   # side, synthetic
+
+
+def test_the_report_shows_the_longest_instances(tmp_path):
+    import json
+
+    meta = {"date": "2026-01-02T03:04:05Z", "commit": "0123456789abcdef",
+            "command": "python bench/bench_msa_longest.py x.fasta", "machine": {"cores": 2, "memory_bytes": 24 << 30},
+            "load_average_before": [0.5, 0, 0], "load_average_after": [0.6, 0, 0], "wall_seconds": 3.0,
+            "settings": {"time_limit_cpu_seconds": 240, "memory_bytes": 15 << 30}}
+    trail = [{"cpu_seconds": 30.0 + 10 * i, "f": 1000 + i, "expanded": 10 * i, "stored": 20 * i,
+              "max_rss_bytes": 1 << 30} for i in range(5)]
+    record = {"instance": "x", "k": 5, "lengths": [800, 828], "table_cpu_seconds": 26.7, "table_bytes": 3 << 29,
+              "h_start": 990, "upper_bound": 1100, "solved": False, "stopped": "cpu", "lower_bound": 1004,
+              "expanded": 40, "stored": 80, "cpu_seconds": 240.2, "max_rss_bytes": 2 << 30, "progress": trail,
+              "load_before": [0.5, 0, 0], "load_after": [0.6, 0, 0]}
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "msa_longest.json").write_text(json.dumps({"runs": [meta], "records": [record]}))
+    page = report.render(results, tmp_path / "performance-msa.md", draw=False)
+    assert ("| x | 5 x 828 | 26.7 | 1.50 | 990 | 1,100 | unsolved (cpu), bound 1,004 | 40 | 80 | 240.2 | 2.00 | "
+            "1,000 at 30 s, 1,001 at 40 s, 1,002 at 50 s, 1,003 at 60 s, 1,004 at 70 s | 0.5 to 0.6 |") in page
+    assert "limits 240 CPU s and 15 GiB a run" in page

@@ -1,6 +1,6 @@
-"""Dynamic-programming kernels over sequence codes: pairwise tables (suffix and prefix costs), Needleman-Wunsch
-and Gotoh alignments of two sequences, three-way tables over a region of cells, and a progressive alignment
-whose cost bounds the optimum from above.
+"""Dynamic-programming kernels over sequence codes: pairwise suffix tables (prefix ones are those of the reversed
+sequences), Needleman-Wunsch and Gotoh alignments of two sequences, three-way tables over a region of cells,
+and a progressive alignment, refined, whose cost bounds the optimum from above.
 
 Sequences are arrays of letter indices (int8) into the cost model's ``sub`` matrix; callers validate them.
 """
@@ -16,7 +16,7 @@ INF = 1 << 30           # an unreachable cell of a table (a lower bound past any
 
 
 @njit(cache=True)
-def pair_suffix(a, b, sub, gap, column=0):
+def pair_suffix(a, b, sub, gap, column):
     """``D[i, j]``: the least cost of aligning ``a[i:]`` with ``b[j:]`` (linear gaps), each column's cost
     lowered by ``column`` (see :func:`pdbtool.msa.heuristics.build`: a bound that counts two-gap columns)."""
     n, m = a.shape[0], b.shape[0]
@@ -38,29 +38,6 @@ def pair_suffix(a, b, sub, gap, column=0):
                 best = v
             D[i, j] = best
     return D
-
-
-@njit(cache=True)
-def pair_prefix(a, b, sub, gap):
-    """``F[i, j]``: the least cost of aligning ``a[:i]`` with ``b[:j]`` (linear gaps)."""
-    n, m = a.shape[0], b.shape[0]
-    F = np.empty((n + 1, m + 1), dtype=np.int32)
-    F[0, 0] = 0
-    for j in range(1, m + 1):
-        F[0, j] = F[0, j - 1] + gap
-    for i in range(1, n + 1):
-        F[i, 0] = F[i - 1, 0] + gap
-        ai = a[i - 1]
-        for j in range(1, m + 1):
-            best = F[i - 1, j - 1] + sub[ai, b[j - 1]]
-            v = F[i - 1, j] + gap
-            if v < best:
-                best = v
-            v = F[i, j - 1] + gap
-            if v < best:
-                best = v
-            F[i, j] = best
-    return F
 
 
 @njit(cache=True, parallel=True)
@@ -148,6 +125,17 @@ def triangle_rows(Fab, Bab, Fac, Bac, Fbc, Bbc, limit, lo, cnt, xa_first, xa_end
                 cnt[xa * nb + xb] = last - first + 1
 
 
+@njit(cache=True, inline="always")
+def pair_column(sub, gap, gap_gap, s, xs, ds, t, xt, dt):
+    """One pair's cost in a column: ``s[xs]`` against ``t[xt]`` when both advance (``ds``, ``dt``), a gap when
+    one does, two gaps when neither does (the letters are read only when they are aligned)."""
+    if ds and dt:
+        return sub[s[xs], t[xt]]
+    if ds or dt:
+        return gap
+    return gap_gap
+
+
 @njit(cache=True, nogil=True)
 def triangle_fill(a, b, c, sub, gap, gap_gap, lo, cnt, start, cells, column, xa_last, xa_first):
     """The three-way suffix costs of the region's cells (``cells[start[r] + x_c - lo[r]]`` for row
@@ -178,25 +166,9 @@ def triangle_fill(a, b, c, sub, gap, gap_gap, lo, cnt, start, cells, column, xa_
                     v = cells[start[r2] + off]
                     if v >= INF:
                         continue
-                    cost = -column
-                    if da and db:
-                        cost += sub[a[xa], b[xb]]
-                    elif da or db:
-                        cost += gap
-                    else:
-                        cost += gap_gap
-                    if da and dc:
-                        cost += sub[a[xa], c[xc]]
-                    elif da or dc:
-                        cost += gap
-                    else:
-                        cost += gap_gap
-                    if db and dc:
-                        cost += sub[b[xb], c[xc]]
-                    elif db or dc:
-                        cost += gap
-                    else:
-                        cost += gap_gap
+                    cost = (pair_column(sub, gap, gap_gap, a, xa, da, b, xb, db)
+                            + pair_column(sub, gap, gap_gap, a, xa, da, c, xc, dc)
+                            + pair_column(sub, gap, gap_gap, b, xb, db, c, xc, dc) - column)
                     if v + cost < best:
                         best = v + cost
                 cells[start[r] + t] = best
@@ -276,3 +248,40 @@ def progressive(codes: list[np.ndarray], order: list[int], sub: np.ndarray, gap:
     for r, i in enumerate(order):
         out[i] = rows[r]
     return out
+
+
+def rows_cost(rows: np.ndarray, sub: np.ndarray, gap: int, gap_gap: int) -> int:
+    """The sum-of-pairs cost of an alignment of codes (rows, -1 a gap), linear gaps."""
+    total = 0
+    for i in range(rows.shape[0]):
+        for j in range(i + 1, rows.shape[0]):
+            a, b = rows[i], rows[j]
+            both = (a >= 0) & (b >= 0)
+            one = (a >= 0) ^ (b >= 0)
+            total += int(sub[a[both], b[both]].sum(dtype=np.int64)) + gap * int(one.sum()) \
+                + gap_gap * int((~both & ~one).sum())
+    return total
+
+
+def refine(codes: list[np.ndarray], rows: np.ndarray, sub: np.ndarray, gap: int, gap_gap: int,
+           rounds: int = 4) -> tuple[int, np.ndarray]:
+    """Leave-one-out refinement: each sequence in turn taken out of the alignment (the columns left with gaps
+    only dropped) and added back at least cost to the others' fixed columns, kept when that lowers the
+    sum-of-pairs cost; up to ``rounds`` passes over the sequences, until none improves.  Its current place is
+    one of the ways to add it back, so the cost never rises."""
+    k = rows.shape[0]
+    best = rows_cost(rows, sub, gap, gap_gap)
+    for _ in range(rounds):
+        improved = False
+        for i in range(k):
+            others = np.delete(rows, i, axis=0)
+            others = np.ascontiguousarray(others[:, (others >= 0).any(axis=0)])
+            grown = add_to_profile(others, np.asarray(codes[i], dtype=np.int32), sub, gap, gap_gap)
+            candidate = np.insert(grown[:-1], i, grown[-1], axis=0)
+            cost = rows_cost(candidate, sub, gap, gap_gap)
+            if cost < best:
+                best, rows, improved = cost, candidate, True
+        if not improved:
+            break
+    return best, rows
+

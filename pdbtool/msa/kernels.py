@@ -122,13 +122,25 @@ def pair_index(i, j, k):
 @njit(cache=True)
 def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
               part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens, share):
+    """The heuristic at ``x`` (see :func:`heuristic_at`), with scratch arrays of its own."""
+    pv = np.empty(pi.shape[0], dtype=np.int64)
+    tv = np.empty(max(ta.shape[0], 1), dtype=np.int64)
+    return heuristic_at(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
+                        part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens, share, pv, tv)
+
+
+@njit(cache=True)
+def heuristic_at(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
+                 part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens, share, pv, tv):
     """The max over the partitions of the sum of their pairwise and three-way table values at ``x``;
     ``INF`` when a three-way table has no cell there (no alignment within the upper bound passes).
 
     With ``gg`` > 0 (two gaps cost ``gg``), a pair's value is the larger of its table and ``ptab2`` (the
     same dynamic program with every column ``gg`` cheaper) plus ``gg`` times the columns left at least
     (the longest remaining suffix); a triangle's table (its columns ``3 gg`` cheaper) adds ``3 gg`` times the
-    same, takes at least its unshifted table ``tplain`` (the same region) and the sum of its three pairs."""
+    same, takes at least its unshifted table ``tplain`` (the same region) and the sum of its three pairs.
+    ``pv`` and ``tv`` (one entry a pair, one a triangle, at least one) are scratch space, passed in so that a
+    search allocates them once rather than at every node."""
     rest = 0
     if gg > 0:
         for i in range(k):
@@ -136,12 +148,9 @@ def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tp
                 rest = lens[i] - x[i]
     # Each pair's and each triangle's value once, then every partition's sum from them: the max over many
     # partitions (every packing of triangles, the per-node choice) costs little more than one.
-    npairs = pi.shape[0]
-    pv = np.empty(npairs, dtype=np.int64)
-    for p in range(npairs):
+    for p in range(pi.shape[0]):
         pv[p] = pair_value(p, x, ptab, poff, pi, pj, pw, ptab2, gg, rest)
     nt = ta.shape[0]
-    tv = np.empty(max(nt, 1), dtype=np.int64)
     for t in range(nt):
         r = trows[t] + x[ta[t]] * tw[t] + x[tb[t]]
         off = x[tc[t]] - tlo[r]
@@ -199,6 +208,8 @@ def search(codes, seq_off, lens, strides, sub, gap, gap_gap, bound,
     y = np.empty(k, dtype=np.int64)
     pc = np.empty(k * k, dtype=np.int64)   # the pair costs of a column of both residues at x
     ch = np.empty(k, dtype=np.int64)
+    pv = np.empty(pi.shape[0], dtype=np.int64)
+    tv = np.empty(max(ta.shape[0], 1), dtype=np.int64)
     max_nodes = keys.shape[0]
     max_index_load = index.shape[0] // 2
     hcap = hprio.shape[0]
@@ -260,13 +271,23 @@ def search(codes, seq_off, lens, strides, sub, gap, gap_gap, bound,
                         cost += gap
                     else:
                         cost += gap_gap
-            h = heuristic(y, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
-                          part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share)
-            st[S_GENERATED] += 1
+            gc = g + cost
+            # A child already stored is looked up before its heuristic: closed, or open with a g no worse,
+            # it is passed over as it would be after the heuristic; open and reached more cheaply under A*,
+            # its heuristic is the one its open entry holds (f - g).  Only new children, and those of PEA*,
+            # whose open entries hold other f values, have their heuristic computed.
+            found = index_find(index, keys, ckey)
+            if found >= 0 and (qf[found] < 0 or g_of[found] <= gc):
+                continue
+            if found >= 0 and partial < 0:
+                h = np.int64(qf[found] - g_of[found])
+            else:
+                h = heuristic_at(y, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb,
+                                 tc, tw, part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share, pv, tv)
+                st[S_GENERATED] += 1
             if h >= INF:
                 st[S_PRUNED] += 1
                 continue
-            gc = g + cost
             fc = gc + h
             if fc > bound:
                 st[S_PRUNED] += 1
@@ -277,10 +298,8 @@ def search(codes, seq_off, lens, strides, sub, gap, gap_gap, bound,
                 continue
             if fc <= lowest:
                 continue    # offered at an earlier partial expansion of this node
-            found = index_find(index, keys, ckey)
             if found >= 0:
-                if qf[found] < 0 or g_of[found] <= gc:
-                    continue    # closed (a consistent heuristic closes with the least g), or no better
+                # open and reached more cheaply (a consistent heuristic closes a node with its least g)
                 g_of[found] = gc
                 parent[found] = nid
                 qf[found] = fc
@@ -329,9 +348,11 @@ def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, tlo, tcnt, 
         total *= lens[i] + 1
     out = np.empty(total, dtype=np.int64)
     x = np.empty(k, dtype=np.int64)
+    pv = np.empty(pi.shape[0], dtype=np.int64)
+    tv = np.empty(max(ta.shape[0], 1), dtype=np.int64)
     for key in range(total):
         for i in range(k):
             x[i] = (key // strides[i]) % (lens[i] + 1)
-        out[key] = heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
-                             part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share)
+        out[key] = heuristic_at(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc,
+                                tw, part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share, pv, tv)
     return out
