@@ -530,3 +530,55 @@ def test_standard_input_is_read_with_a_cap(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
     with pytest.raises(GraphError, match="more than 10 bytes"):
         read_graph("-")
+
+
+def test_local_search_heap_tops_the_scans_choice():
+    """The heap of the cover's vertices keeps at its top the vertex a scan of the cover would take out
+    (highest dscore, then the oldest move, then the lowest number), through removals, insertions and
+    score changes."""
+    from pdbtool.vcover import local_search as L
+
+    rng = np.random.default_rng(57)
+    n = 40
+    incover = (rng.random(n) < 0.6).astype(np.int8)
+    dscore = rng.integers(-5, 3, n).astype(np.int64)
+    moved = rng.integers(0, 4, n).astype(np.int64)
+    heap, hpos = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    hlen = L._heap_build(incover, heap, hpos, dscore, moved)
+    for _ in range(400):
+        inside = np.flatnonzero(incover)
+        if inside.size:
+            assert heap[0] == min(inside, key=lambda v: (-dscore[v], moved[v], v))
+            assert all(hpos[heap[p]] == p for p in range(hlen)) and hlen == inside.size
+        v = int(rng.integers(n))
+        if incover[v] and rng.random() < 0.3:
+            hlen = L._heap_remove(v, hlen, heap, hpos, dscore, moved)
+            incover[v] = 0
+        elif not incover[v]:
+            incover[v] = 1
+            heap[hlen], hpos[v] = v, hlen
+            hlen += 1
+            L._sift_up(hlen - 1, heap, hpos, dscore, moved)
+        else:
+            dscore[v] += int(rng.integers(-3, 4))
+            moved[v] = int(rng.integers(0, 6))
+            L._heap_fix(v, hlen, heap, hpos, dscore, moved)
+
+
+def test_local_search_stops_at_its_floor():
+    """A cover of the floor's size ends the search: at the greedy cover's size it is kept as it is, at the
+    optimum the optimum is found."""
+    from pdbtool.vcover.local_search import numvc
+
+    checked = 0
+    for n, edges, indptr, indices in _random_csr(np.random.default_rng(58), 40, 30, 0.2, 0.5):
+        greedy = np.zeros(n, dtype=np.int8)
+        size = int(K.greedy_cover(indptr, indices, greedy))
+        opt = oracle(n, edges)
+        if size == opt:
+            continue
+        for floor in (size, opt):
+            cover = greedy.copy()
+            assert int(numvc(indptr, indices, cover, 100_000, 1, floor)) == floor == int(cover.sum())
+        checked += 1
+    assert checked

@@ -37,8 +37,8 @@ HEURISTIC_TERMS = ("none", "matching", "static:K", "dynamic:K", "cliques", "dyna
 DENSE_MAX = 4096          # components up to this many vertices get an adjacency bit matrix
 SLICE_SECONDS = 0.1       # a kernel call's length, aimed at: the time limit and signals are looked at between
 SLICE_NODES = (500, 2_000, 1_000_000)  # nodes a kernel call explores: least, first, most
-LOCAL_STEPS_WORK = 30_000_000  # a component's local search: at most this many vertex visits (a step scans all)
 LOCAL_STEPS_PER_VERTEX = 200
+LOCAL_STEPS_MAX = 4_000_000  # a component's local search: at most this many steps
 LOCAL_SEED = 1
 
 
@@ -241,13 +241,6 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
     for comp_ids in comps:
         comp = _component(red, comp_ids)
         n = comp.ids.shape[0]
-        greedy = np.zeros(n, dtype=np.int8)
-        ub = int(K.greedy_cover(comp.indptr, comp.indices, greedy))
-        greedy_total += ub
-        steps = local_steps_for(n) if local_steps is None else local_steps
-        if steps > 0 and ub > 0:
-            ub = int(numvc(comp.indptr, comp.indices, greedy, steps, LOCAL_SEED))
-        first_total += ub
         k = max(heur.static_k, heur.dynamic_k)
         if heur.needs_cliques:
             rows, sizes, source = _component_cliques(comp, cliques, induced, k)
@@ -267,14 +260,20 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
         sc = np.zeros(K.N_SCALARS, dtype=np.int64)
         mark = np.zeros(n, dtype=np.int64)
         work = np.zeros(7 * n + 2 * words + 8, dtype=np.int64)
-        best = greedy.copy()
         K.init_state(status, deg, comp.indptr, comp.indices, trail, sc, queue)
         sc[K.S_STAMP] = 2
-        sc[K.S_BEST] = ub
         root = int(sc[K.S_G]) + (int(K.lower_bound(status, deg, comp.indptr, comp.indices, adjbits, dyn_rows, dsizes,
                                                    dyn_rows.shape[0], packed, psizes, flags, sc, mark, work))
                                  if sc[K.S_MFREE] else 0)
         root_total += root
+        best = np.zeros(n, dtype=np.int8)
+        ub = int(K.greedy_cover(comp.indptr, comp.indices, best))
+        greedy_total += ub
+        steps = local_steps_for(n) if local_steps is None else local_steps
+        if steps > 0 and ub > root:  # a cover of the root's bound is optimal: the local search stops there
+            ub = int(numvc(comp.indptr, comp.indices, best, steps, LOCAL_SEED, root))
+        first_total += ub
+        sc[K.S_BEST] = ub
         by_cliques = bool(flags & K.F_CLIQUES) and adjbits.shape[0] == n and branching != "binary"
         if by_cliques:
             fr_len, fr_pos = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
@@ -330,8 +329,8 @@ def _next_slice(nodes: int, seconds: float) -> int:
 
 def local_steps_for(n: int) -> int:
     """The steps of the local search on a component of ``n`` vertices: LOCAL_STEPS_PER_VERTEX a vertex, at
-    most LOCAL_STEPS_WORK vertex visits in all."""
-    return max(1000, min(LOCAL_STEPS_PER_VERTEX * n, LOCAL_STEPS_WORK // max(n, 1)))
+    most LOCAL_STEPS_MAX."""
+    return max(1000, min(LOCAL_STEPS_PER_VERTEX * n, LOCAL_STEPS_MAX))
 
 
 def _filter(rows: np.ndarray, sizes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
