@@ -188,9 +188,11 @@ def test_reductions_are_sound(graphs_small):
     picked = [graphs_small[i] for i in rng.choice(len(graphs_small), 300, replace=False)]
     picked += [(n, e, brute_force(n, e)) for n, e in
                ((int(n), random_edges(rng, int(n), 0.25)) for n in rng.integers(8, 15, size=30))]
+    applied = {}
     for n, edges, opt in picked:
-        for rule in ("degree1", "fold", "domination", "lp", "degree1,fold,domination,lp"):
+        for rule in ("degree1", "fold", "domination", "funnel", "lp", "degree1,fold,domination,funnel,lp"):
             red = reduce_graph(n, edges, rule.split(","))
+            applied[rule] = applied.get(rule, 0) + sum(red.counts.values())
             left = red.vertices()
             index = {v: i for i, v in enumerate(left)}
             rest = [(index[v], index[u]) for v in left for u in red.adj[v] if index[v] < index[u]]
@@ -200,6 +202,7 @@ def test_reductions_are_sound(graphs_small):
             best = solve(cover, "cliques", "none").cover
             lifted = red.lift([left[i] for i in best])
             check_cover(Graph(n, edges), sorted(lifted), opt)
+    assert all(applied.values()), applied
 
 
 def test_larger_random_graphs_against_the_oracle():

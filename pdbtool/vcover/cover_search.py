@@ -84,6 +84,13 @@ def renumber(adjbits, order_v, order_k, free, c, kmin, cbits, csize):
 
 
 @njit(cache=True)
+def branch_buffer_short(n, fr_start, fr_len, sc, length):
+    """Whether the next node's branching list might not fit in a buffer of ``length``."""
+    d = sc[S_DEPTH]
+    return sc[S_PHASE] == PHASE_NODE and (0 if d == 0 else fr_start[d - 1] + fr_len[d - 1] + 1) + n + 1 > length
+
+
+@njit(cache=True)
 def _active(status, deg):
     c = 0
     for v in range(status.shape[0]):
@@ -112,6 +119,9 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
     others = flags & ~(F_CLIQUES | F_OUT_FIRST)
     while sc[S_NODES] < budget:
         if sc[S_PHASE] == PHASE_NODE:
+            d = sc[S_DEPTH]
+            if (0 if d == 0 else fr_start[d - 1] + fr_len[d - 1] + 1) + n + 1 > buf_v.shape[0]:
+                break  # the caller grows buf_v and buf_k (branch_buffer_short) and calls again
             sc[S_NODES] += 1
             if sc[S_MFREE] == 0:
                 if sc[S_G] < sc[S_BEST]:
