@@ -11,9 +11,9 @@ import numpy as np
 from numba import njit
 
 from .._native.intrinsics import popcount, trailing_zeros
-from .kernels import (F_CLIQUES, F_OUT_FIRST, FREE, IN, PHASE_BACK, PHASE_DONE, PHASE_NODE, S_BEST, S_DEPTH, S_G,
-                      S_MFREE, S_NODES, S_PHASE, S_TRAIL, _leave, _settle, _take, _undo_to, clique_cover_bits,
-                      lower_bound)
+from .kernels import (F_CLIQUES, F_OUT_FIRST, FREE, PHASE_BACK, PHASE_DONE, PHASE_NODE, S_BEST, S_DEPTH, S_G,
+                      S_NODES, S_PHASE, S_TRAIL, _leave, _settle, _take, _undo_to, clique_cover_bits,
+                      lower_bound, node_closed, record_if_covered)
 from .maxsat import tighten
 
 
@@ -122,15 +122,7 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
             d = sc[S_DEPTH]
             if (0 if d == 0 else fr_start[d - 1] + fr_len[d - 1] + 1) + n + 1 > buf_v.shape[0]:
                 break  # the caller grows buf_v and buf_k (branch_buffer_short) and calls again
-            sc[S_NODES] += 1
-            if sc[S_MFREE] == 0:
-                if sc[S_G] < sc[S_BEST]:
-                    sc[S_BEST] = sc[S_G]
-                    for v in range(n):
-                        best_cover[v] = 1 if status[v] == IN else 0
-                sc[S_PHASE] = PHASE_BACK
-                continue
-            if sc[S_G] + 1 >= sc[S_BEST]:
+            if node_closed(status, sc, best_cover):
                 sc[S_PHASE] = PHASE_BACK
                 continue
             free, c = clique_cover_bits(status, deg, adjbits, pbits, qbits, order_v, order_k)
@@ -189,11 +181,7 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
                     qlen = _take(u, status, deg, indptr, indices, trail, sc, queue, 0)
                     _settle(status, deg, indptr, indices, trail, sc, queue, qlen)
                 fr_mark[d] = sc[S_TRAIL]
-            if sc[S_MFREE] == 0:
-                if sc[S_G] < sc[S_BEST]:
-                    sc[S_BEST] = sc[S_G]
-                    for v in range(n):
-                        best_cover[v] = 1 if status[v] == IN else 0
+            if record_if_covered(status, sc, best_cover):
                 sc[S_DEPTH] = d
                 continue
             if pos == length:

@@ -6,11 +6,11 @@ one step exchanges two vertices: the vertex of C whose removal costs least goes 
 uncovered edge comes in (one whose configuration changed since it last left, the one of higher dscore).
 Every edge has a weight, raised by one each step it stays uncovered and scaled down by ``rho`` once the mean
 weight reaches ``gamma``; ``dscore(v)`` is the change in the total weight of the uncovered edges that moving
-``v`` in or out of C makes, negated.  Ties go to the vertex that moved least recently.  The cover's vertices
+``v`` in or out of C makes, negated. Ties go to the vertex that moved least recently. The cover's vertices
 are kept in a binary heap on that order, so that a step costs the degrees of the vertices it moves (times
-the heap's depth) and the uncovered edges, not a scan of the cover; the weights' scaling rebuilds it.  The search runs a
-fixed number of steps from a fixed seed (or until its cover meets a lower bound), so that the cover it returns, and the nodes of the search after it,
-do not depend on the machine's speed.
+the heap's depth) and the uncovered edges, not a scan of the cover; the weights' scaling rebuilds it. The
+search runs a fixed number of steps from a fixed seed (or until its cover meets a lower bound), so that the
+cover it returns, and the nodes of the search after it, do not depend on the machine's speed.
 """
 
 from __future__ import annotations
