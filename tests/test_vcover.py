@@ -17,6 +17,7 @@ from pdbtool.vcover.cliques import CliqueTable, cliques_of, find_cliques, get_ta
 from pdbtool.vcover.commands import COMMANDS
 from pdbtool.vcover.graph import Graph, GraphError, canonical_edges, csr_of, parse_text, random_graph, read_graph
 from pdbtool.vcover.reductions import reduce_graph
+from pdbtool.vcover.root_bound import iterated_clique_cover
 from pdbtool.vcover.search import SearchError, check_cover, parse_heuristic, solve
 
 HEURISTICS = ["none", "matching", "static:2", "static:3", "static:4", "dynamic:2", "dynamic:3", "dynamic:4",
@@ -142,6 +143,7 @@ def _bounds(n, edges, indptr, indices, status, deg, sc, k=4):
             work = np.zeros(7 * n + 2 * words + 8, dtype=np.int64)
             out.append((name, int(K.lower_bound(status, deg, indptr, indices, adj, rows, sizes, rows.shape[0],
                                                 packed, psizes, flag, sc, mark, work))))
+    out.append(("iterated cliques", int(iterated_clique_cover(indptr, indices, status, deg, 8, 1))))
     return out
 
 

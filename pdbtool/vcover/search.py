@@ -32,6 +32,7 @@ from .cliques import CliqueTable, cliques_of
 from .graph import Graph
 from .local_search import numvc
 from .reductions import Reduced, parse_rules, reduce_graph
+from .root_bound import iterated_clique_cover
 
 DEFAULT_HEURISTIC = "cliques"
 HEURISTIC_TERMS = ("none", "matching", "static:K", "dynamic:K", "cliques", "dynamic:all", "lp", "default")
@@ -42,6 +43,7 @@ SLICE_NODES = (500, 2_000, 1_000_000)  # nodes a kernel call explores: least, fi
 LOCAL_STEPS_PER_VERTEX = 200
 LOCAL_STEPS_MAX = 4_000_000  # a component's local search: at most this many steps
 LOCAL_SEED = 1
+ROOT_ROUNDS = 256         # iterated-greedy rounds of the root's clique partition (with the cliques bound)
 
 
 class SearchError(PdbtoolError):
@@ -289,6 +291,9 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
         root = int(sc[K.S_G]) + (int(K.lower_bound(status, deg, comp.indptr, comp.indices, adjbits, dyn_rows, dsizes,
                                                    dyn_rows.shape[0], packed, psizes, flags, sc, mark, work))
                                  if sc[K.S_MFREE] else 0)
+        if flags & K.F_CLIQUES and sc[K.S_MFREE]:  # a better partition into cliques for the root alone
+            root = max(root, int(sc[K.S_G]) + int(iterated_clique_cover(comp.indptr, comp.indices, status, deg,
+                                                                        ROOT_ROUNDS, LOCAL_SEED)))
         root_total += root
         best = np.zeros(n, dtype=np.int8)
         ub = int(K.greedy_cover(comp.indptr, comp.indices, best))
@@ -311,6 +316,8 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
             raise SearchError("branching on cliques needs the cliques bound and a component whose bit rows fit in "
                               f"{DENSE_BYTES >> 20} MiB")
         slice_nodes = SLICE_NODES[1]
+        if ub <= root:              # the first cover meets the root's bound: minimum without a node
+            sc[K.S_PHASE] = K.PHASE_DONE
         while sc[K.S_PHASE] != K.PHASE_DONE:
             started = time.perf_counter()
             if deadline is not None and started >= deadline:
