@@ -340,7 +340,7 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
         done = sc[K.S_PHASE] == K.PHASE_DONE
         optimal &= bool(done)
         best_total += int(sc[K.S_BEST])
-        lower_total += int(K.open_bound(fr_bound, sc, root)) if not done else int(sc[K.S_BEST])
+        lower_total += max(root, int(K.open_bound(fr_bound, sc, root))) if not done else int(sc[K.S_BEST])
         kernel_cover.extend(int(x) for x in comp.ids[np.flatnonzero(best)])
     cover = sorted(red.lift(kernel_cover))
     size = best_total + red.offset
