@@ -587,3 +587,16 @@ def test_local_search_stops_at_its_floor():
             assert int(numvc(indptr, indices, cover, 100_000, 1, floor)) == floor == int(cover.sum())
         checked += 1
     assert checked
+
+
+def test_local_search_heap_and_scan_make_the_same_moves():
+    """The heap only indexes the scan's choice: both give the same cover, step for step."""
+    from pdbtool.vcover.local_search import numvc
+
+    for n, edges, indptr, indices in _random_csr(np.random.default_rng(59), 12, 40, 0.1, 0.6):
+        greedy = np.zeros(n, dtype=np.int8)
+        K.greedy_cover(indptr, indices, greedy)
+        for steps in (37, 400):
+            heap, scan = greedy.copy(), greedy.copy()
+            assert numvc(indptr, indices, heap, steps, 3, 0, True) == numvc(indptr, indices, scan, steps, 3, 0, False)
+            assert np.array_equal(heap, scan)

@@ -74,6 +74,16 @@ def _scores(incover, weight, eu, ev, dscore):
 
 
 @njit(cache=True)
+def _highest(incover, dscore, moved):
+    """The vertex of the cover taken out first, by a scan of the cover."""
+    u = -1
+    for v in range(incover.shape[0]):
+        if incover[v] and (u == -1 or dscore[v] > dscore[u] or (dscore[v] == dscore[u] and moved[v] < moved[u])):
+            u = v
+    return u
+
+
+@njit(cache=True)
 def _before(a, b, dscore, moved):
     """Whether cover vertex ``a`` is taken out before ``b``: higher dscore, then the older move, then the
     lower number."""
@@ -158,11 +168,13 @@ def _heap_build(incover, heap, hpos, dscore, moved):
 
 @njit(cache=True)
 def _move(v, into, step, indptr, indices, eid, weight, incover, dscore, conf, moved, uncovered, upos, ulen, heap,
-          hpos, hlen):
-    """Put ``v`` into the cover (``into`` 1) or take it out (0), keeping the heap of the cover's vertices;
-    returns the new numbers of uncovered edges and of the cover's vertices."""
+          hpos, hlen, indexed):
+    """Put ``v`` into the cover (``into`` 1) or take it out (0), keeping the heap of the cover's vertices
+    when ``indexed``; returns the new numbers of uncovered edges and of the cover's vertices."""
     sign = 1 if into else -1
-    if not into:
+    if not indexed:
+        hlen += 1 if into else -1
+    elif not into:
         hlen = _heap_remove(v, hlen, heap, hpos, dscore, moved)
     incover[v] = into
     dscore[v] = -dscore[v]
@@ -175,7 +187,8 @@ def _move(v, into, step, indptr, indices, eid, weight, incover, dscore, conf, mo
         conf[z] = 1
         if incover[z]:
             dscore[z] += sign * weight[e]
-            _heap_fix(z, hlen, heap, hpos, dscore, moved)
+            if indexed:
+                _heap_fix(z, hlen, heap, hpos, dscore, moved)
             continue
         dscore[z] -= sign * weight[e]
         if into:
@@ -189,7 +202,7 @@ def _move(v, into, step, indptr, indices, eid, weight, incover, dscore, conf, mo
             uncovered[ulen] = e
             upos[e] = ulen
             ulen += 1
-    if into:
+    if into and indexed:
         heap[hlen] = v
         hpos[v] = hlen
         hlen += 1
@@ -198,10 +211,11 @@ def _move(v, into, step, indptr, indices, eid, weight, incover, dscore, conf, mo
 
 
 @njit(cache=True)
-def numvc(indptr, indices, cover, steps, seed, floor=0):
+def numvc(indptr, indices, cover, steps, seed, floor=0, indexed=True):
     """Improve the vertex cover ``cover`` (1 for a vertex in it) of the graph for ``steps`` steps, or until
     a cover of ``floor`` vertices (a lower bound) is found; ``cover`` is left holding the smallest cover
-    found, whose size is returned."""
+    found, whose size is returned.  ``indexed``: the cover's vertex to take out from the heap (else by a
+    scan of the cover, cheaper where the degrees times the heap's depth exceed the vertex count)."""
     n = indptr.shape[0] - 1
     np.random.seed(seed)
     eid, eu, ev = _edge_ids(indptr, indices)
@@ -242,13 +256,15 @@ def numvc(indptr, indices, cover, steps, seed, floor=0):
                     cover[v] = incover[v]
             if best <= floor:
                 break
-            ulen, hlen = _move(heap[0], 0, step, indptr, indices, eid, weight, incover, dscore, conf, moved,
-                               uncovered, upos, ulen, heap, hpos, hlen)
+            u = heap[0] if indexed else _highest(incover, dscore, moved)
+            ulen, hlen = _move(u, 0, step, indptr, indices, eid, weight, incover, dscore, conf, moved,
+                               uncovered, upos, ulen, heap, hpos, hlen, indexed)
             size -= 1
             continue
         if size > 0:
-            ulen, hlen = _move(heap[0], 0, step, indptr, indices, eid, weight, incover, dscore, conf, moved,
-                               uncovered, upos, ulen, heap, hpos, hlen)
+            u = heap[0] if indexed else _highest(incover, dscore, moved)
+            ulen, hlen = _move(u, 0, step, indptr, indices, eid, weight, incover, dscore, conf, moved,
+                               uncovered, upos, ulen, heap, hpos, hlen, indexed)
             size -= 1
         e = uncovered[np.random.randint(0, ulen)]
         a, b = eu[e], ev[e]
@@ -261,7 +277,7 @@ def numvc(indptr, indices, cover, steps, seed, floor=0):
         else:
             v = b
         ulen, hlen = _move(v, 1, step, indptr, indices, eid, weight, incover, dscore, conf, moved, uncovered, upos,
-                           ulen, heap, hpos, hlen)
+                           ulen, heap, hpos, hlen, indexed)
         size += 1
         for j in range(ulen):  # the ends of an uncovered edge are outside the cover: the heap keeps
             e = uncovered[j]
@@ -275,7 +291,8 @@ def numvc(indptr, indices, cover, steps, seed, floor=0):
                 weight[e] = max(1, int(RHO * weight[e]))
                 total += weight[e]
             _scores(incover, weight, eu, ev, dscore)
-            hlen = _heap_build(incover, heap, hpos, dscore, moved)
+            if indexed:
+                _heap_build(incover, heap, hpos, dscore, moved)
     if ulen == 0 and size < best:
         best = size
         for v in range(n):

@@ -44,6 +44,7 @@ LOCAL_STEPS_PER_VERTEX = 200
 LOCAL_STEPS_MAX = 4_000_000  # a component's local search: at most this many steps
 LOCAL_SEED = 1
 ROOT_ROUNDS = 256         # iterated-greedy rounds of the root's clique partition (with the cliques bound)
+ROOT_SPARSE = 16          # ... on components whose average degree is under 1/ROOT_SPARSE of their vertices
 
 
 class SearchError(PdbtoolError):
@@ -166,7 +167,7 @@ def _smallest_last(red: Reduced, comp: list[int]) -> list[int]:
     buckets: list[list[int]] = [[] for _ in range(top + 1)]
     for v in sorted(comp):
         buckets[deg[v]].append(v)          # sorted: a heap already
-    out = []
+    out: list[int] = []
     while len(out) < len(comp):
         heap = buckets[top]
         while heap and deg[heap[0]] != top:
@@ -291,7 +292,10 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
         root = int(sc[K.S_G]) + (int(K.lower_bound(status, deg, comp.indptr, comp.indices, adjbits, dyn_rows, dsizes,
                                                    dyn_rows.shape[0], packed, psizes, flags, sc, mark, work))
                                  if sc[K.S_MFREE] else 0)
-        if flags & K.F_CLIQUES and sc[K.S_MFREE]:  # a better partition into cliques for the root alone
+        edges = comp.edges.shape[0]
+        if flags & K.F_CLIQUES and sc[K.S_MFREE] and 2 * edges * ROOT_SPARSE < n * n:
+            # a better partition into cliques for the root alone: on sparse components, where the search's
+            # cover of the free vertices falls short
             root = max(root, int(sc[K.S_G]) + int(iterated_clique_cover(comp.indptr, comp.indices, status, deg,
                                                                         ROOT_ROUNDS, LOCAL_SEED)))
         root_total += root
@@ -300,7 +304,8 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
         greedy_total += ub
         steps = local_steps_for(n) if local_steps is None else local_steps
         if steps > 0 and ub > root:  # a cover of the root's bound is optimal: the local search stops there
-            ub = int(numvc(comp.indptr, comp.indices, best, steps, LOCAL_SEED, root))
+            indexed = 2 * edges * max(1, n.bit_length()) < n * n   # the heap's cost under a scan's
+            ub = int(numvc(comp.indptr, comp.indices, best, steps, LOCAL_SEED, root, indexed))
         first_total += ub
         sc[K.S_BEST] = ub
         by_cliques = bool(flags & K.F_CLIQUES) and adjbits.shape[0] == n and branching != "binary"
