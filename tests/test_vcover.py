@@ -593,7 +593,7 @@ def test_local_search_heap_and_scan_make_the_same_moves():
     """The heap only indexes the scan's choice: both give the same cover, step for step."""
     from pdbtool.vcover.local_search import numvc
 
-    for n, edges, indptr, indices in _random_csr(np.random.default_rng(59), 12, 40, 0.1, 0.6):
+    for n, _edges, indptr, indices in _random_csr(np.random.default_rng(59), 12, 40, 0.1, 0.6):
         greedy = np.zeros(n, dtype=np.int8)
         K.greedy_cover(indptr, indices, greedy)
         for steps in (37, 400):
