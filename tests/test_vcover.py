@@ -17,6 +17,7 @@ from pdbtool.vcover.cliques import CliqueTable, cliques_of, find_cliques, get_ta
 from pdbtool.vcover.commands import COMMANDS
 from pdbtool.vcover.graph import Graph, GraphError, canonical_edges, csr_of, parse_text, random_graph, read_graph
 from pdbtool.vcover.reductions import reduce_graph
+from pdbtool.vcover.root_bound import iterated_clique_cover
 from pdbtool.vcover.search import SearchError, check_cover, parse_heuristic, solve
 
 HEURISTICS = ["none", "matching", "static:2", "static:3", "static:4", "dynamic:2", "dynamic:3", "dynamic:4",
@@ -118,8 +119,9 @@ def _state(n, edges, rng):
     return indptr, indices, status, deg, sc
 
 
-def _bound(n, edges, indptr, indices, status, deg, sc, flags, k=4):
-    table = cliques_of(n, edges)
+def _bounds(n, edges, indptr, indices, status, deg, sc, k=4):
+    """Each bound of BOUND_FLAGS at the node, with the bit matrix and with the lists: (name, h) pairs."""
+    table = cliques_of(n, edges, budget_bytes=1 << 30)  # a budget: no probe of the machine's memory per graph
     rows, sizes = table.rows(k)
     packed_rows, packed_sizes = [], []
     used = np.zeros(n, dtype=bool)
@@ -136,10 +138,12 @@ def _bound(n, edges, indptr, indices, status, deg, sc, flags, k=4):
     bits = K.adjacency_bits(indptr, indices, words)
     mark = np.zeros(n, dtype=np.int64)
     out = []
-    for adj in (bits, np.zeros((0, words), dtype=np.uint64)):  # the bit matrix and the lists
-        work = np.zeros(7 * n + 2 * words + 8, dtype=np.int64)
-        out.append(int(K.lower_bound(status, deg, indptr, indices, adj, rows, sizes, rows.shape[0], packed,
-                                     psizes, flags, sc, mark, work)))
+    for name, flag in BOUND_FLAGS.items():
+        for adj in (bits, np.zeros((0, words), dtype=np.uint64)):  # the bit matrix and the lists
+            work = np.zeros(7 * n + 2 * words + 8, dtype=np.int64)
+            out.append((name, int(K.lower_bound(status, deg, indptr, indices, adj, rows, sizes, rows.shape[0],
+                                                packed, psizes, flag, sc, mark, work))))
+    out.append(("iterated cliques", int(iterated_clique_cover(indptr, indices, status, deg, 8, 1))))
     return out
 
 
@@ -149,9 +153,8 @@ def test_every_bound_is_admissible_on_small_graphs(graphs_small):
         indptr, indices, status, deg, sc = _state(n, edges, rng)
         free = [(u, v) for u, v in edges.tolist() if status[u] == K.FREE and status[v] == K.FREE]
         need = brute_force(n, free)
-        for name, flag in BOUND_FLAGS.items():
-            for h in _bound(n, edges, indptr, indices, status, deg, sc, flag):
-                assert h <= need, (name, n, edges.tolist(), status.tolist(), h, need)
+        for name, h in _bounds(n, edges, indptr, indices, status, deg, sc):
+            assert h <= need, (name, n, edges.tolist(), status.tolist(), h, need)
 
 
 def test_bounds_admissible_on_random_graphs_up_to_30():
@@ -163,9 +166,8 @@ def test_bounds_admissible_on_random_graphs_up_to_30():
         free = np.array([(u, v) for u, v in edges.tolist() if status[u] == K.FREE and status[v] == K.FREE],
                         dtype=np.int64).reshape(-1, 2)
         need = oracle(n, free)
-        for name, flag in BOUND_FLAGS.items():
-            for h in _bound(n, edges, indptr, indices, status, deg, sc, flag):
-                assert h <= need, (name, trial, h, need)
+        for name, h in _bounds(n, edges, indptr, indices, status, deg, sc):
+            assert h <= need, (name, trial, h, need)
 
 
 # --- solving ------------------------------------------------------------------------------------------------
@@ -188,9 +190,11 @@ def test_reductions_are_sound(graphs_small):
     picked = [graphs_small[i] for i in rng.choice(len(graphs_small), 300, replace=False)]
     picked += [(n, e, brute_force(n, e)) for n, e in
                ((int(n), random_edges(rng, int(n), 0.25)) for n in rng.integers(8, 15, size=30))]
+    applied = {}
     for n, edges, opt in picked:
-        for rule in ("degree1", "fold", "domination", "lp", "degree1,fold,domination,lp"):
+        for rule in ("degree1", "fold", "domination", "funnel", "lp", "degree1,fold,domination,funnel,lp"):
             red = reduce_graph(n, edges, rule.split(","))
+            applied[rule] = applied.get(rule, 0) + sum(red.counts.values())
             left = red.vertices()
             index = {v: i for i, v in enumerate(left)}
             rest = [(index[v], index[u]) for v in left for u in red.adj[v] if index[v] < index[u]]
@@ -200,6 +204,7 @@ def test_reductions_are_sound(graphs_small):
             best = solve(cover, "cliques", "none").cover
             lifted = red.lift([left[i] for i in best])
             check_cover(Graph(n, edges), sorted(lifted), opt)
+    assert all(applied.values()), applied
 
 
 def test_larger_random_graphs_against_the_oracle():
@@ -530,3 +535,68 @@ def test_standard_input_is_read_with_a_cap(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
     with pytest.raises(GraphError, match="more than 10 bytes"):
         read_graph("-")
+
+
+def test_local_search_heap_tops_the_scans_choice():
+    """The heap of the cover's vertices keeps at its top the vertex a scan of the cover would take out
+    (highest dscore, then the oldest move, then the lowest number), through removals, insertions and
+    score changes."""
+    from pdbtool.vcover import local_search as L
+
+    rng = np.random.default_rng(57)
+    n = 40
+    incover = (rng.random(n) < 0.6).astype(np.int8)
+    dscore = rng.integers(-5, 3, n).astype(np.int64)
+    moved = rng.integers(0, 4, n).astype(np.int64)
+    heap, hpos = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    hlen = L._heap_build(incover, heap, hpos, dscore, moved)
+    for _ in range(400):
+        inside = np.flatnonzero(incover)
+        if inside.size:
+            assert heap[0] == min(inside, key=lambda v: (-dscore[v], moved[v], v))
+            assert all(hpos[heap[p]] == p for p in range(hlen)) and hlen == inside.size
+        v = int(rng.integers(n))
+        if incover[v] and rng.random() < 0.3:
+            hlen = L._heap_remove(v, hlen, heap, hpos, dscore, moved)
+            incover[v] = 0
+        elif not incover[v]:
+            incover[v] = 1
+            heap[hlen], hpos[v] = v, hlen
+            hlen += 1
+            L._sift_up(hlen - 1, heap, hpos, dscore, moved)
+        else:
+            dscore[v] += int(rng.integers(-3, 4))
+            moved[v] = int(rng.integers(0, 6))
+            L._heap_fix(v, hlen, heap, hpos, dscore, moved)
+
+
+def test_local_search_stops_at_its_floor():
+    """A cover of the floor's size ends the search: at the greedy cover's size it is kept as it is, at the
+    optimum the optimum is found."""
+    from pdbtool.vcover.local_search import numvc
+
+    checked = 0
+    for n, edges, indptr, indices in _random_csr(np.random.default_rng(58), 40, 30, 0.2, 0.5):
+        greedy = np.zeros(n, dtype=np.int8)
+        size = int(K.greedy_cover(indptr, indices, greedy))
+        opt = oracle(n, edges)
+        if size == opt:
+            continue
+        for floor in (size, opt):
+            cover = greedy.copy()
+            assert int(numvc(indptr, indices, cover, 100_000, 1, floor)) == floor == int(cover.sum())
+        checked += 1
+    assert checked
+
+
+def test_local_search_heap_and_scan_make_the_same_moves():
+    """The heap only indexes the scan's choice: both give the same cover, step for step."""
+    from pdbtool.vcover.local_search import numvc
+
+    for n, _edges, indptr, indices in _random_csr(np.random.default_rng(59), 12, 40, 0.1, 0.6):
+        greedy = np.zeros(n, dtype=np.int8)
+        K.greedy_cover(indptr, indices, greedy)
+        for steps in (37, 400):
+            heap, scan = greedy.copy(), greedy.copy()
+            assert numvc(indptr, indices, heap, steps, 3, 0, True) == numvc(indptr, indices, scan, steps, 3, 0, False)
+            assert np.array_equal(heap, scan)

@@ -170,7 +170,7 @@ def _read_items(graphs, heuristic, reductions, cache_dir, pace_dir) -> list[Grap
               help="none, matching, static:K, dynamic:K (K = 2, 3, 4), cliques (dynamic:all), lp, or several joined "
                    "by commas (the max).  default: cliques.")
 @click.option("--reductions", default="default", show_default=True, metavar="LIST",
-              help="degree1, fold, domination, lp, components (comma-separated), all, none or default (all).")
+              help="degree1, fold, domination, funnel, lp, components (comma-separated), all, none or default (all).")
 @click.option("--branching", type=click.Choice(["auto", "binary", "cliques"]), default="auto", show_default=True,
               help="binary: a vertex of largest degree in or out (the talk's search); cliques: on the clique cover "
                    "of each node, as maximum clique solvers do (needs the cliques bound); auto: cliques when the "

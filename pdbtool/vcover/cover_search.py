@@ -11,9 +11,9 @@ import numpy as np
 from numba import njit
 
 from .._native.intrinsics import popcount, trailing_zeros
-from .kernels import (F_CLIQUES, F_OUT_FIRST, FREE, IN, PHASE_BACK, PHASE_DONE, PHASE_NODE, S_BEST, S_DEPTH, S_G,
-                      S_MFREE, S_NODES, S_PHASE, S_TRAIL, _leave, _settle, _take, _undo_to, clique_cover_bits,
-                      lower_bound)
+from .kernels import (F_CLIQUES, F_OUT_FIRST, FREE, PHASE_BACK, PHASE_DONE, PHASE_NODE, S_BEST, S_DEPTH, S_G,
+                      S_NODES, S_PHASE, S_TRAIL, _leave, _settle, _take, _undo_to, clique_cover_bits,
+                      lower_bound, node_closed, record_if_covered)
 from .maxsat import tighten
 
 
@@ -84,6 +84,13 @@ def renumber(adjbits, order_v, order_k, free, c, kmin, cbits, csize):
 
 
 @njit(cache=True)
+def branch_buffer_short(n, fr_start, fr_len, sc, length):
+    """Whether the next node's branching list might not fit in a buffer of ``length``."""
+    d = sc[S_DEPTH]
+    return sc[S_PHASE] == PHASE_NODE and (0 if d == 0 else fr_start[d - 1] + fr_len[d - 1] + 1) + n + 1 > length
+
+
+@njit(cache=True)
 def _active(status, deg):
     c = 0
     for v in range(status.shape[0]):
@@ -112,15 +119,10 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
     others = flags & ~(F_CLIQUES | F_OUT_FIRST)
     while sc[S_NODES] < budget:
         if sc[S_PHASE] == PHASE_NODE:
-            sc[S_NODES] += 1
-            if sc[S_MFREE] == 0:
-                if sc[S_G] < sc[S_BEST]:
-                    sc[S_BEST] = sc[S_G]
-                    for v in range(n):
-                        best_cover[v] = 1 if status[v] == IN else 0
-                sc[S_PHASE] = PHASE_BACK
-                continue
-            if sc[S_G] + 1 >= sc[S_BEST]:
+            d = sc[S_DEPTH]
+            if (0 if d == 0 else fr_start[d - 1] + fr_len[d - 1] + 1) + n + 1 > buf_v.shape[0]:
+                break  # the caller grows buf_v and buf_k (branch_buffer_short) and calls again
+            if node_closed(status, sc, best_cover):
                 sc[S_PHASE] = PHASE_BACK
                 continue
             free, c = clique_cover_bits(status, deg, adjbits, pbits, qbits, order_v, order_k)
@@ -179,11 +181,7 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
                     qlen = _take(u, status, deg, indptr, indices, trail, sc, queue, 0)
                     _settle(status, deg, indptr, indices, trail, sc, queue, qlen)
                 fr_mark[d] = sc[S_TRAIL]
-            if sc[S_MFREE] == 0:
-                if sc[S_G] < sc[S_BEST]:
-                    sc[S_BEST] = sc[S_G]
-                    for v in range(n):
-                        best_cover[v] = 1 if status[v] == IN else 0
+            if record_if_covered(status, sc, best_cover):
                 sc[S_DEPTH] = d
                 continue
             if pos == length:

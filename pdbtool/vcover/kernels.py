@@ -419,6 +419,27 @@ def lower_bound(status, deg, indptr, indices, adjbits, cl, clsize, dyn_rows, pac
 
 
 @njit(cache=True)
+def record_if_covered(status, sc, best_cover):
+    """At a node with every edge covered: its cover is kept when smaller than the best.  Returns whether
+    every edge is covered."""
+    if sc[S_MFREE] != 0:
+        return False
+    if sc[S_G] < sc[S_BEST]:
+        sc[S_BEST] = sc[S_G]
+        for v in range(status.shape[0]):
+            best_cover[v] = 1 if status[v] == IN else 0
+    return True
+
+
+@njit(cache=True)
+def node_closed(status, sc, best_cover):
+    """Count a node opened; whether it is done before its bound: every edge covered (its cover kept when
+    smaller), or one more vertex would not beat the best."""
+    sc[S_NODES] += 1
+    return record_if_covered(status, sc, best_cover) or sc[S_G] + 1 >= sc[S_BEST]
+
+
+@njit(cache=True)
 def search(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsize, flags, status, deg, trail, queue,
            fr_v, fr_child, fr_mark, fr_bound, sc, best_cover, mark, work, max_nodes):
     """Run the depth-first branch and bound from its saved state for at most ``max_nodes`` nodes.
@@ -430,15 +451,7 @@ def search(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsize, fla
     out_first = (flags & F_OUT_FIRST) != 0
     while sc[S_NODES] < budget:
         if sc[S_PHASE] == PHASE_NODE:
-            sc[S_NODES] += 1
-            if sc[S_MFREE] == 0:
-                if sc[S_G] < sc[S_BEST]:
-                    sc[S_BEST] = sc[S_G]
-                    for v in range(n):
-                        best_cover[v] = 1 if status[v] == IN else 0
-                sc[S_PHASE] = PHASE_BACK
-                continue
-            if sc[S_G] + 1 >= sc[S_BEST]:
+            if node_closed(status, sc, best_cover):
                 sc[S_PHASE] = PHASE_BACK
                 continue
             h = lower_bound(status, deg, indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsize, flags,

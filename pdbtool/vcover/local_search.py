@@ -6,9 +6,11 @@ one step exchanges two vertices: the vertex of C whose removal costs least goes 
 uncovered edge comes in (one whose configuration changed since it last left, the one of higher dscore).
 Every edge has a weight, raised by one each step it stays uncovered and scaled down by ``rho`` once the mean
 weight reaches ``gamma``; ``dscore(v)`` is the change in the total weight of the uncovered edges that moving
-``v`` in or out of C makes, negated.  Ties go to the vertex that moved least recently.  The search runs a
-fixed number of steps from a fixed seed, so that the cover it returns, and the nodes of the search after it,
-do not depend on the machine's speed.
+``v`` in or out of C makes, negated. Ties go to the vertex that moved least recently. The cover's vertices
+are kept in a binary heap on that order, so that a step costs the degrees of the vertices it moves (times
+the heap's depth) and the uncovered edges, not a scan of the cover; the weights' scaling rebuilds it. The
+search runs a fixed number of steps from a fixed seed (or until its cover meets a lower bound), so that the
+cover it returns, and the nodes of the search after it, do not depend on the machine's speed.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ def _scores(incover, weight, eu, ev, dscore):
 
 @njit(cache=True)
 def _highest(incover, dscore, moved):
-    """The vertex of the cover of highest dscore (whose removal costs least), the oldest among ties."""
+    """The vertex of the cover taken out first, by a scan of the cover."""
     u = -1
     for v in range(incover.shape[0]):
         if incover[v] and (u == -1 or dscore[v] > dscore[u] or (dscore[v] == dscore[u] and moved[v] < moved[u])):
@@ -82,9 +84,98 @@ def _highest(incover, dscore, moved):
 
 
 @njit(cache=True)
-def _move(v, into, step, indptr, indices, eid, weight, incover, dscore, conf, moved, uncovered, upos, ulen):
-    """Put ``v`` into the cover (``into`` 1) or take it out (0); returns the new number of uncovered edges."""
+def _before(a, b, dscore, moved):
+    """Whether cover vertex ``a`` is taken out before ``b``: higher dscore, then the older move, then the
+    lower number."""
+    if dscore[a] != dscore[b]:
+        return dscore[a] > dscore[b]
+    if moved[a] != moved[b]:
+        return moved[a] < moved[b]
+    return a < b
+
+
+@njit(cache=True)
+def _sift_up(p, heap, hpos, dscore, moved):
+    v = heap[p]
+    while p > 0:
+        q = (p - 1) >> 1
+        u = heap[q]
+        if not _before(v, u, dscore, moved):
+            break
+        heap[p] = u
+        hpos[u] = p
+        p = q
+    heap[p] = v
+    hpos[v] = p
+
+
+@njit(cache=True)
+def _sift_down(p, hlen, heap, hpos, dscore, moved):
+    v = heap[p]
+    while True:
+        c = 2 * p + 1
+        if c >= hlen:
+            break
+        if c + 1 < hlen and _before(heap[c + 1], heap[c], dscore, moved):
+            c += 1
+        u = heap[c]
+        if not _before(u, v, dscore, moved):
+            break
+        heap[p] = u
+        hpos[u] = p
+        p = c
+    heap[p] = v
+    hpos[v] = p
+
+
+@njit(cache=True)
+def _heap_fix(v, hlen, heap, hpos, dscore, moved):
+    """Restore the heap after ``dscore[v]`` or ``moved[v]`` changed."""
+    p = hpos[v]
+    if p > 0 and _before(v, heap[(p - 1) >> 1], dscore, moved):
+        _sift_up(p, heap, hpos, dscore, moved)
+    else:
+        _sift_down(p, hlen, heap, hpos, dscore, moved)
+
+
+@njit(cache=True)
+def _heap_remove(v, hlen, heap, hpos, dscore, moved):
+    """Take ``v`` out of the heap; returns its new length."""
+    p = hpos[v]
+    hpos[v] = -1
+    hlen -= 1
+    if p < hlen:
+        heap[p] = heap[hlen]
+        hpos[heap[p]] = p
+        _heap_fix(heap[p], hlen, heap, hpos, dscore, moved)
+    return hlen
+
+
+@njit(cache=True)
+def _heap_build(incover, heap, hpos, dscore, moved):
+    """The heap of the cover's vertices, the one taken out first at its top; returns its length."""
+    hlen = 0
+    for v in range(incover.shape[0]):
+        hpos[v] = -1
+        if incover[v]:
+            heap[hlen] = v
+            hpos[v] = hlen
+            hlen += 1
+    for p in range(hlen // 2 - 1, -1, -1):
+        _sift_down(p, hlen, heap, hpos, dscore, moved)
+    return hlen
+
+
+@njit(cache=True)
+def _move(v, into, step, indptr, indices, eid, weight, incover, dscore, conf, moved, uncovered, upos, ulen, heap,
+          hpos, hlen, indexed):
+    """Put ``v`` into the cover (``into`` 1) or take it out (0), keeping the heap of the cover's vertices
+    when ``indexed``; returns the new numbers of uncovered edges and of the cover's vertices."""
     sign = 1 if into else -1
+    if not indexed:
+        hlen += 1 if into else -1
+    elif not into:
+        hlen = _heap_remove(v, hlen, heap, hpos, dscore, moved)
     incover[v] = into
     dscore[v] = -dscore[v]
     if not into:
@@ -96,6 +187,8 @@ def _move(v, into, step, indptr, indices, eid, weight, incover, dscore, conf, mo
         conf[z] = 1
         if incover[z]:
             dscore[z] += sign * weight[e]
+            if indexed:
+                _heap_fix(z, hlen, heap, hpos, dscore, moved)
             continue
         dscore[z] -= sign * weight[e]
         if into:
@@ -109,13 +202,20 @@ def _move(v, into, step, indptr, indices, eid, weight, incover, dscore, conf, mo
             uncovered[ulen] = e
             upos[e] = ulen
             ulen += 1
-    return ulen
+    if into and indexed:
+        heap[hlen] = v
+        hpos[v] = hlen
+        hlen += 1
+        _sift_up(hlen - 1, heap, hpos, dscore, moved)
+    return ulen, hlen
 
 
 @njit(cache=True)
-def numvc(indptr, indices, cover, steps, seed):
-    """Improve the vertex cover ``cover`` (1 for a vertex in it) of the graph for ``steps`` steps; ``cover``
-    is left holding the smallest cover found, whose size is returned."""
+def numvc(indptr, indices, cover, steps, seed, floor=0, indexed=True):
+    """Improve the vertex cover ``cover`` (1 for a vertex in it) of the graph for ``steps`` steps, or until
+    a cover of ``floor`` vertices (a lower bound) is found; ``cover`` is left holding the smallest cover
+    found, whose size is returned.  ``indexed``: the cover's vertex to take out from the heap (else by a
+    scan of the cover, cheaper where the degrees times the heap's depth exceed the vertex count)."""
     n = indptr.shape[0] - 1
     np.random.seed(seed)
     eid, eu, ev = _edge_ids(indptr, indices)
@@ -134,6 +234,8 @@ def numvc(indptr, indices, cover, steps, seed):
     moved = np.zeros(n, dtype=np.int64)
     uncovered = np.empty(m, dtype=np.int64)
     upos = -np.ones(m, dtype=np.int64)
+    heap = np.empty(n, dtype=np.int64)
+    hpos = -np.ones(n, dtype=np.int64)
     ulen = 0
     for e in range(m):
         if not incover[eu[e]] and not incover[ev[e]]:
@@ -141,7 +243,9 @@ def numvc(indptr, indices, cover, steps, seed):
             upos[e] = ulen
             ulen += 1
     _scores(incover, weight, eu, ev, dscore)
+    hlen = _heap_build(incover, heap, hpos, dscore, moved)
     best = size if ulen == 0 else n + 1
+    floor = max(floor, 1)  # an edge needs one vertex
     total = m
     limit = max(2, int(GAMMA_PER_VERTEX * n)) * m
     for step in range(1, steps + 1):
@@ -150,15 +254,17 @@ def numvc(indptr, indices, cover, steps, seed):
                 best = size
                 for v in range(n):
                     cover[v] = incover[v]
-            if best <= 1:  # an edge needs one vertex: optimal
+            if best <= floor:
                 break
-            ulen = _move(_highest(incover, dscore, moved), 0, step, indptr, indices, eid, weight, incover, dscore,
-                         conf, moved, uncovered, upos, ulen)
+            u = heap[0] if indexed else _highest(incover, dscore, moved)
+            ulen, hlen = _move(u, 0, step, indptr, indices, eid, weight, incover, dscore, conf, moved,
+                               uncovered, upos, ulen, heap, hpos, hlen, indexed)
             size -= 1
             continue
         if size > 0:
-            ulen = _move(_highest(incover, dscore, moved), 0, step, indptr, indices, eid, weight, incover, dscore,
-                         conf, moved, uncovered, upos, ulen)
+            u = heap[0] if indexed else _highest(incover, dscore, moved)
+            ulen, hlen = _move(u, 0, step, indptr, indices, eid, weight, incover, dscore, conf, moved,
+                               uncovered, upos, ulen, heap, hpos, hlen, indexed)
             size -= 1
         e = uncovered[np.random.randint(0, ulen)]
         a, b = eu[e], ev[e]
@@ -170,9 +276,10 @@ def numvc(indptr, indices, cover, steps, seed):
             v = a
         else:
             v = b
-        ulen = _move(v, 1, step, indptr, indices, eid, weight, incover, dscore, conf, moved, uncovered, upos, ulen)
+        ulen, hlen = _move(v, 1, step, indptr, indices, eid, weight, incover, dscore, conf, moved, uncovered, upos,
+                           ulen, heap, hpos, hlen, indexed)
         size += 1
-        for j in range(ulen):
+        for j in range(ulen):  # the ends of an uncovered edge are outside the cover: the heap keeps
             e = uncovered[j]
             weight[e] += 1
             dscore[eu[e]] += 1
@@ -184,6 +291,8 @@ def numvc(indptr, indices, cover, steps, seed):
                 weight[e] = max(1, int(RHO * weight[e]))
                 total += weight[e]
             _scores(incover, weight, eu, ev, dscore)
+            if indexed:
+                _heap_build(incover, heap, hpos, dscore, moved)
     if ulen == 0 and size < best:
         best = size
         for v in range(n):

@@ -6,6 +6,11 @@ minimum cover of the input; the tests check each against brute force):
   a and b become one new vertex w adjacent to N(a) | N(b) - {v}, and the cover grows by one: lifted, w in
   the cover means a and b, w out means v.
 * ``domination``: a vertex u adjacent to v with N[v] inside N[u] goes in (some minimum cover holds it).
+* ``funnel``: a vertex v of degree 3 to FUNNEL_MAX_DEGREE with a neighbour y such that the other neighbours
+  W form a clique that y has no edge to: v and y go, each neighbour of y but v is joined to every vertex of
+  W, and the cover grows by one (some minimum cover holds all of W, then y covers the rest, or all of N(y)
+  but v, then v does).  Lifted: all of W in the cover puts y in, else v.  (A degree-2 vertex's funnel is
+  the fold.)
 * ``lp`` (Nemhauser-Trotter, the crown rule): an optimal half-integral solution of the LP relaxation, from a
   maximum matching of the bipartite double cover and Konig's theorem; its vertices at 1 go in, at 0 stay
   out (some minimum cover agrees with it there).  Its count is of the vertices it decides.
@@ -23,8 +28,9 @@ import numpy as np
 
 from ..errors import PdbtoolError
 
-RULES = ("degree1", "fold", "domination", "lp", "components")
-DEFAULT_RULES = ("degree1", "fold", "domination", "lp", "components")
+RULES = ("degree1", "fold", "domination", "funnel", "lp", "components")
+DEFAULT_RULES = RULES
+FUNNEL_MAX_DEGREE = 16
 
 
 def parse_rules(text: str | None) -> tuple[str, ...]:
@@ -45,19 +51,20 @@ def parse_rules(text: str | None) -> tuple[str, ...]:
 @dataclass
 class Reduced:
     """A reduced graph: the vertices left (``adj`` of every id, empty for the removed), the vertices put
-    in the cover, and the folds to undo (v, a, b, w) in reverse order."""
+    in the cover, and the folds and funnels to undo in reverse order: ``("fold", v, a, b, w)``,
+    ``("funnel", v, y, W)``."""
 
     n: int
     adj: list[set[int]]
     alive: list[bool]
     taken: list[int] = field(default_factory=list)
-    folds: list[tuple[int, int, int, int]] = field(default_factory=list)
+    undo: list[tuple] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
 
     @property
     def offset(self) -> int:
         """What the removed part adds to a cover of the graph left."""
-        return len(self.taken) + len(self.folds)
+        return len(self.taken) + len(self.undo)
 
     def vertices(self) -> list[int]:
         return [v for v in range(len(self.adj)) if self.alive[v] and self.adj[v]]
@@ -65,12 +72,17 @@ class Reduced:
     def lift(self, cover) -> set[int]:
         """A cover of the input graph from a cover of the graph left."""
         out = set(int(v) for v in cover) | set(self.taken)
-        for v, a, b, w in reversed(self.folds):
-            if w in out:
-                out.discard(w)
-                out.update((a, b))
+        for step in reversed(self.undo):
+            if step[0] == "fold":
+                _, v, a, b, w = step
+                if w in out:
+                    out.discard(w)
+                    out.update((a, b))
+                else:
+                    out.add(v)
             else:
-                out.add(v)
+                _, v, y, ww = step
+                out.add(y if all(x in out for x in ww) else v)
         return out
 
     def components(self) -> list[list[int]]:
@@ -151,15 +163,33 @@ def reduce_graph(n: int, edges: np.ndarray, rules=DEFAULT_RULES) -> Reduced:
                 for y in nb:
                     adj[y].add(w)
                 push(w)
-                red.folds.append((v, a, b, w))
+                red.undo.append(("fold", v, a, b, w))
                 red.counts["fold"] += 1
                 continue
             if "domination" in rules:
                 closed = adj[v]
+                dominated = False
                 for u in sorted(closed):
                     if len(adj[u]) >= d and all(x == u or x in adj[u] for x in closed):
                         take(u, "domination")
+                        dominated = True
                         break
+                if dominated:
+                    continue
+            if "funnel" in rules and 3 <= d <= FUNNEL_MAX_DEGREE:
+                y = _funnel_of(adj, v)
+                if y >= 0:
+                    ww = sorted(adj[v] - {y})
+                    far = sorted(adj[y] - {v})
+                    remove(v)
+                    remove(y)
+                    for u in far:
+                        for w in ww:
+                            adj[u].add(w)
+                            adj[w].add(u)
+                        push(u)
+                    red.undo.append(("funnel", v, y, tuple(ww)))
+                    red.counts["funnel"] += 1
         if "lp" not in rules:
             break
         ones, zeros = lp_split(adj, red.alive)
@@ -173,6 +203,19 @@ def reduce_graph(n: int, edges: np.ndarray, rules=DEFAULT_RULES) -> Reduced:
                 remove(x)
                 red.counts["lp"] += 1
     return red
+
+
+def _funnel_of(adj: list[set[int]], v: int) -> int:
+    """A neighbour y of ``v`` such that v's other neighbours form a clique with no edge to y, or -1."""
+    nb = adj[v]
+    d = len(nb)
+    inner = {u: len(adj[u] & nb) for u in nb}
+    if sum(inner.values()) != (d - 1) * (d - 2):   # twice the edges of a clique of d - 1 and a lone vertex
+        return -1
+    for y in sorted(nb):
+        if inner[y] == 0:
+            return y
+    return -1
 
 
 def lp_split(adj: list[set[int]], alive: list[bool]) -> tuple[list[int], list[int]]:

@@ -17,6 +17,7 @@ slices of nodes (to honour the time limit and to let signals in), and lifts the 
 
 from __future__ import annotations
 
+import heapq
 import resource
 import time
 from collections.abc import Callable
@@ -31,15 +32,19 @@ from .cliques import CliqueTable, cliques_of
 from .graph import Graph
 from .local_search import numvc
 from .reductions import Reduced, parse_rules, reduce_graph
+from .root_bound import iterated_clique_cover
 
 DEFAULT_HEURISTIC = "cliques"
 HEURISTIC_TERMS = ("none", "matching", "static:K", "dynamic:K", "cliques", "dynamic:all", "lp", "default")
-DENSE_MAX = 4096          # components up to this many vertices get an adjacency bit matrix
+DENSE_BYTES = 256 << 20   # a component gets an adjacency bit matrix when it and the clique rows fit in this
+BRANCH_BUFFER_PER_VERTEX = 8  # the branching lists' first buffer, doubled when the open nodes' lists need more
 SLICE_SECONDS = 0.1       # a kernel call's length, aimed at: the time limit and signals are looked at between
 SLICE_NODES = (500, 2_000, 1_000_000)  # nodes a kernel call explores: least, first, most
-LOCAL_STEPS_WORK = 30_000_000  # a component's local search: at most this many vertex visits (a step scans all)
 LOCAL_STEPS_PER_VERTEX = 200
+LOCAL_STEPS_MAX = 4_000_000  # a component's local search: at most this many steps
 LOCAL_SEED = 1
+ROOT_ROUNDS = 256         # iterated-greedy rounds of the root's clique partition (with the cliques bound)
+ROOT_SPARSE = 16          # ... on components whose average degree is under 1/ROOT_SPARSE of their vertices
 
 
 class SearchError(PdbtoolError):
@@ -142,21 +147,42 @@ class _Component:
     edges: np.ndarray
 
 
+def clique_row_sets(renumber: bool, maxsat: bool) -> int:
+    """Sets of n bit rows the clique-branching search keeps beside the adjacency matrix: the cliques for
+    Re-NUMBER, and two more for the MaxSAT test."""
+    return (3 if maxsat else 1) if renumber else 0
+
+
+def dense_bytes(n: int, row_sets: int = 3) -> int:
+    """Bytes of a component's bit rows: its adjacency matrix and ``row_sets`` sets of clique rows."""
+    return (1 + row_sets) * n * ((n + 63) // 64) * 8
+
+
 def _smallest_last(red: Reduced, comp: list[int]) -> list[int]:
     """The vertices with one of largest degree in the graph left last, repeatedly (the complement's
-    smallest-last order, which maximum clique solvers colour in)."""
-    if len(comp) > DENSE_MAX:  # searched without the clique cover: by increasing degree
-        return sorted(comp, key=lambda v: (len(red.adj[v]), v))
+    smallest-last order, which maximum clique solvers colour in), ties to the lowest id; one heap of ids a
+    degree, entries left stale when a vertex's degree drops, so the time is (n + m) log n."""
     deg = {v: len(red.adj[v]) for v in comp}
-    left = set(comp)
-    out = []
-    while left:
-        v = max(left, key=lambda x: (deg[x], -x))
+    top = max(deg.values(), default=0)
+    buckets: list[list[int]] = [[] for _ in range(top + 1)]
+    for v in sorted(comp):
+        buckets[deg[v]].append(v)          # sorted: a heap already
+    out: list[int] = []
+    while len(out) < len(comp):
+        heap = buckets[top]
+        while heap and deg[heap[0]] != top:
+            heapq.heappop(heap)
+        if not heap:
+            top -= 1
+            continue
+        v = heapq.heappop(heap)
         out.append(v)
-        left.discard(v)
+        deg[v] = -1
         for u in red.adj[v]:
-            if u in left:
-                deg[u] -= 1
+            d = deg.get(u, -1)
+            if d > 0:
+                deg[u] = d - 1
+                heapq.heappush(buckets[d - 1], u)
     return out[::-1]
 
 
@@ -231,7 +257,7 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
     else:
         left = red.vertices()
         comps = [left] if left else []
-    induced = not red.folds
+    induced = not red.undo
     flags = heur.flags | (K.F_OUT_FIRST if out_first else 0)
     kernel_cover: list[int] = []
     total_nodes = 0
@@ -241,13 +267,6 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
     for comp_ids in comps:
         comp = _component(red, comp_ids)
         n = comp.ids.shape[0]
-        greedy = np.zeros(n, dtype=np.int8)
-        ub = int(K.greedy_cover(comp.indptr, comp.indices, greedy))
-        greedy_total += ub
-        steps = local_steps_for(n) if local_steps is None else local_steps
-        if steps > 0 and ub > 0:
-            ub = int(numvc(comp.indptr, comp.indices, greedy, steps, LOCAL_SEED))
-        first_total += ub
         k = max(heur.static_k, heur.dynamic_k)
         if heur.needs_cliques:
             rows, sizes, source = _component_cliques(comp, cliques, induced, k)
@@ -257,7 +276,8 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
         packed, psizes = _static_packing(*_filter(rows, sizes, heur.static_k), n) if heur.static_k else \
             (np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=np.int64))
         words = (n + 63) // 64
-        adjbits = K.adjacency_bits(comp.indptr, comp.indices, words) if (flags & K.F_CLIQUES and n <= DENSE_MAX) \
+        dense = bool(flags & K.F_CLIQUES) and dense_bytes(n, clique_row_sets(renumber, maxsat)) <= DENSE_BYTES
+        adjbits = K.adjacency_bits(comp.indptr, comp.indices, words) if dense \
             else np.zeros((0, max(words, 1)), dtype=np.uint64)
         status = np.zeros(n, dtype=np.int8)
         deg = np.zeros(n, dtype=np.int64)
@@ -267,27 +287,42 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
         sc = np.zeros(K.N_SCALARS, dtype=np.int64)
         mark = np.zeros(n, dtype=np.int64)
         work = np.zeros(7 * n + 2 * words + 8, dtype=np.int64)
-        best = greedy.copy()
         K.init_state(status, deg, comp.indptr, comp.indices, trail, sc, queue)
         sc[K.S_STAMP] = 2
-        sc[K.S_BEST] = ub
         root = int(sc[K.S_G]) + (int(K.lower_bound(status, deg, comp.indptr, comp.indices, adjbits, dyn_rows, dsizes,
                                                    dyn_rows.shape[0], packed, psizes, flags, sc, mark, work))
                                  if sc[K.S_MFREE] else 0)
+        edges = comp.edges.shape[0]
+        if flags & K.F_CLIQUES and sc[K.S_MFREE] and 2 * edges * ROOT_SPARSE < n * n:
+            # a better partition into cliques for the root alone: on sparse components, where the search's
+            # cover of the free vertices falls short
+            root = max(root, int(sc[K.S_G]) + int(iterated_clique_cover(comp.indptr, comp.indices, status, deg,
+                                                                        ROOT_ROUNDS, LOCAL_SEED)))
         root_total += root
+        best = np.zeros(n, dtype=np.int8)
+        ub = int(K.greedy_cover(comp.indptr, comp.indices, best))
+        greedy_total += ub
+        steps = local_steps_for(n) if local_steps is None else local_steps
+        if steps > 0 and ub > root:  # a cover of the root's bound is optimal: the local search stops there
+            indexed = 2 * edges * max(1, n.bit_length()) < n * n   # the heap's cost under a scan's
+            ub = int(numvc(comp.indptr, comp.indices, best, steps, LOCAL_SEED, root, indexed))
+        first_total += ub
+        sc[K.S_BEST] = ub
         by_cliques = bool(flags & K.F_CLIQUES) and adjbits.shape[0] == n and branching != "binary"
         if by_cliques:
             fr_len, fr_pos = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
-            buf_v = np.zeros(n * (n + 1) // 2 + 2 * n + 2, dtype=np.int64)
+            buf_v = np.zeros(BRANCH_BUFFER_PER_VERTEX * n + 2, dtype=np.int64)
             buf_k = np.zeros_like(buf_v)
-            cbit_rows = (3 * n if maxsat else n) if renumber else 0
+            cbit_rows = clique_row_sets(renumber, maxsat) * n
             cbits = np.zeros((cbit_rows, words), dtype=np.uint64)
             if maxsat:
                 work = np.zeros(11 * n + 2 * words + 16, dtype=np.int64)
         elif branching == "cliques":
-            raise SearchError("branching on cliques needs the cliques bound and at most "
-                              f"{DENSE_MAX:,} vertices in a component")
+            raise SearchError("branching on cliques needs the cliques bound and a component whose bit rows fit in "
+                              f"{DENSE_BYTES >> 20} MiB")
         slice_nodes = SLICE_NODES[1]
+        if ub <= root:              # the first cover meets the root's bound: minimum without a node
+            sc[K.S_PHASE] = K.PHASE_DONE
         while sc[K.S_PHASE] != K.PHASE_DONE:
             started = time.perf_counter()
             if deadline is not None and started >= deadline:
@@ -296,6 +331,9 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
                 CS.search_cover(comp.indptr, comp.indices, adjbits, dyn_rows, dsizes, dyn_rows.shape[0], packed, psizes,
                                flags, status, deg, trail, queue, fr_v, fr_len, fr_pos, fr_mark, fr_bound, buf_v, buf_k,
                                sc, best, mark, work, cbits, slice_nodes)
+                if CS.branch_buffer_short(n, fr_v, fr_len, sc, buf_v.shape[0]):
+                    buf_v = np.concatenate([buf_v, np.zeros_like(buf_v)])
+                    buf_k = np.concatenate([buf_k, np.zeros_like(buf_k)])
             else:
                 K.search(comp.indptr, comp.indices, adjbits, dyn_rows, dsizes, dyn_rows.shape[0], packed, psizes,
                          flags, status, deg, trail, queue, fr_v, fr_child, fr_mark, fr_bound, sc, best, mark, work,
@@ -307,7 +345,7 @@ def solve(graph: Graph, heuristic: str | None = None, reductions: str | None = N
         done = sc[K.S_PHASE] == K.PHASE_DONE
         optimal &= bool(done)
         best_total += int(sc[K.S_BEST])
-        lower_total += int(K.open_bound(fr_bound, sc, root)) if not done else int(sc[K.S_BEST])
+        lower_total += max(root, int(K.open_bound(fr_bound, sc, root))) if not done else int(sc[K.S_BEST])
         kernel_cover.extend(int(x) for x in comp.ids[np.flatnonzero(best)])
     cover = sorted(red.lift(kernel_cover))
     size = best_total + red.offset
@@ -330,8 +368,8 @@ def _next_slice(nodes: int, seconds: float) -> int:
 
 def local_steps_for(n: int) -> int:
     """The steps of the local search on a component of ``n`` vertices: LOCAL_STEPS_PER_VERTEX a vertex, at
-    most LOCAL_STEPS_WORK vertex visits in all."""
-    return max(1000, min(LOCAL_STEPS_PER_VERTEX * n, LOCAL_STEPS_WORK // max(n, 1)))
+    most LOCAL_STEPS_MAX."""
+    return max(1000, min(LOCAL_STEPS_PER_VERTEX * n, LOCAL_STEPS_MAX))
 
 
 def _filter(rows: np.ndarray, sizes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
