@@ -73,6 +73,7 @@ class StateFile:
         self.config = config
         self.scores: dict[str, Score] = {}
         self.elapsed = 0.0
+        self.build_memory: int | None = None  # the build memory the plan was started with (kept on resume)
         self._saved = time.monotonic()
         if path is not None and path.exists():
             try:
@@ -87,6 +88,8 @@ class StateFile:
             try:
                 self.scores = {str(k): Score.from_list(v) for k, v in data["scores"].items()}
                 self.elapsed = float(data.get("elapsed", 0.0))
+                held = data.get("build_memory")
+                self.build_memory = None if held is None else int(held)
             except (KeyError, TypeError, ValueError, IndexError):
                 raise PlanError(f"{path}: a damaged plan state file; delete it") from None
 
@@ -97,7 +100,7 @@ class StateFile:
         if not force and now - self._saved < SAVE_EVERY:
             return
         data = {"format": STATE_FORMAT, "version": STATE_VERSION, "config": self.config, "elapsed": round(elapsed, 3),
-                "scores": {k: s.to_list() for k, s in self.scores.items()}}
+                "build_memory": self.build_memory, "scores": {k: s.to_list() for k, s in self.scores.items()}}
         tmp = self.path.with_name(self.path.name + f".tmp{os.getpid()}")
         try:
             tmp.write_text(json.dumps(data))
@@ -230,7 +233,7 @@ class Planner:
         starts = self.starts()
         if not starts:
             raise PlanError(f"no partition of the {self.board.dims} board fits the budget (memory "
-                            f"{self.budget.memory:,} bytes, builds included)")
+                            f"{self.budget.memory:,} bytes, each build {self.budget.build_limit:,})")
         space = None
         if self.strategy in ("auto", "exhaustive"):
             space = self.exhaustive_space(EXHAUSTIVE_MAX if self.strategy == "auto" else 1 << 62)
