@@ -36,7 +36,8 @@ from ..puzzle.board import Board
 from ..tables.partitions import Catalogue, builtin_names, load_partition
 from ..tables.sharing import board_symmetries
 from .scoring import Score, Scorer
-from .space import PLAN_ENCODINGS, Budget, Candidate, CostModel, Costs, Member, PlanError, row_chunks, set_partitions
+from .space import (PLAN_ENCODINGS, Budget, Candidate, CostModel, Costs, Group, Member, PlanError, row_chunks,
+                    set_partitions)
 
 ENCODING_ORDER = tuple(registry.ENCODINGS)
 STATE_FORMAT = "pdbtool-plan-state"
@@ -138,6 +139,7 @@ class Planner:
         self.computed = 0
         self.best: tuple[Candidate, Score] | None = None
         self._adjacent = self._goal_adjacency()
+        self._met: set[Group] = set()  # the groups of every candidate met so far, in the search's order
 
     # --- time and scores -------------------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -163,6 +165,7 @@ class Planner:
             self.computed += 1
             self.state.scores[key] = got
             self.state.save(self.elapsed())
+        self._met.update(cand.groups)
         if self.best is None or _better(cand, got, *self.best, self.costs):
             self.best = (cand, got)
         if self.progress is not None:
@@ -351,15 +354,26 @@ class Planner:
                     continue  # the image's goal has the blank elsewhere: not a partition of this board
                 for m in members:
                     extra.append(tuple(tuple(sorted(rename[t] for t in grp)) for grp in m))
-            for m in extra:
-                found.setdefault(Candidate.make(members + [m], cand.encoding), None)
+            for m in extra:  # in any encoding: a second partition often fits only in a compact one
+                for e in self.encodings:
+                    found.setdefault(Candidate.make(members + [m], e), None)
         if len(members) > 1:
             for i in range(len(members)):
                 found.setdefault(Candidate.make(members[:i] + members[i + 1:], cand.encoding), None)
         found.pop(cand, None)
         out = sorted(c for c in found if self.fits(c))
         random.Random(f"{self.seed}:{step}").shuffle(out)
+        # the cheapest to score first: fewest entries of tables no candidate met so far needed (a table of the
+        # cache is not counted off, so that a resumed search takes the same order as an uninterrupted one)
+        out.sort(key=self.new_entries)
         return out
+
+    def new_entries(self, cand: Candidate) -> int:
+        """Entries of the tables that scoring ``cand`` needs (one per group: the scorer looks each group up in
+        its own table) and no candidate met so far needed."""
+        from math import perm
+
+        return sum(perm(self.board.n, len(g)) for g in cand.groups if g not in self._met)
 
 
 def partitions_count(items: int, largest: int) -> int:
