@@ -213,11 +213,12 @@ def test_resumed_plan_equals_uninterrupted(scorer33, tmp_path):
         StateFile(path, {"c": 2})
 
 
-@pytest.mark.parametrize("dims,memory", [("3x3", 2500), ("3x4", 40000)])
-def test_budget_never_exceeded(dims, memory, cache, tmp_path):
-    """The file the plan writes, built by build's own code, stores at most the budget."""
+@pytest.mark.parametrize("dims,memory,build_memory", [("3x3", 2500, None), ("3x4", 40000, 1 << 16)])
+def test_budget_never_exceeded(dims, memory, build_memory, cache, tmp_path):
+    """The file the plan writes, built by build's own code, stores at most the budget, and no build it
+    asks for makes more than the build memory; the plan is the best of its finalists on the fresh sample."""
     options = PlanOptions(board=Board.parse(dims), memory=memory, samples=1000, seed=1, strategy="climb",
-                          max_members=3, cache_dir=str(cache.dir), threads=1)
+                          max_members=3, cache_dir=str(cache.dir), threads=1, build_memory=build_memory)
     outcome = plan(options, tmp_path / "s.state")
     path = tmp_path / "plan.txt"
     path.write_text(outcome.file_text(str(path)))
@@ -227,9 +228,30 @@ def test_budget_never_exceeded(dims, memory, cache, tmp_path):
     made = sum(payload_bytes(outcome.best.encoding, o.record["entries"]) for o in stored)
     assert made == outcome.memory <= memory
     costs = CostModel(options.board, "minimized").costs(outcome.best)
-    assert costs.build_peak <= memory
+    assert costs.build_peak <= outcome.build_memory
+    if build_memory is not None:
+        assert outcome.build_memory == build_memory
+    check = outcome.check
+    assert check is not None and check.ranked[0][0] == outcome.best and check.seed != options.seed
+    assert all(outcome.result.score.relative <= s.relative for _, s in check.ranked)
     if outcome.result.builtin is not None:  # never worse than the best built-in that fits
         assert outcome.result.score.relative <= outcome.result.builtin[2].relative
+
+
+def test_build_memory_is_kept_and_checked(tmp_path):
+    from pdbtool.plan.run import default_build_memory, resolve_build_memory
+    from pdbtool.plan.space import PlanError
+
+    board = Board.parse("3x3")
+    state = StateFile(tmp_path / "s.state", {"c": 1})
+    free = default_build_memory()
+    assert resolve_build_memory(PlanOptions(board=board, memory=600), state) == (free if free is not None else 600)
+    state.build_memory = 12345  # a resumed plan keeps what its first run had
+    assert resolve_build_memory(PlanOptions(board=board, memory=600), state) == 12345
+    assert resolve_build_memory(PlanOptions(board=board, memory=600, build_memory=999), state) == 999
+    if free is not None:
+        with pytest.raises(PlanError, match="free for a build"):
+            resolve_build_memory(PlanOptions(board=board, memory=600, build_memory=free + 1), state)
 
 
 def test_partitions_count():
