@@ -180,6 +180,17 @@ def _counts(board, blank, h):
     return counts
 
 
+def test_mirror_groups_table_gives_the_groups_values(scorer33):
+    """With the reflection, a group's values are its mirror group's with the sides swapped (the scorer
+    looks a group up in its mirror's table when that one is at hand)."""
+    _, scorer = scorer33
+    group = (1, 2, 5)
+    mirror = tuple(sorted(int(scorer._reflect_tile[t]) for t in group))
+    assert mirror != group
+    (g0, g1), (m0, m1) = scorer._lookup_group(group), scorer._lookup_group(mirror)
+    assert (g0 == m1).all() and (g1 == m0).all() and (g0 != g1).any()
+
+
 def test_merging_never_lowers_h(scorer34):
     """A table of the union of two groups is at least the sum of theirs (byte tables, every sample)."""
     _, scorer = scorer34
