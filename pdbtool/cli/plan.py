@@ -73,8 +73,9 @@ _size, _duration = _parsed("parse_size"), _parsed("parse_duration")
 @format_option("Of the summary on stdout (with --output) or stderr (the file on stdout): text, a JSON object, or "
                "CSV (a header and a row).")
 @user_errors
-def command(board_dims, goal, memory, build_memory, build_time, plan_time, blank, encodings, no_reflect, reference, samples, seed,
-            check_samples, strategy, max_partitions, output, state, cache_dir, threads, show_progress, fmt):
+def command(board_dims, goal, memory, build_memory, build_time, plan_time, blank, encodings, no_reflect, reference,
+            samples, seed, check_samples, strategy, max_partitions, output, state, cache_dir, threads, show_progress,
+            fmt):
     """Search partitions of the board's tiles into pattern tables (groups of any sizes, several partitions
     under a max, compact encodings) for the one with the fewest predicted IDA* nodes whose tables fit
     --memory, and write it as a partition or catalogue file that build and solve take.

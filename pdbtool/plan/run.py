@@ -76,7 +76,8 @@ class PlanOutcome:
         s = r.score
         build, solve = self.commands(path)
         lines = [f"made by pdbtool plan: board {o.board.dims} goal {o.board.goal_name}, memory {o.memory:,} bytes "
-                 f"({gib(o.memory)}), each build's arrays at most {self.build_memory:,} bytes ({gib(self.build_memory)})"
+                 f"({gib(o.memory)}), each build's arrays at most {self.build_memory:,} bytes "
+                 f"({gib(self.build_memory)})"
                  + (f", build time {o.build_seconds:,.0f} s" if o.build_seconds else ""),
                  f"plan: {self.best.describe()}, predicted nodes {s.relative:.6g} times {self.reference}'s, mean h "
                  f"{s.mean_h:.4f}, least h {s.min_h}",

@@ -174,14 +174,16 @@ class Scorer:
     def vectors(self, group: Group, encoding: str) -> tuple[np.ndarray, np.ndarray | None]:
         key = (group, encoding)
         if key not in self._vectors:
-            sides = self._byte_vectors(group)
+            front, back = self._byte_vectors(group)
             if encoding == "nibble":  # the excess over Manhattan saturates at 15
-                sides = tuple(None if v is None else
-                              np.minimum(v.astype(np.int64), self.samples.manhattan(group, reflected=side == 1)
-                                         + 2 * NIBBLE_CAP).astype(np.uint8)
-                              for side, v in enumerate(sides))
-            self._vectors[key] = (sides[0], sides[1])
+                front = self._nibble(group, front, False)
+                back = None if back is None else self._nibble(group, back, True)
+            self._vectors[key] = (front, back)
         return self._vectors[key]
+
+    def _nibble(self, group: Group, values: np.ndarray, reflected: bool) -> np.ndarray:
+        cap = self.samples.manhattan(group, reflected=reflected) + 2 * NIBBLE_CAP
+        return np.minimum(values.astype(np.int64), cap).astype(np.uint8)
 
     def _byte_vectors(self, group: Group) -> tuple[np.ndarray, np.ndarray | None]:
         """The group's byte-table values on the sample (and on its reflections).  With the reflection, a
@@ -189,10 +191,12 @@ class Scorer:
         its place) with the sides swapped: the mirror's table is the group's transposed, so the mirror's table
         is used when it is the one at hand (already looked up, or in the cache while the group's is not)."""
         if self.reflect:
+            assert self._reflect_tile is not None
             mirror = tuple(sorted(int(self._reflect_tile[t]) for t in group))
             if mirror != group and (mirror in self._bytes or (group not in self._bytes and self._cached(mirror)
                                                             and not self._cached(group))):
                 v0, v1 = self._lookup_group(mirror)
+                assert v1 is not None
                 return v1, v0
         return self._lookup_group(group)
 
