@@ -10,7 +10,7 @@ need not be built and sampled again.  The talk's static fives: mean h 139.82, 11
 nodes (docs/literature.md); the built-in fives with the reflection over 10^8 states, from p35.json, stand
 beside them.  Writes ``bench/results/plan_35.json``.
 
-    nice -n 5 .venv/bin/python bench/bench_plan.py --plans partitions/35-plan-316MB.txt [--samples 1e6] [--seed 36]
+    nice -n 5 .venv/bin/python bench/bench_plan.py --plans partitions/35-317MB.txt:nibble [--samples 1e6] [--seed 36]
 """
 
 from __future__ import annotations
