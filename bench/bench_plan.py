@@ -10,7 +10,7 @@ need not be built and sampled again.  The talk's static fives: mean h 139.82, 11
 nodes (docs/literature.md); the built-in fives with the reflection over 10^8 states, from p35.json, stand
 beside them.  Writes ``bench/results/plan_35.json``.
 
-    nice -n 5 .venv/bin/python bench/bench_plan.py --plans partitions/35-plan-316MB.txt [--samples 1e6] [--seed 36]
+    nice -n 5 .venv/bin/python bench/bench_plan.py --plans partitions/35-317MB.txt:nibble [--samples 1e6] [--seed 36]
 """
 
 from __future__ import annotations
@@ -41,17 +41,20 @@ def first_value(d: dict) -> float:
 
 
 def candidate_of(spec: str, board):
+    """(name, candidate) of ``FILE`` or ``FILE:ENCODING`` (the tables' encoding, byte by default)."""
     from pdbtool.plan.space import Candidate
     from pdbtool.tables.partitions import Catalogue, load_partition
 
-    part = load_partition(spec, board)
+    path, _, encoding = spec.partition(":")
+    part = load_partition(path, board)
     parts = part.partitions if isinstance(part, Catalogue) else (part,)
-    return part.name, Candidate.make([[p.tiles for p in q.patterns] for q in parts], "byte")
+    return part.name, Candidate.make([[p.tiles for p in q.patterns] for q in parts], encoding or "byte")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--plans", nargs="+", help="partition or catalogue files (or built-in names) to score")
+    ap.add_argument("--plans", nargs="+",
+                    help="partition or catalogue files (or built-in names) to score, each as FILE or FILE:ENCODING")
     ap.add_argument("--samples", type=float, default=1e6)
     ap.add_argument("--seed", type=int, default=35)
     ap.add_argument("--threads", type=int, default=2, help="threads of the builds of missing tables")
@@ -77,8 +80,8 @@ def main(argv=None) -> int:
         name, cand = candidate_of(spec, board)
         s = score_of(scorer, scorer.h(cand))
         c = costs.costs(cand)
-        rows.append({"plan": name, "file": spec, "structure": cand.describe(), "mean_h": round(s.mean_h, 4),
-                     "least_h": s.min_h, "relative_to_manhattan": s.relative,
+        rows.append({"plan": name, "file": spec, "structure": cand.describe(), "encoding": cand.encoding,
+                     "mean_h": round(s.mean_h, 4), "least_h": s.min_h, "relative_to_manhattan": s.relative,
                      "relative_to_pairs_triples": round(s.relative * md_over_dynamic, 3),
                      "tables": c.tables, "memory_bytes": c.memory,
                      "partitions": [[list(g) for g in m] for m in cand.members]})

@@ -71,10 +71,9 @@ def scorer34(cache):
     return make_scorer("3x4", cache)
 
 
-def brute_force_best(board, scorer, memory, encodings, partitions):
-    """The best score over the ``partitions`` whose tables and builds fit ``memory``."""
+def brute_force_best(board, scorer, budget, encodings, partitions):
+    """The best score over the ``partitions`` whose tables and builds fit ``budget``."""
     costs = CostModel(board, "minimized")
-    budget = Budget(memory, None, 1)
     best = None
     count = 0
     for groups in partitions:
@@ -83,7 +82,8 @@ def brute_force_best(board, scorer, memory, encodings, partitions):
             c = costs.costs(cand)
             if not budget.fits(c):
                 continue
-            assert c.memory == build_memory(board, cand.members[0], "minimized", e)
+            if count % 16 == 0:  # the planner's count of the stored tables is build's own (a sample of them)
+                assert c.memory == build_memory(board, cand.members[0], "minimized", e)
             count += 1
             s = scorer.score(cand)
             if best is None or s.relative < best.relative:
@@ -112,27 +112,51 @@ def pairs_and_singles(tiles, most):
             yield chosen + [(t,) for t in tiles if t not in used]
 
 
-def test_plan_is_the_enumerations_best(scorer33):
-    """3x3 within 600 bytes: a triple's build makes more than 600 bytes of arrays, a pair's 200, so the
-    partitions that fit are those into pairs and single tiles (every one of them: the tables of eight
-    single tiles and four pairs take 72 + 4 * 63 bytes), which the enumeration lists."""
-    board, scorer = scorer33
-    tiles = list(range(1, board.n))
-    memory, encodings, strategies = 600, ("byte",), ("exhaustive", "climb")
-    costs, budget = CostModel(board, "minimized"), Budget(memory, None, 1)
-    assert not budget.fits(costs.costs(Candidate.make([[(1, 2, 3)] + [(t,) for t in tiles[3:]]], "byte")))
-    partitions = pairs_and_singles(tiles, 4)
-    best, count = brute_force_best(board, scorer, memory, encodings, partitions)
-    assert count == 764  # the matchings of eight tiles
+def planners_agree(board, scorer, budget, encodings, best, strategies=("exhaustive", "climb")):
     for strategy in strategies:
         planner = Planner(board, scorer, budget, "minimized", StateFile(None, {}), encodings,
                           strategy=strategy, max_members=1)
         result = planner.run()
-        assert result.strategy == strategy
+        assert result.strategy == strategy or strategy == "auto"
         assert len(result.best.members) == 1
         assert result.score.relative == pytest.approx(best.relative, rel=1e-12), strategy
-        if strategy == "exhaustive":
-            assert result.scored >= count
+
+
+def test_plan_is_the_enumerations_best(scorer33):
+    """3x3 within 600 bytes of tables: with builds held to the same 600 bytes, a triple's build (more than
+    600 bytes of arrays) is out, so the partitions that fit are those into pairs and single tiles (every
+    one of them: eight single tiles and four pairs take 72 + 4 * 63 bytes); with builds apart, one triple
+    (504 bytes) fits too, beside single tiles or, where symmetric tables are shared, a pair, which every
+    set partition's enumeration finds."""
+    board, scorer = scorer33
+    tiles = list(range(1, board.n))
+    memory, encodings = 600, ("byte",)
+    costs, held = CostModel(board, "minimized"), Budget(memory, None, 1)
+    triple = Candidate.make([[(1, 2, 3)] + [(t,) for t in tiles[3:]]], "byte")
+    assert not held.fits(costs.costs(triple))
+    best, count = brute_force_best(board, scorer, held, encodings, pairs_and_singles(tiles, 4))
+    assert count == 764  # the matchings of eight tiles
+    planners_agree(board, scorer, held, encodings, best)
+    apart = Budget(memory, None, 1, build_memory=1 << 20)
+    assert apart.fits(costs.costs(triple))
+    best_apart, count = brute_force_best(board, scorer, apart, encodings, all_partitions(tiles))
+    # every matching, every triple with single tiles (C(8, 3)), and more where tables are shared; a better one
+    assert count > 764 + 56 and best_apart.relative < best.relative
+    planners_agree(board, scorer, apart, encodings, best_apart, ("exhaustive", "auto"))  # a climb stops short
+
+
+def test_plan_on_3x4_is_the_enumerations_best(scorer34):
+    """3x4 within 300 bytes (builds apart): eleven single tiles take at most 132 bytes and a pair's table
+    132, so no triple (1,320 bytes) fits, and the partitions into pairs and single tiles that fit (those
+    whose pairs a board symmetry maps onto each other share a table) are the space."""
+    board, scorer = scorer34
+    tiles = list(range(1, board.n))
+    budget, encodings = Budget(300, None, 1, build_memory=1 << 20), ("byte",)
+    costs = CostModel(board, "minimized")
+    assert not budget.fits(costs.costs(Candidate.make([[(1, 2, 3)] + [(t,) for t in tiles[3:]]], "byte")))
+    best, count = brute_force_best(board, scorer, budget, encodings, pairs_and_singles(tiles, 5))
+    assert count > 1 + 55  # no pair, or any one of C(11, 2), and more
+    planners_agree(board, scorer, budget, encodings, best, ("exhaustive",))
 
 
 def test_score_is_the_predictors(scorer33):
@@ -154,6 +178,17 @@ def _counts(board, blank, h):
     counts = np.zeros((board.n, int(h.max()) + 2), dtype=np.int64)
     np.add.at(counts, (blank, h), 1)
     return counts
+
+
+def test_mirror_groups_table_gives_the_groups_values(scorer33):
+    """With the reflection, a group's values are its mirror group's with the sides swapped (the scorer
+    looks a group up in its mirror's table when that one is at hand)."""
+    _, scorer = scorer33
+    group = (1, 2, 5)
+    mirror = tuple(sorted(int(scorer._reflect_tile[t]) for t in group))
+    assert mirror != group
+    (g0, g1), (m0, m1) = scorer._lookup_group(group), scorer._lookup_group(mirror)
+    assert (g0 == m1).all() and (g1 == m0).all() and (g0 != g1).any()
 
 
 def test_merging_never_lowers_h(scorer34):
@@ -189,11 +224,12 @@ def test_resumed_plan_equals_uninterrupted(scorer33, tmp_path):
         StateFile(path, {"c": 2})
 
 
-@pytest.mark.parametrize("dims,memory", [("3x3", 2500), ("3x4", 40000)])
-def test_budget_never_exceeded(dims, memory, cache, tmp_path):
-    """The file the plan writes, built by build's own code, stores at most the budget."""
+@pytest.mark.parametrize("dims,memory,build_memory", [("3x3", 2500, None), ("3x4", 40000, 40000)])
+def test_budget_never_exceeded(dims, memory, build_memory, cache, tmp_path):
+    """The file the plan writes, built by build's own code, stores at most the budget, and no build it
+    asks for makes more than the build memory; the plan is the best of its finalists on the fresh sample."""
     options = PlanOptions(board=Board.parse(dims), memory=memory, samples=1000, seed=1, strategy="climb",
-                          max_members=3, cache_dir=str(cache.dir), threads=1)
+                          max_members=3, cache_dir=str(cache.dir), threads=1, build_memory=build_memory)
     outcome = plan(options, tmp_path / "s.state")
     path = tmp_path / "plan.txt"
     path.write_text(outcome.file_text(str(path)))
@@ -203,9 +239,30 @@ def test_budget_never_exceeded(dims, memory, cache, tmp_path):
     made = sum(payload_bytes(outcome.best.encoding, o.record["entries"]) for o in stored)
     assert made == outcome.memory <= memory
     costs = CostModel(options.board, "minimized").costs(outcome.best)
-    assert costs.build_peak <= memory
+    assert costs.build_peak <= outcome.build_memory
+    if build_memory is not None:
+        assert outcome.build_memory == build_memory
+    check = outcome.check
+    assert check is not None and check.ranked[0][0] == outcome.best and check.seed != options.seed
+    assert all(outcome.result.score.relative <= s.relative for _, s in check.ranked)
     if outcome.result.builtin is not None:  # never worse than the best built-in that fits
         assert outcome.result.score.relative <= outcome.result.builtin[2].relative
+
+
+def test_build_memory_is_kept_and_checked(tmp_path):
+    from pdbtool.plan.run import default_build_memory, resolve_build_memory
+    from pdbtool.plan.space import PlanError
+
+    board = Board.parse("3x3")
+    state = StateFile(tmp_path / "s.state", {"c": 1})
+    free = default_build_memory()
+    assert resolve_build_memory(PlanOptions(board=board, memory=600), state) == (free if free is not None else 600)
+    state.build_memory = 12345  # a resumed plan keeps what its first run had
+    assert resolve_build_memory(PlanOptions(board=board, memory=600), state) == 12345
+    assert resolve_build_memory(PlanOptions(board=board, memory=600, build_memory=999), state) == 999
+    if free is not None:
+        with pytest.raises(PlanError, match="free for a build"):
+            resolve_build_memory(PlanOptions(board=board, memory=600, build_memory=free + 1), state)
 
 
 def test_partitions_count():

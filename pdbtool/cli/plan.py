@@ -38,7 +38,10 @@ _size, _duration = _parsed("parse_size"), _parsed("parse_duration")
 @board_option
 @goal_option
 @click.option("--memory", required=True, callback=_size, metavar="SIZE",
-              help="Memory the tables may take (8G, 512M, 2GiB); no single build may make more.")
+              help="Memory the tables may take where the search runs (8G, 512M, 2GiB).")
+@click.option("--build-memory", callback=_size, default=None, metavar="SIZE",
+              help="Memory one build may make, here, where the plan builds its tables (default: what the machine "
+                   "has free when the plan starts; kept on resume).")
 @click.option("--build-time", callback=_duration, default=None, metavar="DURATION",
               help="Estimated wall time the plan's builds may take (90, 30m, 2h; default: no limit).")
 @click.option("--plan-time", callback=_duration, default=None, metavar="DURATION",
@@ -52,6 +55,9 @@ _size, _duration = _parsed("parse_size"), _parsed("parse_duration")
               help="The heuristic the predicted nodes are relative to (a partition's tables are built if missing).")
 @click.option("--samples", "-n", type=click.IntRange(1000, 10**8), default=100_000, show_default=True,
               help="Random states the candidates are scored on (one sample for all).")
+@click.option("--check-samples", type=click.IntRange(0, 10**8), default=None,
+              help="Fresh random states the search's best few are scored on again, the plan being the best there "
+                   "(default: as many as --samples; 0: no check).")
 @seed_option(0, "Seed of the sample and of the search's order.")
 @click.option("--strategy", type=click.Choice(["auto", "climb", "exhaustive"]), default="auto", show_default=True,
               help="exhaustive: every single partition within the budget; climb: hill climbing; auto: "
@@ -67,8 +73,9 @@ _size, _duration = _parsed("parse_size"), _parsed("parse_duration")
 @format_option("Of the summary on stdout (with --output) or stderr (the file on stdout): text, a JSON object, or "
                "CSV (a header and a row).")
 @user_errors
-def command(board_dims, goal, memory, build_time, plan_time, blank, encodings, no_reflect, reference, samples, seed,
-            strategy, max_partitions, output, state, cache_dir, threads, show_progress, fmt):
+def command(board_dims, goal, memory, build_memory, build_time, plan_time, blank, encodings, no_reflect, reference,
+            samples, seed, check_samples, strategy, max_partitions, output, state, cache_dir, threads, show_progress,
+            fmt):
     """Search partitions of the board's tiles into pattern tables (groups of any sizes, several partitions
     under a max, compact encodings) for the one with the fewest predicted IDA* nodes whose tables fit
     --memory, and write it as a partition or catalogue file that build and solve take.
@@ -106,7 +113,8 @@ def command(board_dims, goal, memory, build_time, plan_time, blank, encodings, n
     options = planning.PlanOptions(board=board, memory=memory, build_seconds=build_time, plan_seconds=plan_time,
                                    blank=blank, encodings=chosen, reflect=not no_reflect, reference=reference,
                                    samples=samples, seed=seed, strategy=strategy, max_members=max_partitions,
-                                   cache_dir=cache_dir, threads=threads)
+                                   cache_dir=cache_dir, threads=threads, build_memory=build_memory,
+                                   check_samples=check_samples)
     outcome = planning.plan(options, state_path, progress=progress)
     progress(outcome.progress_text(), final=True)
     text = outcome.file_text(output or "FILE")

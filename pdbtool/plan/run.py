@@ -7,9 +7,10 @@ from pathlib import Path
 
 from ..puzzle.board import Board
 from ..tables.resources import gib
+from .check import CHECK_SEED_OFFSET, Check, check_choice
 from .files import plan_text
 from .search import Planner, PlanResult, StateFile
-from .space import PLAN_ENCODINGS, Budget, Candidate, CostModel, PlanError
+from .space import BUILD_MARGIN, PLAN_ENCODINGS, Budget, Candidate, CostModel, PlanError
 
 STATE_CONFIG_VERSION = 1
 
@@ -31,6 +32,9 @@ class PlanOptions:
     cache_dir: str | None = None
     threads: int | None = None
     builtins: bool = True
+    build_memory: int | None = None   # bytes one build may make (None: what the machine has free at the start)
+    check_samples: int | None = None  # fresh states the finalists are checked on (None: as many as samples; 0: none)
+    finalists: int = 8
 
     def config(self) -> dict:
         """What a state file must have been made with to be resumed."""
@@ -39,7 +43,8 @@ class PlanOptions:
                 "memory": self.memory, "build_seconds": self.build_seconds, "reflect": self.reflect,
                 "encodings": list(self.encodings or PLAN_ENCODINGS.get(self.blank, ())),
                 "reference": self.reference, "samples": self.samples, "seed": self.seed, "strategy": self.strategy,
-                "max_members": self.max_members, "builtins": self.builtins}
+                "max_members": self.max_members, "builtins": self.builtins,
+                "build_memory": self.build_memory}
 
 
 @dataclass
@@ -53,6 +58,8 @@ class PlanOutcome:
     tables: int
     build_peak: int
     build_wall: float
+    build_memory: int = 0
+    check: Check | None = None
 
     @property
     def best(self) -> Candidate:
@@ -69,7 +76,9 @@ class PlanOutcome:
         s = r.score
         build, solve = self.commands(path)
         lines = [f"made by pdbtool plan: board {o.board.dims} goal {o.board.goal_name}, memory {o.memory:,} bytes "
-                 f"({gib(o.memory)})" + (f", build time {o.build_seconds:,.0f} s" if o.build_seconds else ""),
+                 f"({gib(o.memory)}), each build's arrays at most {self.build_memory:,} bytes "
+                 f"({gib(self.build_memory)})"
+                 + (f", build time {o.build_seconds:,.0f} s" if o.build_seconds else ""),
                  f"plan: {self.best.describe()}, predicted nodes {s.relative:.6g} times {self.reference}'s, mean h "
                  f"{s.mean_h:.4f}, least h {s.min_h}",
                  f"score: Korf, Reid & Edelkamp's predicted nodes of the iteration of bound {self.bound} from a random "
@@ -79,6 +88,12 @@ class PlanOutcome:
                  f"search: {r.strategy}, {r.scored:,} candidates scored, "
                  + ("finished" if r.finished else "stopped by --plan-time (rerun with more to go on)"),
                  f"build: {build}", f"solve: {solve}"]
+        if self.check is not None:
+            c = self.check
+            lines.insert(3, f"checked: the search's best {c.finalists} (the best built-in among them) scored again on "
+                            f"{c.samples:,} fresh random states (seed {c.seed}); the figures above are theirs; this "
+                            f"plan's on the search's sample: predicted nodes {c.search_score.relative:.6g} times, "
+                            f"mean h {c.search_score.mean_h:.4f}")
         if r.builtin is not None:
             name, bcand, bs = r.builtin
             lines.insert(2, f"best built-in within the budget: {name} ({bcand.encoding}), predicted nodes "
@@ -98,6 +113,7 @@ class PlanOutcome:
                "relative_nodes": r.score.relative, "reference": self.reference, "mean_h": r.score.mean_h,
                "min_h": r.score.min_h, "bound": self.bound, "samples": o.samples, "seed": o.seed,
                "memory": self.memory, "tables": self.tables, "build_peak_bytes": self.build_peak,
+               "build_memory": self.build_memory,
                "build_seconds_estimate": round(self.build_wall, 1), "strategy": r.strategy, "scored": r.scored,
                "computed": r.computed, "finished": r.finished, "plan_seconds": round(r.seconds, 2),
                "output": path, "build": build, "solve": solve}
@@ -105,6 +121,12 @@ class PlanOutcome:
             name, cand, s = r.builtin
             out["best_builtin"] = {"name": name, "encoding": cand.encoding, "relative_nodes": s.relative,
                                    "mean_h": s.mean_h}
+        if self.check is not None:
+            c = self.check
+            out["check"] = {"samples": c.samples, "seed": c.seed, "finalists": c.finalists,
+                            "search_relative_nodes": c.search_score.relative, "search_mean_h": c.search_score.mean_h,
+                            "ranked": [{"kind": cand.describe(), "relative_nodes": sc.relative, "mean_h": sc.mean_h}
+                                       for cand, sc in c.ranked]}
         return out
 
     def summary_lines(self, path: str | None) -> list[str]:
@@ -148,12 +170,13 @@ def plan(options: PlanOptions, state_path: Path | None, progress=None, stop_afte
         raise PlanError(f"--blank {options.blank}: a plan uses minimized or ignored tables")
     state = StateFile(state_path, options.config())  # refused before the sample, if it is another plan's
     threads = options.threads or os.cpu_count() or 1
+    build_memory = resolve_build_memory(options, state)
+    cache = TableCache(options.cache_dir)
     samples = SampleSet(options.board, options.samples, options.seed)
-    scorer = Scorer(options.board, options.blank, options.reflect, samples, TableCache(options.cache_dir),
-                    options.threads)
+    scorer = Scorer(options.board, options.blank, options.reflect, samples, cache, options.threads)
     label, h = reference_h(options, scorer, samples)
     scorer.set_reference(label, h)
-    budget = Budget(options.memory, options.build_seconds, threads)
+    budget = Budget(options.memory, options.build_seconds, threads, build_memory)
 
     def report(planner: Planner) -> None:
         if progress is not None and planner.best is not None:
@@ -165,6 +188,16 @@ def plan(options: PlanOptions, state_path: Path | None, progress=None, stop_afte
                       options.strategy, options.max_members, options.plan_seconds, report, stop_after,
                       options.builtins)
     result = planner.run()
+    check = None
+    count = options.samples if options.check_samples is None else options.check_samples
+    if count > 0:
+        if progress is not None:
+            progress(f"checking the search's {options.finalists} best on {count:,} fresh states")
+        fresh = SampleSet(options.board, count, options.seed + CHECK_SEED_OFFSET)
+        checker = Scorer(options.board, options.blank, options.reflect, fresh, cache, options.threads)
+        checker.set_reference(*reference_h(options, checker, fresh))
+        check = check_choice(planner, result, checker, options.finalists)
+        scorer = checker
     costs = CostModel(options.board, options.blank)
     best = result.best
     got = costs.costs(best)
@@ -174,7 +207,32 @@ def plan(options: PlanOptions, state_path: Path | None, progress=None, stop_afte
     assert budget.fits(got), "the plan exceeds its budget (a bug)"
     assert scorer.weights is not None
     return PlanOutcome(options, result, label, scorer.weights.bound, threads, got.memory, got.tables, got.build_peak,
-                       budget.build_wall(got))
+                       budget.build_wall(got), build_memory, check)
 
 
-__all__ = ["PlanOptions", "PlanOutcome", "plan", "reference_h"]
+def default_build_memory() -> int | None:
+    """The arrays one build may make on this machine: the memory available now (the machine's, the cgroup's,
+    the process's limits) less the builder's fixed allowance; None where that cannot be read."""
+    from ..tables.resources import available_memory
+
+    have = available_memory()
+    return None if have is None else max(0, have - BUILD_MARGIN)
+
+
+def resolve_build_memory(options: PlanOptions, state: StateFile) -> int:
+    """The build memory of this plan: the option, else what the state file's first run used, else what
+    this machine has free; an option above what the machine has free is refused before anything is built."""
+    free = default_build_memory()
+    if options.build_memory is not None:
+        if free is not None and options.build_memory > free:
+            raise PlanError(f"--build-memory {options.build_memory:,} bytes: only {free:,} bytes ({gib(free)}) are "
+                            f"free for a build here (the plan's scoring builds its tables on this machine)")
+        chosen = options.build_memory
+    elif state.build_memory is not None:
+        chosen = state.build_memory
+    else:
+        chosen = free if free is not None else options.memory
+    state.build_memory = chosen
+    return chosen
+
+__all__ = ["PlanOptions", "PlanOutcome", "plan", "reference_h", "default_build_memory", "resolve_build_memory"]

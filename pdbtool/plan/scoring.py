@@ -157,6 +157,8 @@ class Scorer:
         self.threads = threads
         self.on_build = on_build
         self._vectors: dict[tuple[Group, str], tuple[np.ndarray, np.ndarray | None]] = {}
+        self._bytes: dict[Group, tuple[np.ndarray, np.ndarray | None]] = {}
+        self._reflect_tile = board.reflect_tile() if self.reflect else None
         self.computed = 0
         self.reference = ""
         self.weights: KreWeights | None = None
@@ -172,6 +174,37 @@ class Scorer:
     def vectors(self, group: Group, encoding: str) -> tuple[np.ndarray, np.ndarray | None]:
         key = (group, encoding)
         if key not in self._vectors:
+            front, back = self._byte_vectors(group)
+            if encoding == "nibble":  # the excess over Manhattan saturates at 15
+                front = self._nibble(group, front, False)
+                back = None if back is None else self._nibble(group, back, True)
+            self._vectors[key] = (front, back)
+        return self._vectors[key]
+
+    def _nibble(self, group: Group, values: np.ndarray, reflected: bool) -> np.ndarray:
+        cap = self.samples.manhattan(group, reflected=reflected) + 2 * NIBBLE_CAP
+        return np.minimum(values.astype(np.int64), cap).astype(np.uint8)
+
+    def _byte_vectors(self, group: Group) -> tuple[np.ndarray, np.ndarray | None]:
+        """The group's byte-table values on the sample (and on its reflections).  With the reflection, a
+        group's values are its mirror group's (each tile replaced by the tile the diagonal reflection puts in
+        its place) with the sides swapped: the mirror's table is the group's transposed, so the mirror's table
+        is used when it is the one at hand (already looked up, or in the cache while the group's is not)."""
+        if self.reflect:
+            assert self._reflect_tile is not None
+            mirror = tuple(sorted(int(self._reflect_tile[t]) for t in group))
+            if mirror != group and (mirror in self._bytes or (group not in self._bytes and self._cached(mirror)
+                                                            and not self._cached(group))):
+                v0, v1 = self._lookup_group(mirror)
+                assert v1 is not None
+                return v1, v0
+        return self._lookup_group(group)
+
+    def _cached(self, group: Group) -> bool:
+        return self.cache.path_for(TilePattern(self.board, group), self.blank).exists()
+
+    def _lookup_group(self, group: Group) -> tuple[np.ndarray, np.ndarray | None]:
+        if group not in self._bytes:
             pattern = TilePattern(self.board, group)
             table = self.cache.get(pattern, self.blank, threads=self.threads,
                                    on_build=(lambda t, r: self.on_build(pattern, r)) if self.on_build else None)
@@ -179,18 +212,15 @@ class Scorer:
             tiles = np.array(pattern.tiles, dtype=np.int64)
             sides = [self.samples.where] + ([self.samples.reflected] if self.reflect else [])
             out = []
-            for side, where in enumerate(sides):
+            for where in sides:
                 v = np.empty(self.samples.count, dtype=np.uint8)
                 _lookup(values, where, tiles, self.board.n, v)
-                if encoding == "nibble":  # the excess over Manhattan saturates at 15
-                    cap = self.samples.manhattan(group, reflected=side == 1) + 2 * NIBBLE_CAP
-                    v = np.minimum(v.astype(np.int64), cap).astype(np.uint8)
                 out.append(v)
             if int(max(v.max() for v in out)) == 255:
                 raise PlanError(f"pattern {pattern}: a sampled state has no value in its table (a bug)")
-            del table
-            self._vectors[key] = (out[0], out[1] if self.reflect else None)
-        return self._vectors[key]
+            del table, values
+            self._bytes[group] = (out[0], out[1] if self.reflect else None)
+        return self._bytes[group]
 
     def h(self, cand: Candidate) -> np.ndarray:
         best = None

@@ -36,7 +36,8 @@ from ..puzzle.board import Board
 from ..tables.partitions import Catalogue, builtin_names, load_partition
 from ..tables.sharing import board_symmetries
 from .scoring import Score, Scorer
-from .space import PLAN_ENCODINGS, Budget, Candidate, CostModel, Costs, Member, PlanError, row_chunks, set_partitions
+from .space import (PLAN_ENCODINGS, Budget, Candidate, CostModel, Costs, Group, Member, PlanError, row_chunks,
+                    set_partitions)
 
 ENCODING_ORDER = tuple(registry.ENCODINGS)
 STATE_FORMAT = "pdbtool-plan-state"
@@ -73,6 +74,7 @@ class StateFile:
         self.config = config
         self.scores: dict[str, Score] = {}
         self.elapsed = 0.0
+        self.build_memory: int | None = None  # the build memory the plan was started with (kept on resume)
         self._saved = time.monotonic()
         if path is not None and path.exists():
             try:
@@ -87,6 +89,8 @@ class StateFile:
             try:
                 self.scores = {str(k): Score.from_list(v) for k, v in data["scores"].items()}
                 self.elapsed = float(data.get("elapsed", 0.0))
+                held = data.get("build_memory")
+                self.build_memory = None if held is None else int(held)
             except (KeyError, TypeError, ValueError, IndexError):
                 raise PlanError(f"{path}: a damaged plan state file; delete it") from None
 
@@ -97,7 +101,7 @@ class StateFile:
         if not force and now - self._saved < SAVE_EVERY:
             return
         data = {"format": STATE_FORMAT, "version": STATE_VERSION, "config": self.config, "elapsed": round(elapsed, 3),
-                "scores": {k: s.to_list() for k, s in self.scores.items()}}
+                "build_memory": self.build_memory, "scores": {k: s.to_list() for k, s in self.scores.items()}}
         tmp = self.path.with_name(self.path.name + f".tmp{os.getpid()}")
         try:
             tmp.write_text(json.dumps(data))
@@ -135,6 +139,7 @@ class Planner:
         self.computed = 0
         self.best: tuple[Candidate, Score] | None = None
         self._adjacent = self._goal_adjacency()
+        self._met: set[Group] = set()  # the groups of every candidate met so far, in the search's order
 
     # --- time and scores -------------------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -160,6 +165,7 @@ class Planner:
             self.computed += 1
             self.state.scores[key] = got
             self.state.save(self.elapsed())
+        self._met.update(cand.groups)
         if self.best is None or _better(cand, got, *self.best, self.costs):
             self.best = (cand, got)
         if self.progress is not None:
@@ -230,7 +236,7 @@ class Planner:
         starts = self.starts()
         if not starts:
             raise PlanError(f"no partition of the {self.board.dims} board fits the budget (memory "
-                            f"{self.budget.memory:,} bytes, builds included)")
+                            f"{self.budget.memory:,} bytes, each build {self.budget.build_limit:,})")
         space = None
         if self.strategy in ("auto", "exhaustive"):
             space = self.exhaustive_space(EXHAUSTIVE_MAX if self.strategy == "auto" else 1 << 62)
@@ -348,15 +354,26 @@ class Planner:
                     continue  # the image's goal has the blank elsewhere: not a partition of this board
                 for m in members:
                     extra.append(tuple(tuple(sorted(rename[t] for t in grp)) for grp in m))
-            for m in extra:
-                found.setdefault(Candidate.make(members + [m], cand.encoding), None)
+            for m in extra:  # in any encoding: a second partition often fits only in a compact one
+                for e in self.encodings:
+                    found.setdefault(Candidate.make(members + [m], e), None)
         if len(members) > 1:
             for i in range(len(members)):
                 found.setdefault(Candidate.make(members[:i] + members[i + 1:], cand.encoding), None)
         found.pop(cand, None)
         out = sorted(c for c in found if self.fits(c))
         random.Random(f"{self.seed}:{step}").shuffle(out)
+        # the cheapest to score first: fewest entries of tables no candidate met so far needed (a table of the
+        # cache is not counted off, so that a resumed search takes the same order as an uninterrupted one)
+        out.sort(key=self.new_entries)
         return out
+
+    def new_entries(self, cand: Candidate) -> int:
+        """Entries of the tables that scoring ``cand`` needs (one per group: the scorer looks each group up in
+        its own table) and no candidate met so far needed."""
+        from math import perm
+
+        return sum(perm(self.board.n, len(g)) for g in cand.groups if g not in self._met)
 
 
 def partitions_count(items: int, largest: int) -> int:

@@ -110,6 +110,8 @@ class CostModel:
         self._pairs: dict[tuple[Group, Group], bool] = {}
         self._patterns: dict[Group, TilePattern] = {}
         self._groups: dict[tuple[Group, str], tuple[int, int, float]] = {}
+        self._orbits: dict[Group, Group] = {}
+        self._representatives: dict[int, list[Group]] = {}
 
     def costs(self, cand: Candidate) -> Costs:
         return self._costs(cand)
@@ -130,12 +132,26 @@ class CostModel:
     def stored(self, cand: Candidate) -> list[TilePattern]:
         """The patterns whose tables ``build`` stores: :func:`pdbtool.tables.sharing.share_tables`'s rule
         (a pattern is looked up in the first earlier stored one that a board symmetry maps onto it), on
-        the patterns in the order the plan's file lists them, with the symmetry test memoized per pair."""
+        the patterns in the order the plan's file lists them, with each group's class memoized."""
+        seen: set[Group] = set()
         kept: list[Group] = []
         for g in cand.groups:
-            if not any(self._symmetric(g, h) for h in kept):
+            orbit = self._orbit(g)
+            if orbit not in seen:
+                seen.add(orbit)
                 kept.append(g)
         return [self._pattern(g) for g in kept]
+
+    def _orbit(self, g: Group) -> Group:
+        """The first group met that a board symmetry maps ``g`` onto (``g`` itself if none): the symmetries
+        that map tables onto each other form a group, so "maps onto" is an equivalence and the first stored
+        pattern of each class is the one ``build`` keeps (``exact_stored`` checks the plan's choice)."""
+        if g not in self._orbits:
+            found = next((r for r in self._representatives.get(len(g), ()) if self._symmetric(g, r)), None)
+            if found is None:
+                self._representatives.setdefault(len(g), []).append(g)
+            self._orbits[g] = g if found is None else found
+        return self._orbits[g]
 
     def exact_stored(self, cand: Candidate) -> list[TilePattern]:
         """The same, from the plan's partition or catalogue object through ``build``'s own plan."""
@@ -167,12 +183,17 @@ class CostModel:
 
 @dataclass(frozen=True)
 class Budget:
-    memory: int                    # bytes the tables may take (and any one build)
+    memory: int                    # bytes the tables may take where the search runs
     build_seconds: float | None    # wall seconds the builds may take
     threads: int
+    build_memory: int | None = None  # bytes any one build may make (None: the tables' budget)
+
+    @property
+    def build_limit(self) -> int:
+        return self.memory if self.build_memory is None else self.build_memory
 
     def fits(self, costs: Costs) -> bool:
-        if costs.memory > self.memory or costs.build_peak > self.memory:
+        if costs.memory > self.memory or costs.build_peak > self.build_limit:
             return False
         return self.build_seconds is None or self.build_wall(costs) <= self.build_seconds
 
