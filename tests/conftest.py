@@ -224,8 +224,7 @@ def group_mark(item) -> str | None:
 
 
 # files whose tests compile the same kernels, which the warm-up does not: one process compiles them once
-FILE_GROUPS = {"test_hanoi.py": "hanoi4", "test_hanoi_encodings.py": "hanoi4",
-               "test_sample.py": "sampling", "test_predict.py": "sampling", "test_35.py": "sampling"}
+FILE_GROUPS = {"test_hanoi.py": "hanoi4", "test_hanoi_encodings.py": "hanoi4"}
 
 
 def xdist_group(item) -> str | None:

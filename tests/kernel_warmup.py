@@ -42,6 +42,7 @@ def jobs() -> list[str]:
     out += [f"blank:{name}" for name in registry.BLANK_RULES if name != registry.DEFAULT_BLANK]
     out += [f"pruning:{name}" for name in registry.PRUNING_RULES if name != registry.DEFAULT_PRUNING]
     out += ["catalogue:zero-aware", "max:catalogue", "threads:2"]
+    out += [f"analysis:{name}" for name in ANALYSIS_JOBS]
     out += [f"domain:{name}" for name in DOMAIN_JOBS]
     return out
 
@@ -84,12 +85,47 @@ def run_job(job: str, cache_dir: str) -> None:
         options.update(partition=_one_partition_catalogue(), blank=name)
     elif kind == "max":  # the catalogue kernel as the static part of max (its own driver specialization)
         options.update(heuristic="max", blank="zero-aware", partition=_one_partition_catalogue())
+    elif kind == "analysis":
+        return run_analysis_job(name, cache_dir)
     elif kind == "threads":
         options.update(partition="8-4-4")
         solve["threads"] = int(name)
     else:
         raise ValueError(f"unknown warm-up job {job!r}")
     Solver(Board(3, 3), **options).solve(STATE, **solve)
+
+
+# the sampler's kernels are specialized per compiled evaluator: a job each, so that they share out over the
+# processes (ddb's conflict graphs and the pattern sum read tables: the builders' jobs are ahead of them)
+ANALYSIS_JOBS = ("manhattan", "ddb", "linear-conflict", "pdb")
+
+
+def run_analysis_job(name: str, cache_dir: str) -> None:
+    """The sampler's kernels for one evaluator: sampled and (on the 8-puzzle) enumerated distributions; the
+    random states and walks with Manhattan's, the line scan of long lines with the linear conflicts'."""
+    from pdbtool.analysis.sampling import enumerate_all, sample
+    from pdbtool.analysis.states import random_states
+    from pdbtool.heuristics.linear_conflict import LinearConflict
+    from pdbtool.heuristics.manhattan import Manhattan
+    from pdbtool.puzzle.board import Board
+    from pdbtool.search.solver import Solver
+
+    board = Board(3, 3)
+    if name == "manhattan":
+        random_states(board, 100, seed=1, walk=7)
+        heuristic = Manhattan(board)
+    elif name == "linear-conflict":
+        sample(LinearConflict(Board(8, 8)), 200, seed=1)
+        heuristic = LinearConflict(board)
+    elif name == "pdb":
+        heuristic = Solver(board, partition="8-4-4", cache_dir=cache_dir).heuristic
+    elif name == "ddb":
+        sample(Solver(board, heuristic="ddb", cache_dir=cache_dir).heuristic, 200, seed=1, threads=2)
+        return
+    else:
+        raise ValueError(f"unknown warm-up analysis job {name!r}")
+    sample(heuristic, 2000, seed=1)
+    enumerate_all(heuristic)
 
 
 def _one_partition_catalogue():
