@@ -6,8 +6,8 @@ processes as the run has, each job compiling different kernels, so that the test
 the cache.  The jobs are drawn from the registry (every heuristic, blank rule and encoding, on the 8-puzzle),
 so that a new name is warmed without an edit here; the sampler has a job per compiled evaluator
 (``ANALYSIS_JOBS``), and each other domain one of its own (``DOMAIN_JOBS``: the Towers of Hanoi, vertex
-cover, multiple sequence alignment).  A job that fails
-only costs its compile later; it does not fail the run (the tests of that code will).
+cover, multiple sequence alignment).  A job that fails only costs its compile later; it does not fail the
+run (the tests of that code will).
 
 Run by tests/conftest.py; by hand: ``python tests/kernel_warmup.py [JOB ...]``.
 """
