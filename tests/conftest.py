@@ -25,6 +25,13 @@ from hypothesis import settings
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
+# Numba's OpenMP threads spin-wait after each parallel kernel call by default.  The tests run several processes
+# on few cores and call many short kernels (a build a slice of blocks at a time, its checks a block at a
+# time): spinning threads then take the cores that the thread everyone waits for needs, and one small build
+# burns seconds of CPU.  Idle threads sleep instead, here and in every process the tests start (set before
+# Numba loads its threading layer, which reads it once).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 FAST = os.environ.get("HYPOTHESIS_PROFILE") == "fast"
 settings.register_profile("fast", max_examples=10, deadline=None)
 if FAST:
@@ -224,8 +231,7 @@ def group_mark(item) -> str | None:
 
 
 # files whose tests compile the same kernels, which the warm-up does not: one process compiles them once
-FILE_GROUPS = {"test_hanoi.py": "hanoi4", "test_hanoi_encodings.py": "hanoi4",
-               "test_sample.py": "sampling", "test_predict.py": "sampling", "test_35.py": "sampling"}
+FILE_GROUPS = {"test_hanoi.py": "hanoi4", "test_hanoi_encodings.py": "hanoi4"}
 
 
 def xdist_group(item) -> str | None:

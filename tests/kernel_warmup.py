@@ -4,8 +4,10 @@ Each process of ``make test`` would otherwise compile a kernel the first time on
 at the start of a run they all need the same ones at once.  :func:`warm_up` runs the jobs below in as many
 processes as the run has, each job compiling different kernels, so that the test processes load them from
 the cache.  The jobs are drawn from the registry (every heuristic, blank rule and encoding, on the 8-puzzle),
-so that a new name is warmed without an edit here; one job runs the Towers of Hanoi.  A job that fails
-only costs its compile later; it does not fail the run (the tests of that code will).
+so that a new name is warmed without an edit here; the sampler has a job per compiled evaluator
+(``ANALYSIS_JOBS``), and each other domain one of its own (``DOMAIN_JOBS``: the Towers of Hanoi, vertex
+cover, multiple sequence alignment).  A job that fails only costs its compile later; it does not fail the
+run (the tests of that code will).
 
 Run by tests/conftest.py; by hand: ``python tests/kernel_warmup.py [JOB ...]``.
 """
@@ -41,7 +43,9 @@ def jobs() -> list[str]:
     out += [f"encoding:{name}" for name in registry.ENCODINGS if name != registry.DEFAULT_ENCODING]
     out += [f"blank:{name}" for name in registry.BLANK_RULES if name != registry.DEFAULT_BLANK]
     out += [f"pruning:{name}" for name in registry.PRUNING_RULES if name != registry.DEFAULT_PRUNING]
-    out += ["catalogue:zero-aware", "max:catalogue", "threads:2", "domain:hanoi4"]
+    out += ["catalogue:zero-aware", "max:catalogue", "threads:2"]
+    out += [f"analysis:{name}" for name in ANALYSIS_JOBS]
+    out += [f"domain:{name}" for name in DOMAIN_JOBS]
     return out
 
 
@@ -83,12 +87,47 @@ def run_job(job: str, cache_dir: str) -> None:
         options.update(partition=_one_partition_catalogue(), blank=name)
     elif kind == "max":  # the catalogue kernel as the static part of max (its own driver specialization)
         options.update(heuristic="max", blank="zero-aware", partition=_one_partition_catalogue())
+    elif kind == "analysis":
+        return run_analysis_job(name, cache_dir)
     elif kind == "threads":
         options.update(partition="8-4-4")
         solve["threads"] = int(name)
     else:
         raise ValueError(f"unknown warm-up job {job!r}")
     Solver(Board(3, 3), **options).solve(STATE, **solve)
+
+
+# the sampler's kernels are specialized per compiled evaluator: a job each, so that they share out over the
+# processes (ddb's conflict graphs and the pattern sum read tables: the builders' jobs are ahead of them)
+ANALYSIS_JOBS = ("manhattan", "ddb", "linear-conflict", "pdb")
+
+
+def run_analysis_job(name: str, cache_dir: str) -> None:
+    """The sampler's kernels for one evaluator: sampled and (on the 8-puzzle) enumerated distributions; the
+    random states and walks with Manhattan's, the line scan of long lines with the linear conflicts'."""
+    from pdbtool.analysis.sampling import enumerate_all, sample
+    from pdbtool.analysis.states import random_states
+    from pdbtool.heuristics.linear_conflict import LinearConflict
+    from pdbtool.heuristics.manhattan import Manhattan
+    from pdbtool.puzzle.board import Board
+    from pdbtool.search.solver import Solver
+
+    board = Board(3, 3)
+    if name == "manhattan":
+        random_states(board, 100, seed=1, walk=7)
+        heuristic = Manhattan(board)
+    elif name == "linear-conflict":
+        sample(LinearConflict(Board(8, 8)), 200, seed=1)
+        heuristic = LinearConflict(board)
+    elif name == "pdb":
+        heuristic = Solver(board, partition="8-4-4", cache_dir=cache_dir).heuristic
+    elif name == "ddb":
+        sample(Solver(board, heuristic="ddb", cache_dir=cache_dir).heuristic, 200, seed=1, threads=2)
+        return
+    else:
+        raise ValueError(f"unknown warm-up analysis job {name!r}")
+    sample(heuristic, 2000, seed=1)
+    enumerate_all(heuristic)
 
 
 def _one_partition_catalogue():
@@ -100,10 +139,15 @@ def _one_partition_catalogue():
 
 
 def run_domain_job(name: str, cache_dir: str) -> None:
-    """Another domain's kernels: the four-peg Towers of Hanoi, 8 disks with each table encoding, the search
-    to the middle state and to the goal peg with the dynamic and infinite-peg heuristics."""
-    if name != "hanoi4":
+    """Another domain's kernels (``DOMAIN_JOBS``)."""
+    if name not in DOMAIN_JOBS:
         raise ValueError(f"unknown warm-up domain {name!r}")
+    DOMAIN_JOBS[name](cache_dir)
+
+
+def _hanoi4(cache_dir: str) -> None:
+    """The four-peg Towers of Hanoi: 8 disks with each table encoding, the search to the middle state and to
+    the goal peg with the dynamic and infinite-peg heuristics."""
     from pdbtool.hanoi4.instance import standard
     from pdbtool.hanoi4.search import solve
     from pdbtool.hanoi4.tables import get_table
@@ -117,6 +161,81 @@ def run_domain_job(name: str, cache_dir: str) -> None:
         solve(standard(8), "static:6-2", table_for=table_for)
         if encoding != "mod3":
             solve(standard(8), "dynamic:6-2,infinite", middle=False, table_for=table_for)
+
+
+def _invoke(command, args: list) -> None:
+    """A domain's Click command run in this process (as the tests run them); its failure is the job's."""
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(command, [str(a) for a in args])
+    if result.exit_code != 0:
+        raise RuntimeError(f"{command.name} {' '.join(map(str, args))}: exit {result.exit_code}: "
+                           f"{result.output.strip()[-300:]}")
+
+
+def _vertex_cover(cache_dir: str) -> None:
+    """Vertex cover: every bound on both branchings (with and without the reductions, the local search and
+    the max-SAT step), a search stopped by its time limit, the clique table's build, inspect and verify, and
+    a solve that loads it."""
+    from pdbtool.vcover.commands import COMMANDS
+    from pdbtool.vcover.graph import random_graph
+    from pdbtool.vcover.search import solve
+
+    graph = random_graph(30, 6, 1)
+    for heuristic in ("none", "matching", "static:3", "dynamic:3", "cliques", "lp", "dynamic:4,lp,cliques"):
+        for reductions in ("none", "default"):
+            solve(graph, heuristic, reductions, out_first=reductions == "none")
+    solve(graph, "cliques", "none", branching="binary")
+    solve(graph, "cliques", "none", maxsat=False, local_steps=0)
+    solve(random_graph(150, 16, 2003), "none", "none", time_limit=0.05)  # a search stopped by its time limit
+    path = Path(cache_dir) / "warm-up.gr"
+    path.write_text(f"p td {graph.n} {len(graph.edges)}\n" + "".join(f"{u + 1} {v + 1}\n" for u, v in graph.edges))
+    tables = Path(cache_dir) / "vcover"
+    _invoke(COMMANDS["build"], [path, "--cache-dir", tables])
+    _invoke(COMMANDS["inspect"], ["--graph", path, "--cache-dir", tables])
+    _invoke(COMMANDS["verify"], ["--graph", path, "--cache-dir", tables])
+    _invoke(COMMANDS["solve"], [path, "-H", "static:4", "--reductions", "none", "--cache-dir", tables])
+
+
+def _msa(cache_dir: str) -> None:
+    """Multiple sequence alignment: two to four sequences under both searches, with and without three-way
+    tables, the heuristic at every node, Gotoh's affine pairs, a search stopped by its memory budget, and the
+    tables' build and verify."""
+    import numpy as np
+
+    from pdbtool.msa import align, make_model, parse_fasta
+    from pdbtool.msa.commands import COMMANDS
+    from pdbtool.msa.families import family
+    from pdbtool.msa.heuristics import build, encode
+    from pdbtool.msa.kernels import node_heuristics
+    from pdbtool.msa.search import strides_of
+
+    def instance(seqs):
+        return parse_fasta("".join(f">s{i}\n{s}\n" for i, s in enumerate(seqs)), "warm-up", "protein")
+
+    model = make_model("pastar")
+    for k in (2, 3, 4):
+        seqs = family(k, 6, seed=3, substitution=0.3, indel=0.2)
+        for search in ("astar", "pea"):
+            for partitions in (None, []):
+                align(instance(seqs), model, partitions, search=search)
+    seqs = family(4, 5, seed=3, substitution=0.3, indel=0.2)
+    lens = np.array([len(s) for s in seqs], dtype=np.int64)
+    node_heuristics(4, lens, strides_of(lens), *build(model, encode(model, seqs), [[(0, 1, 2)]]).arrays())
+    align(instance(seqs[:2]), make_model("pam250", gaps="affine"))
+    fasta = Path(cache_dir) / "warm-up.fasta"
+    fasta.write_text("".join(f">s{i}\n{s}\n" for i, s in enumerate(family(5, 12, seed=1))))
+    stopped = Path(cache_dir) / "memory.fasta"  # a search stopped by its memory budget
+    stopped.write_text("".join(f">s{i}\n{s}\n" for i, s in enumerate(family(6, 60, seed=1, substitution=0.6,
+                                                                             indel=0.2))))
+    _invoke(COMMANDS["solve"], [stopped, "--triangles", "none", "--memory", "2M"])
+    tables = Path(cache_dir) / "msa"
+    _invoke(COMMANDS["build"], [fasta, "--cache-dir", tables])
+    for path in tables.rglob("*.pdb"):
+        _invoke(COMMANDS["verify"], [path])
+
+
+DOMAIN_JOBS = {"hanoi4": _hanoi4, "vertex-cover": _vertex_cover, "msa": _msa}
 
 
 def warm_up(processes: int, timeout: float = 600.0) -> tuple[int, list[str]]:
