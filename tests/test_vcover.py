@@ -503,7 +503,7 @@ def test_local_search_returns_a_cover_no_larger_and_finds_small_optima():
     for n, edges, indptr, indices in _random_csr(np.random.default_rng(56), 30, 21, 0.1, 0.7):
         cover = np.zeros(n, dtype=np.int8)
         greedy = int(K.greedy_cover(indptr, indices, cover))
-        size = int(numvc(indptr, indices, cover, 3000, 1))
+        size = int(numvc(indptr, indices, cover, 3000, 1, 0, True))  # the solver's argument types
         opt = oracle(n, edges)
         assert opt <= size <= greedy and int(cover.sum()) == size
         inside = cover.astype(bool)
@@ -584,7 +584,7 @@ def test_local_search_stops_at_its_floor():
             continue
         for floor in (size, opt):
             cover = greedy.copy()
-            assert int(numvc(indptr, indices, cover, 100_000, 1, floor)) == floor == int(cover.sum())
+            assert int(numvc(indptr, indices, cover, 100_000, 1, floor, True)) == floor == int(cover.sum())
         checked += 1
     assert checked
 
