@@ -377,15 +377,16 @@ def load_runs(path: Path, clock: str = "cpu") -> dict[tuple, dict]:
 def write_pace_summary(runs_path: Path, out: Path, limits: list[float], command: str,
                        facts: dict[str, tuple[int, float]], clock: str = "cpu") -> None:
     """Per solver and limit: graphs attempted, solved within it (a graph solved within a shorter limit
-    counts), wrong sizes; the load range of the runs; and, on the same graphs, how many the organisers' ILP
-    solved within each limit (its published seconds, on their machine)."""
+    counts), wrong sizes, and the proven bound and cover size of each unsolved graph whose record has them
+    (``bounds``: the solver stopped itself); the load range of the runs; and, on the same graphs, how many
+    the organisers' ILP solved within each limit (its published seconds, on their machine)."""
     runs = load_runs(runs_path, clock)
     graphs = sorted({k[1] for k in runs})
     summary: dict = {}
     for solver in sorted({k[0] for k in runs}):
         summary[solver] = {}
         for limit in limits:
-            attempted, solved, wrong = [], [], []
+            attempted, solved, wrong, bounds = [], [], [], {}
             for g in graphs:
                 recs = [runs.get((solver, g, x)) for x in limits if x <= limit]
                 recs = [r for r in recs if r]
@@ -399,8 +400,11 @@ def write_pace_summary(runs_path: Path, out: Path, limits: list[float], command:
                     solved.append(g)
                     if done[0].get("agrees") is False:
                         wrong.append(g)
+                elif all(isinstance(recs[-1].get(k), int) for k in ("lower_bound", "size")):
+                    bounds[g] = [recs[-1]["lower_bound"], recs[-1]["size"]]   # stopped by its own limit
             summary[solver][f"{limit:g}"] = {"attempted": len(attempted), "solved": len(solved),
-                                             "wrong": wrong, "unsolved": sorted(set(attempted) - set(solved))}
+                                             "wrong": wrong, "unsolved": sorted(set(attempted) - set(solved)),
+                                             "bounds": bounds}
     ilp = {f"{limit:g}": sum(1 for g in graphs if g in facts and facts[g][1] <= limit) for limit in limits}
     loads = [r["load_before"][0] for r in runs.values() if r.get("load_before")]
     write(out, {"summary": summary, "organisers_ilp_solved": ilp, "graphs_run": graphs, "runs_file": runs_path.name,
