@@ -54,6 +54,7 @@ CONFIGS = ["none", "static:2", "static:3", "static:4", "dynamic:2", "dynamic:3",
 TALK_CLASS = (150, 16)
 CLASSES = {"150-d16": (150, 16), "150-d30": (150, 30), "150-d60": (150, 60), "300-d16": (300, 16)}
 TALK_GRAPHS = HERE.parent / "examples" / "vc-150-16"   # the 20 graphs, as committed in examples/
+OWN_CPU_SHARE = 0.9      # pdbtool's own --time-limit (--clock cpu) in a PACE run: this share of the CPU limit
 SEED = 2003              # the seed of examples/vc-150-16, used for the other classes too
 
 
@@ -337,9 +338,11 @@ def run_pace(args, binary: Path | None, out: Path) -> None:
                     rec = peers.run_cpsat(g, limit, scratch=scratch, clock=args.clock)
                 elif args.clock == "wall":
                     rec = slim(peers.run_pdbtool([g], args.heuristic, limit, [], scratch, wall_limit=limit + 60)[0])
-                else:   # its start-up (imports, Numba's cache) counts in its CPU, as Peaty's and CP-SAT's do
-                    rec = slim(peers.run_pdbtool([g], args.heuristic, None, [], scratch,
-                                                 wall_limit=peers.wall_cap(limit), cpu_limit=limit)[0])
+                else:   # its start-up (imports, Numba's cache) counts in its CPU, as Peaty's and CP-SAT's do;
+                    # it stops itself a little before the runner's kill, so that its record keeps the best
+                    # cover and the proven bound
+                    rec = slim(peers.run_pdbtool([g], args.heuristic, OWN_CPU_SHARE * limit, ["--clock", "cpu"],
+                                                 scratch, wall_limit=peers.wall_cap(limit), cpu_limit=limit)[0])
                 rec.update({"solver": solver, "id": g.name, "limit": limit, "clock": args.clock,
                             "vertices": g.vertices,
                             "edges": len(g.edges), "published": optima.get(g.name), "load_before": load_before,
@@ -374,15 +377,16 @@ def load_runs(path: Path, clock: str = "cpu") -> dict[tuple, dict]:
 def write_pace_summary(runs_path: Path, out: Path, limits: list[float], command: str,
                        facts: dict[str, tuple[int, float]], clock: str = "cpu") -> None:
     """Per solver and limit: graphs attempted, solved within it (a graph solved within a shorter limit
-    counts), wrong sizes; the load range of the runs; and, on the same graphs, how many the organisers' ILP
-    solved within each limit (its published seconds, on their machine)."""
+    counts), wrong sizes, and the proven bound and cover size of each unsolved graph whose record has them
+    (``bounds``: the solver stopped itself); the load range of the runs; and, on the same graphs, how many
+    the organisers' ILP solved within each limit (its published seconds, on their machine)."""
     runs = load_runs(runs_path, clock)
     graphs = sorted({k[1] for k in runs})
     summary: dict = {}
     for solver in sorted({k[0] for k in runs}):
         summary[solver] = {}
         for limit in limits:
-            attempted, solved, wrong = [], [], []
+            attempted, solved, wrong, bounds = [], [], [], {}
             for g in graphs:
                 recs = [runs.get((solver, g, x)) for x in limits if x <= limit]
                 recs = [r for r in recs if r]
@@ -396,8 +400,11 @@ def write_pace_summary(runs_path: Path, out: Path, limits: list[float], command:
                     solved.append(g)
                     if done[0].get("agrees") is False:
                         wrong.append(g)
+                elif all(isinstance(recs[-1].get(k), int) for k in ("lower_bound", "size")):
+                    bounds[g] = [recs[-1]["lower_bound"], recs[-1]["size"]]   # stopped by its own limit
             summary[solver][f"{limit:g}"] = {"attempted": len(attempted), "solved": len(solved),
-                                             "wrong": wrong, "unsolved": sorted(set(attempted) - set(solved))}
+                                             "wrong": wrong, "unsolved": sorted(set(attempted) - set(solved)),
+                                             "bounds": bounds}
     ilp = {f"{limit:g}": sum(1 for g in graphs if g in facts and facts[g][1] <= limit) for limit in limits}
     loads = [r["load_before"][0] for r in runs.values() if r.get("load_before")]
     write(out, {"summary": summary, "organisers_ilp_solved": ilp, "graphs_run": graphs, "runs_file": runs_path.name,

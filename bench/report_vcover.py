@@ -146,8 +146,15 @@ def vcover_pace_section(plots: Plots, data) -> str:
            "A graph solved within a shorter limit counts for the longer one. \"wrong\": a size other than "
            f"the published optimum. {len(data.get('graphs_run') or [])} graphs run so far ({names[0]} to "
            f"{names[-1]}, by name){load_text}.\n\n",
-           table(["solver", "limit", "graphs run", "solved", "wrong", "not solved"], rows),
-           "\n" + provenance(data) + "\n"]
+           table(["solver", "limit", "graphs run", "solved", "wrong", "not solved"], rows)]
+    for solver, by_limit in (data.get("summary") or {}).items():
+        for limit, s in by_limit.items():
+            if s.get("bounds"):
+                spans = ", ".join(f"{g.removeprefix('vc-exact_')} ({low:,} to {size:,})"
+                                  for g, (low, size) in sorted(s["bounds"].items()))
+                out.append(f"\n{solver} at {limit} s, the unsolved graphs whose record holds the proven lower bound "
+                           f"and the best cover found (the solver stopped itself): {spans}.\n")
+    out.append("\n" + provenance(data) + "\n")
     return "".join(out)
 
 

@@ -67,9 +67,10 @@ def test_pdbtool_records_in_either_json_shape():
 def test_pace_counts_a_graph_solved_within_a_shorter_limit_for_the_longer(tmp_path):
     runs = tmp_path / "vcover_pace.runs.jsonl"
     recs = [("peaty", "g1", 60, True, 10), ("peaty", "g2", 60, False, None), ("peaty", "g2", 600, True, 7),
-            ("cp-sat", "g1", 60, True, 11), ("cp-sat", "g2", 60, False, None)]
+            ("cp-sat", "g1", 60, True, 11), ("cp-sat", "g2", 60, False, 8)]
     lines = [json.dumps({"solver": s, "id": g, "limit": lim, "solved": ok, "size": size, "clock": "cpu",
-                         "agrees": None if size is None else size != 11, "load_before": [1.0, 0, 0]})
+                         "agrees": None if size is None or not ok else size != 11, "load_before": [1.0, 0, 0]}
+                        | ({"lower_bound": 6} if size == 8 else {}))
              for s, g, lim, ok, size in recs]
     lines.append(json.dumps({"solver": "peaty", "id": "g4", "limit": 60, "solved": True, "clock": "wall"}))
     runs.write_text("\n".join(lines) + '\n{"solver": "peaty", "id": "g3", "lim')     # a line cut short by a kill
@@ -77,9 +78,10 @@ def test_pace_counts_a_graph_solved_within_a_shorter_limit_for_the_longer(tmp_pa
     bench.write_pace_summary(runs, out, [60.0, 600.0], "cmd", {"g1": (10, 1.5), "g2": (7, 300.0)})
     data = json.loads(out.read_text())
     s = data["summary"]
-    assert s["peaty"]["60"] == {"attempted": 2, "solved": 1, "wrong": [], "unsolved": ["g2"]}
-    assert s["peaty"]["600"] == {"attempted": 2, "solved": 2, "wrong": [], "unsolved": []}
-    assert s["cp-sat"]["60"] == {"attempted": 2, "solved": 1, "wrong": ["g1"], "unsolved": ["g2"]}
+    assert s["peaty"]["60"] == {"attempted": 2, "solved": 1, "wrong": [], "unsolved": ["g2"], "bounds": {}}
+    assert s["peaty"]["600"] == {"attempted": 2, "solved": 2, "wrong": [], "unsolved": [], "bounds": {}}
+    assert s["cp-sat"]["60"] == {"attempted": 2, "solved": 1, "wrong": ["g1"], "unsolved": ["g2"],
+                                 "bounds": {"g2": [6, 8]}}    # stopped by its own limit: its bound and cover
     assert s["cp-sat"]["600"]["attempted"] == 1          # g2 not yet run at 600 s: not counted
     assert data["organisers_ilp_solved"] == {"60": 1, "600": 2}
 

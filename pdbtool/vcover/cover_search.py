@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from .._native.intrinsics import popcount, trailing_zeros
-from .kernels import (F_CLIQUES, F_OUT_FIRST, FREE, PHASE_BACK, PHASE_DONE, PHASE_NODE, S_BEST, S_DEPTH, S_G,
+from .kernels import (EMPTY, F_CLIQUES, F_OUT_FIRST, FREE, PHASE_BACK, PHASE_DONE, PHASE_NODE, S_BEST, S_DEPTH, S_G,
                       S_NODES, S_PHASE, S_TRAIL, _leave, _settle, _take, _undo_to, clique_cover_bits,
                       lower_bound, node_closed, record_if_covered)
 from .maxsat import tighten
@@ -178,7 +178,7 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
             if pos > 0:
                 u = buf_v[start + pos - 1]
                 if status[u] == FREE and deg[u] > 0:
-                    qlen = _take(u, status, deg, indptr, indices, trail, sc, queue, 0)
+                    qlen = _take(u, status, deg, indptr, indices, trail, sc, queue, EMPTY)
                     _settle(status, deg, indptr, indices, trail, sc, queue, qlen)
                 fr_mark[d] = sc[S_TRAIL]
             if record_if_covered(status, sc, best_cover):
@@ -201,7 +201,7 @@ def search_cover(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsiz
                 continue
             if status[v] != FREE or deg[v] == 0 or sc[S_G] + deg[v] >= sc[S_BEST]:
                 continue
-            qlen = _leave(v, status, deg, indptr, indices, trail, sc, queue, 0)
+            qlen = _leave(v, status, deg, indptr, indices, trail, sc, queue, EMPTY)
             _settle(status, deg, indptr, indices, trail, sc, queue, qlen)
             sc[S_PHASE] = PHASE_NODE
         else:

@@ -46,6 +46,9 @@ F_OUT_FIRST = 32
 S_G, S_MFREE, S_TRAIL, S_DEPTH, S_BEST, S_NODES, S_PHASE, S_STAMP = range(8)
 N_SCALARS = 8
 PHASE_NODE, PHASE_BACK, PHASE_DONE = 0, 1, 2
+# an empty queue: an int64, not a literal 0, so that the helpers taking a queue length are compiled once (a
+# literal argument, or a counter started at a literal, gives a callee a specialization of its own)
+EMPTY = np.int64(0)
 
 
 @njit(cache=True)
@@ -322,7 +325,7 @@ def lp_bound(status, deg, indptr, indices, match_l, match_r, seen, stack_v, stac
 def init_state(status, deg, indptr, indices, trail, sc, queue):
     """The root: every vertex FREE, degrees from the lists, the degree-0/1 rules applied."""
     n = status.shape[0]
-    qlen = 0
+    qlen = EMPTY
     m2 = 0
     for v in range(n):
         status[v] = FREE
@@ -377,7 +380,7 @@ def greedy_cover(indptr, indices, cover):
             nxt[v] = head[deg[v]]
             head[deg[v]] = v
             continue
-        qlen = _take(v, status, deg, indptr, indices, trail, sc, queue, 0)
+        qlen = _take(v, status, deg, indptr, indices, trail, sc, queue, EMPTY)
         _settle(status, deg, indptr, indices, trail, sc, queue, qlen)
     for v in range(n):
         cover[v] = 1 if status[v] == IN else 0
@@ -459,7 +462,7 @@ def search(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsize, fla
             if sc[S_G] + max(h, 1) >= sc[S_BEST]:
                 sc[S_PHASE] = PHASE_BACK
                 continue
-            best_v = -1
+            best_v = np.int64(-1)
             best_d = -1
             for v in range(n):
                 if status[v] == FREE and deg[v] > best_d:
@@ -472,9 +475,9 @@ def search(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsize, fla
             fr_bound[d] = sc[S_G] + h
             sc[S_DEPTH] = d + 1
             if out_first:
-                qlen = _leave(best_v, status, deg, indptr, indices, trail, sc, queue, 0)
+                qlen = _leave(best_v, status, deg, indptr, indices, trail, sc, queue, EMPTY)
             else:
-                qlen = _take(best_v, status, deg, indptr, indices, trail, sc, queue, 0)
+                qlen = _take(best_v, status, deg, indptr, indices, trail, sc, queue, EMPTY)
             _settle(status, deg, indptr, indices, trail, sc, queue, qlen)
         elif sc[S_PHASE] == PHASE_BACK:
             if sc[S_DEPTH] == 0:
@@ -490,11 +493,11 @@ def search(indptr, indices, adjbits, cl, clsize, dyn_rows, packed, packsize, fla
             if out_first:
                 if sc[S_G] + 1 >= sc[S_BEST]:
                     continue
-                qlen = _take(v, status, deg, indptr, indices, trail, sc, queue, 0)
+                qlen = _take(v, status, deg, indptr, indices, trail, sc, queue, EMPTY)
             else:
                 if sc[S_G] + deg[v] >= sc[S_BEST]:
                     continue
-                qlen = _leave(v, status, deg, indptr, indices, trail, sc, queue, 0)
+                qlen = _leave(v, status, deg, indptr, indices, trail, sc, queue, EMPTY)
             _settle(status, deg, indptr, indices, trail, sc, queue, qlen)
             sc[S_PHASE] = PHASE_NODE
         else:

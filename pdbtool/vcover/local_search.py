@@ -22,6 +22,7 @@ from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 
 GAMMA_PER_VERTEX = 0.5
 RHO = 0.3
+OUT, INTO = np.int64(0), np.int64(1)  # _move's direction, not literals: one compiled _move
 
 
 @njit(cache=True)
@@ -154,7 +155,7 @@ def _heap_remove(v, hlen, heap, hpos, dscore, moved):
 @njit(cache=True)
 def _heap_build(incover, heap, hpos, dscore, moved):
     """The heap of the cover's vertices, the one taken out first at its top; returns its length."""
-    hlen = 0
+    hlen = np.int64(0)  # not a literal: one specialization of the helpers it is passed to
     for v in range(incover.shape[0]):
         hpos[v] = -1
         if incover[v]:
@@ -211,9 +212,9 @@ def _move(v, into, step, indptr, indices, eid, weight, incover, dscore, conf, mo
 
 
 @njit(cache=True)
-def numvc(indptr, indices, cover, steps, seed, floor=0, indexed=True):
+def numvc(indptr, indices, cover, steps, seed, floor, indexed):
     """Improve the vertex cover ``cover`` (1 for a vertex in it) of the graph for ``steps`` steps, or until
-    a cover of ``floor`` vertices (a lower bound) is found; ``cover`` is left holding the smallest cover
+    a cover of ``floor`` vertices (a lower bound; 0 if none) is found; ``cover`` is left holding the smallest cover
     found, whose size is returned.  ``indexed``: the cover's vertex to take out from the heap (else by a
     scan of the cover, cheaper where the degrees times the heap's depth exceed the vertex count)."""
     n = indptr.shape[0] - 1
@@ -236,7 +237,7 @@ def numvc(indptr, indices, cover, steps, seed, floor=0, indexed=True):
     upos = -np.ones(m, dtype=np.int64)
     heap = np.empty(n, dtype=np.int64)
     hpos = -np.ones(n, dtype=np.int64)
-    ulen = 0
+    ulen = np.int64(0)
     for e in range(m):
         if not incover[eu[e]] and not incover[ev[e]]:
             uncovered[ulen] = e
@@ -257,13 +258,13 @@ def numvc(indptr, indices, cover, steps, seed, floor=0, indexed=True):
             if best <= floor:
                 break
             u = heap[0] if indexed else _highest(incover, dscore, moved)
-            ulen, hlen = _move(u, 0, step, indptr, indices, eid, weight, incover, dscore, conf, moved,
+            ulen, hlen = _move(u, OUT, step, indptr, indices, eid, weight, incover, dscore, conf, moved,
                                uncovered, upos, ulen, heap, hpos, hlen, indexed)
             size -= 1
             continue
         if size > 0:
             u = heap[0] if indexed else _highest(incover, dscore, moved)
-            ulen, hlen = _move(u, 0, step, indptr, indices, eid, weight, incover, dscore, conf, moved,
+            ulen, hlen = _move(u, OUT, step, indptr, indices, eid, weight, incover, dscore, conf, moved,
                                uncovered, upos, ulen, heap, hpos, hlen, indexed)
             size -= 1
         e = uncovered[np.random.randint(0, ulen)]
@@ -276,7 +277,7 @@ def numvc(indptr, indices, cover, steps, seed, floor=0, indexed=True):
             v = a
         else:
             v = b
-        ulen, hlen = _move(v, 1, step, indptr, indices, eid, weight, incover, dscore, conf, moved, uncovered, upos,
+        ulen, hlen = _move(v, INTO, step, indptr, indices, eid, weight, incover, dscore, conf, moved, uncovered, upos,
                            ulen, heap, hpos, hlen, indexed)
         size += 1
         for j in range(ulen):  # the ends of an uncovered edge are outside the cover: the heap keeps

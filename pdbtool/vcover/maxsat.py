@@ -57,7 +57,7 @@ def _inconsistent(v, adjbits, cbits, rbits, reason, kmin, consumed, count, queue
         if c == 1:
             queue[qlen] = k
             qlen += 1
-    tlen = 0
+    tlen = np.int64(0)  # not a literal: one specialization of _consume
     head = 0
     while head < qlen:
         k = queue[head]

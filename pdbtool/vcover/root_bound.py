@@ -23,7 +23,7 @@ from .kernels import FREE
 def _first_fit(order, count, indptr, indices, status, deg, clique, size, seen):
     """Partition the vertices of ``order`` into cliques, each joining the first clique that it is adjacent
     to entirely; ``clique[v]`` is its clique, ``size[c]`` each clique's size; returns the cliques."""
-    cliques = 0
+    cliques = np.int64(0)  # not a literal: one compiled specialization of its callers' calls
     for i in range(count):
         v = order[i]
         best = cliques
@@ -52,47 +52,76 @@ def _first_fit(order, count, indptr, indices, status, deg, clique, size, seen):
 @njit(cache=True)
 def iterated_clique_cover(indptr, indices, status, deg, rounds, seed):
     """F - c for the best partition of the free graph's F vertices (FREE, degree at least one) into c
-    cliques that first fit by decreasing degree and ``rounds`` of iterated greedy find."""
+    cliques that first fit by decreasing degree and ``rounds`` of iterated greedy find.  The orders are
+    made by counting sorts (by degree, by a clique's size, by a clique's rank; ties to the lower number):
+    no general sort is compiled."""
     n = status.shape[0]
     np.random.seed(seed)
-    count = 0
+    count = np.int64(0)
+    top = np.int64(0)
     for v in range(n):
         if status[v] == FREE and deg[v] > 0:
             count += 1
+            top = max(top, deg[v])
     if count == 0:
-        return 0
-    order = np.empty(count, dtype=np.int64)
-    keys = np.empty(count, dtype=np.int64)
-    at = 0
+        return count
+    # decreasing degree, then increasing number
+    slot = np.zeros(max(top, count) + 2, dtype=np.int64)
     for v in range(n):
         if status[v] == FREE and deg[v] > 0:
-            order[at] = v
-            keys[at] = -deg[v] * (n + 1) + v            # decreasing degree, then increasing number
-            at += 1
-    order = order[np.argsort(keys)]
+            slot[top - deg[v] + 1] += 1
+    for d in range(1, top + 2):
+        slot[d] += slot[d - 1]
+    order = np.empty(count, dtype=np.int64)
+    for v in range(n):
+        if status[v] == FREE and deg[v] > 0:
+            order[slot[top - deg[v]]] = v
+            slot[top - deg[v]] += 1
     clique = -np.ones(n, dtype=np.int64)
     size = np.zeros(count + 1, dtype=np.int64)
     seen = np.zeros(count + 1, dtype=np.int64)
     best = _first_fit(order, count, indptr, indices, status, deg, clique, size, seen)
     cliques = best
     rank = np.empty(count + 1, dtype=np.int64)
+    perm = np.empty(count + 1, dtype=np.int64)
     for _ in range(rounds):
         pick = np.random.random()
-        perm = np.arange(cliques)
-        if pick < 0.4:       # the largest cliques first
-            perm = np.argsort(-size[:cliques], kind="mergesort")
+        if pick < 0.4:       # the largest cliques first (ties: the earlier clique first)
+            for s in range(count + 2):
+                slot[s] = 0
+            for c in range(cliques):
+                slot[count - size[c] + 1] += 1
+            for s in range(1, count + 2):
+                slot[s] += slot[s - 1]
+            for c in range(cliques):
+                perm[slot[count - size[c]]] = c
+                slot[count - size[c]] += 1
         elif pick < 0.7:     # the last first
-            perm = perm[::-1].copy()
-        else:
-            np.random.shuffle(perm)
+            for i in range(cliques):
+                perm[i] = cliques - 1 - i
+        else:                # shuffled (the Fisher-Yates draws of np.random.shuffle)
+            for i in range(cliques):
+                perm[i] = i
+            i = cliques - 1
+            while i > 0:
+                j = np.random.randint(0, i + 1)
+                perm[i], perm[j] = perm[j], perm[i]
+                i -= 1
         for i in range(cliques):
             rank[perm[i]] = i
-        keys = np.empty(count, dtype=np.int64)
-        for i in range(count):
-            keys[i] = rank[clique[order[i]]] * (n + 1) + order[i]
-        order = order[np.argsort(keys)]
-        for i in range(count):
-            clique[order[i]] = -1
+        # the vertices by their clique's rank, then by number
+        for r in range(cliques + 1):
+            slot[r] = 0
+        for v in range(n):
+            if clique[v] >= 0:
+                slot[rank[clique[v]] + 1] += 1
+        for r in range(1, cliques + 1):
+            slot[r] += slot[r - 1]
+        for v in range(n):
+            if clique[v] >= 0:
+                order[slot[rank[clique[v]]]] = v
+                slot[rank[clique[v]]] += 1
+                clique[v] = -1
         cliques = _first_fit(order, count, indptr, indices, status, deg, clique, size, seen)
         if cliques < best:
             best = cliques
