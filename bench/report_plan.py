@@ -32,6 +32,25 @@ def plan_35_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
+@section("Plans of the 15-puzzle measured against search", ["plan_15"],
+         "python bench/bench_plan_15.py --plans 15-7-8 15-6-6-3 PLAN_FILE")
+def plan_15_section(plots: Plots, data) -> str:
+    low, high = data.get("agreement", [0.67, 1.5])
+    out = [f"Partitions of the 15-puzzle scored as `pdbtool plan` scores them ({fmt(data.get('samples'))} random "
+           f"states, seed {data.get('seed')}, with the reflection) and searched in the same run on "
+           f"{data.get('instances')}, each with its reflection, `--pruning {data.get('pruning')}`, single-threaded "
+           f"([plan.md](plan.md)).  Ratios are to {data.get('reference')}'s; the prediction holds where predicted "
+           f"over measured is between {low} and {high}.\n\n"]
+    rows = [[f"`{r.get('file')}`", r.get("structure"), fmt(r.get("memory_bytes")), fmt(r.get("mean_h0"), 2),
+             fmt(r.get("nodes_generated")), fmt(r.get("cpu_seconds"), 2), fmt(r.get("predicted_ratio"), 3),
+             fmt(r.get("measured_ratio"), 3), fmt(r.get("predicted_over_measured"), 2),
+             "yes" if r.get("agrees") else "no"] for r in data.get("rows", [])]
+    out.append(table(["plan", "structure", "bytes", "mean h(start)", "nodes", "CPU s", "predicted ratio",
+                      "measured ratio", "predicted / measured", "holds"], rows))
+    out.append("\n" + provenance(data) + "\n")
+    return "".join(out)
+
+
 @section("Predicting one instance: stratified sampling of its own tree", ["predict_instances"],
          "python bench/bench_predict_instances.py --probes 1000")
 def predict_instances_section(plots: Plots, data) -> str:
