@@ -32,9 +32,10 @@ def plan_35_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
-@section("Plans of the 15-puzzle measured against search", ["plan_15"],
+@section("Plans of the 15-puzzle measured against search", ["plan_15", "plan_15_stratified"],
          "python bench/bench_plan_15.py --plans 15-7-8 15-6-6-3 PLAN_FILE")
-def plan_15_section(plots: Plots, data) -> str:
+def plan_15_section(plots: Plots, data, stratified=None) -> str:
+    data = data or {}
     low, high = data.get("agreement", [0.67, 1.5])
     out = [f"Partitions of the 15-puzzle scored as `pdbtool plan` scores them ({fmt(data.get('samples'))} random "
            f"states, seed {data.get('seed')}, with the reflection) and searched in the same run on "
@@ -48,6 +49,18 @@ def plan_15_section(plots: Plots, data) -> str:
     out.append(table(["plan", "structure", "bytes", "mean h(start)", "nodes", "CPU s", "predicted ratio",
                       "measured ratio", "predicted / measured", "holds"], rows))
     out.append("\n" + provenance(data) + "\n")
+    if stratified:
+        out.append(f"\nThe same ratios predicted instance by instance instead ({stratified.get('method')}), against "
+                   f"the searches above ({stratified.get('measured_from')}):\n\n")
+        out.append(table(["plan", "predicted nodes", "measured nodes", "predicted / measured (sums)",
+                          "median per instance", "within 2x", "predicted ratio", "measured ratio",
+                          "predicted / measured", "holds"],
+                         [[f"`{r.get('plan')}`", fmt(r.get("predicted")), fmt(r.get("measured")),
+                           fmt(r.get("ratio_of_sums"), 2), fmt(r.get("ratio_median"), 2), r.get("within_factor_2"),
+                           fmt(r.get("predicted_ratio"), 3), fmt(r.get("measured_ratio"), 3),
+                           fmt(r.get("predicted_over_measured"), 2), "yes" if r.get("agrees") else "no"]
+                          for r in stratified.get("rows", [])]))
+        out.append("\n" + provenance(stratified) + "\n")
     return "".join(out)
 
 
