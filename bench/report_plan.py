@@ -32,12 +32,22 @@ def plan_35_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
-@section("Plans of the 15-puzzle measured against search", ["plan_15", "plan_15_stratified"],
+@section("Plans of the 15-puzzle measured against search", ["plan_15", "plan_15_stratified", "plan_15_577MB"],
          "python bench/bench_plan_15.py --plans 15-7-8 15-6-6-3 PLAN_FILE")
-def plan_15_section(plots: Plots, data, stratified=None) -> str:
+def plan_15_section(plots: Plots, data, stratified=None, planned=None) -> str:
     data = data or {}
     low, high = data.get("agreement", [0.67, 1.5])
-    out = [f"Partitions of the 15-puzzle scored as `pdbtool plan` scores them ({fmt(data.get('samples'))} random "
+    out = []
+    if planned:
+        p = planned.get("plan", {})
+        b = p.get("best_builtin") or {}
+        out.append(f"`pdbtool plan` within {fmt(p.get('memory_budget'))} bytes (15-7-8's tables): "
+                   f"{planned.get('summary')}; {p.get('kind')}, {fmt(p.get('scored'))} candidates scored "
+                   f"({p.get('strategy')}, {'finished' if p.get('finished') else 'stopped by the planning time'}), "
+                   f"predicted nodes {fmt(p.get('relative_nodes'), 5)} times Manhattan's on its check sample "
+                   f"(the best built-in, {b.get('name')}: {fmt(b.get('relative_nodes'), 5)}).\n\n"
+                   + provenance(planned) + "\n\n")
+    out += [f"Partitions of the 15-puzzle scored as `pdbtool plan` scores them ({fmt(data.get('samples'))} random "
            f"states, seed {data.get('seed')}, with the reflection) and searched in the same run on "
            f"{data.get('instances')}, each with its reflection, `--pruning {data.get('pruning')}`, single-threaded "
            f"([plan.md](plan.md)).  Ratios are to {data.get('reference')}'s; the prediction holds where predicted "
