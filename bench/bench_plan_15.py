@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _results import RESULTS, load_average, write  # noqa: E402
-from bench_plan import candidate_of  # noqa: E402
+from _results import load_average  # noqa: E402
+from bench_plan import add_scoring_options, candidate_of, manhattan_scorer, write_result  # noqa: E402
 
 AGREEMENT = (0.67, 1.5)  # predicted over measured node ratio that target 5 accepts
 
@@ -56,27 +56,19 @@ def main(argv=None) -> int:
     ap.add_argument("--instances", default=str(ROOT / "examples" / "korf100.txt"))
     ap.add_argument("--first", type=int, default=None, help="only the first N instances")
     ap.add_argument("--pruning", default="fsm")
-    ap.add_argument("--samples", type=float, default=1e6)
-    ap.add_argument("--seed", type=int, default=16)
-    ap.add_argument("--threads", type=int, default=2, help="threads of the builds of missing tables")
-    ap.add_argument("--cache-dir", default=None)
-    ap.add_argument("--out", default=str(RESULTS / "plan_15.json"))
+    add_scoring_options(ap, 16, "plan_15.json")
     args = ap.parse_args(argv)
-    from pdbtool.plan.scoring import SampleSet, Scorer, score_of
-    from pdbtool.plan.space import CostModel
+    from pdbtool.plan.scoring import score_of
     from pdbtool.puzzle.board import Board
     from pdbtool.puzzle.instances import load_instances
     from pdbtool.search.solver import Solver
-    from pdbtool.tables.cache import TableCache
     from pdbtool.tables.partitions import load_partition
 
     started, load_before, cpu = time.time(), load_average(), time.process_time()
     board = Board.parse("4x4")
     instances = load_instances(args.instances, board)[:args.first]
-    samples = SampleSet(board, int(args.samples), args.seed)
-    scorer = Scorer(board, "minimized", True, samples, TableCache(args.cache_dir), args.threads)
-    scorer.set_reference("manhattan", samples.manhattan(range(1, board.n)))
-    costs = CostModel(board, "minimized")
+    scorer, costs = manhattan_scorer(board, args)
+    samples = scorer.samples
     rows = []
     for spec in args.plans:
         name, cand = candidate_of(spec, board)
@@ -103,10 +95,7 @@ def main(argv=None) -> int:
            "instances": f"{Path(args.instances).name}" + (f", first {args.first}" if args.first else ""),
            "pruning": args.pruning, "reflection": True, "samples": samples.count, "seed": args.seed,
            "bound": scorer.weights.bound if scorer.weights else None, "agreement": list(AGREEMENT), "rows": rows}
-    write(Path(args.out), out, command=" ".join(sys.argv), started=started, load_before=load_before,
-          cpu_seconds=round(time.process_time() - cpu, 1))
-    print(f"written {args.out}")
-    return 0
+    return write_result(args.out, out, started, load_before, cpu)
 
 
 if __name__ == "__main__":
