@@ -51,27 +51,49 @@ def candidate_of(spec: str, board):
     return part.name, Candidate.make([[p.tiles for p in q.patterns] for q in parts], encoding or "byte")
 
 
+def add_scoring_options(ap: argparse.ArgumentParser, seed: int, out: str) -> None:
+    """The options of the sample the plans are scored on, and of the result file."""
+    ap.add_argument("--samples", type=float, default=1e6)
+    ap.add_argument("--seed", type=int, default=seed)
+    ap.add_argument("--threads", type=int, default=2, help="threads of the builds of missing tables")
+    ap.add_argument("--cache-dir", default=None)
+    ap.add_argument("--out", default=str(RESULTS / out))
+
+
+def manhattan_scorer(board, args):
+    """(scorer, cost model) of blank-minimized tables with the reflection, relative to Manhattan, on
+    ``args.samples`` random states of ``board`` (seed ``args.seed``): the planner's own score."""
+    from pdbtool.plan.scoring import SampleSet, Scorer
+    from pdbtool.plan.space import CostModel
+    from pdbtool.tables.cache import TableCache
+
+    samples = SampleSet(board, int(args.samples), args.seed)
+    scorer = Scorer(board, "minimized", True, samples, TableCache(args.cache_dir), args.threads)
+    scorer.set_reference("manhattan", samples.manhattan(range(1, board.n)))
+    return scorer, CostModel(board, "minimized")
+
+
+def write_result(path: str, out: dict, started: float, load_before, cpu: float) -> int:
+    """Write ``out`` with its provenance (this command, the load, the process's CPU seconds since ``cpu``)."""
+    write(Path(path), out, command=" ".join(sys.argv), started=started, load_before=load_before,
+          cpu_seconds=round(time.process_time() - cpu, 1))
+    print(f"written {path}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--plans", nargs="+",
                     help="partition or catalogue files (or built-in names) to score, each as FILE or FILE:ENCODING")
-    ap.add_argument("--samples", type=float, default=1e6)
-    ap.add_argument("--seed", type=int, default=35)
-    ap.add_argument("--threads", type=int, default=2, help="threads of the builds of missing tables")
-    ap.add_argument("--cache-dir", default=None)
-    ap.add_argument("--out", default=str(RESULTS / "plan_35.json"))
+    add_scoring_options(ap, 35, "plan_35.json")
     args = ap.parse_args(argv)
-    from pdbtool.plan.scoring import SampleSet, Scorer, score_of
-    from pdbtool.plan.space import CostModel
+    from pdbtool.plan.scoring import score_of
     from pdbtool.puzzle.board import Board
-    from pdbtool.tables.cache import TableCache
 
     started, load_before, cpu = time.time(), load_average(), time.process_time()
     board = Board.parse("6x6")
-    samples = SampleSet(board, int(args.samples), args.seed)
-    scorer = Scorer(board, "minimized", True, samples, TableCache(args.cache_dir), args.threads)
-    scorer.set_reference("manhattan", samples.manhattan(range(1, board.n)))
-    costs = CostModel(board, "minimized")
+    scorer, costs = manhattan_scorer(board, args)
+    samples = scorer.samples
     p35 = p35_rows()
     md_over_dynamic = first_value(p35["manhattan"]["relative_nodes"])
     fives = p35["static fives + reflection"]
@@ -94,10 +116,7 @@ def main(argv=None) -> int:
            "builtin_fives": {"plan": BUILTIN, "mean_h": fives["mean"], "states": fives["states"],
                              "relative_to_pairs_triples": first_value(fives["relative_nodes"]),
                              "memory_bytes": fives["memory_bytes"], "from": "bench/results/p35.json"}}
-    write(Path(args.out), out, command=" ".join(sys.argv), started=started, load_before=load_before,
-          cpu_seconds=round(time.process_time() - cpu, 1))
-    print(f"written {args.out}")
-    return 0
+    return write_result(args.out, out, started, load_before, cpu)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ PAGES = {
     "performance.md": ("tile puzzles", "Performance: the tile puzzles", SECTIONS_TILES),
     "performance-plan.md": ("planning and prediction", "Performance: planning and prediction",
                             [report_plan.predict_section, report_plan.predict_instances_section,
-                             report_plan.plan_35_section]),
+                             report_plan.plan_35_section, report_plan.plan_15_section]),
     "performance-hanoi.md": ("Towers of Hanoi", "Performance: the four-peg Towers of Hanoi",
                              [report_hanoi.hanoi_section, report_hanoi.hanoi_encodings_section]),
     "performance-vcover.md": ("vertex cover", "Performance: vertex cover",

@@ -32,6 +32,48 @@ def plan_35_section(plots: Plots, data) -> str:
     return "".join(out)
 
 
+@section("Plans of the 15-puzzle measured against search", ["plan_15", "plan_15_stratified", "plan_15_577MB"],
+         "python bench/bench_plan_15.py --plans 15-7-8 15-6-6-3 PLAN_FILE")
+def plan_15_section(plots: Plots, data, stratified=None, planned=None) -> str:
+    data = data or {}
+    low, high = data.get("agreement", [0.67, 1.5])
+    out = []
+    if planned:
+        p = planned.get("plan", {})
+        b = p.get("best_builtin") or {}
+        out.append(f"`pdbtool plan` within {fmt(p.get('memory_budget'))} bytes (15-7-8's tables): "
+                   f"{planned.get('summary')}; {p.get('kind')}, {fmt(p.get('scored'))} candidates scored "
+                   f"({p.get('strategy')}, {'finished' if p.get('finished') else 'stopped by the planning time'}), "
+                   f"predicted nodes {fmt(p.get('relative_nodes'), 5)} times Manhattan's on its check sample "
+                   f"(the best built-in, {b.get('name')}: {fmt(b.get('relative_nodes'), 5)}).\n\n"
+                   + provenance(planned) + "\n\n")
+    out += [f"Partitions of the 15-puzzle scored as `pdbtool plan` scores them ({fmt(data.get('samples'))} random "
+           f"states, seed {data.get('seed')}, with the reflection) and searched in the same run on "
+           f"{data.get('instances')}, each with its reflection, `--pruning {data.get('pruning')}`, single-threaded "
+           f"([plan.md](plan.md)).  Ratios are to {data.get('reference')}'s; the prediction holds where predicted "
+           f"over measured is between {low} and {high}.\n\n"]
+    rows = [[f"`{r.get('file')}`", r.get("structure"), fmt(r.get("memory_bytes")), fmt(r.get("mean_h0"), 2),
+             fmt(r.get("nodes_generated")), fmt(r.get("cpu_seconds"), 2), fmt(r.get("predicted_ratio"), 3),
+             fmt(r.get("measured_ratio"), 3), fmt(r.get("predicted_over_measured"), 2),
+             "yes" if r.get("agrees") else "no"] for r in data.get("rows", [])]
+    out.append(table(["plan", "structure", "bytes", "mean h(start)", "nodes", "CPU s", "predicted ratio",
+                      "measured ratio", "predicted / measured", "holds"], rows))
+    out.append("\n" + provenance(data) + "\n")
+    if stratified:
+        out.append(f"\nThe same ratios predicted instance by instance instead ({stratified.get('method')}), against "
+                   f"the searches above ({stratified.get('measured_from')}):\n\n")
+        out.append(table(["plan", "predicted nodes", "measured nodes", "predicted / measured (sums)",
+                          "median per instance", "within 2x", "predicted ratio", "measured ratio",
+                          "predicted / measured", "holds"],
+                         [[f"`{r.get('plan')}`", fmt(r.get("predicted")), fmt(r.get("measured")),
+                           fmt(r.get("ratio_of_sums"), 2), fmt(r.get("ratio_median"), 2), r.get("within_factor_2"),
+                           fmt(r.get("predicted_ratio"), 3), fmt(r.get("measured_ratio"), 3),
+                           fmt(r.get("predicted_over_measured"), 2), "yes" if r.get("agrees") else "no"]
+                          for r in stratified.get("rows", [])]))
+        out.append("\n" + provenance(stratified) + "\n")
+    return "".join(out)
+
+
 @section("Predicting one instance: stratified sampling of its own tree", ["predict_instances"],
          "python bench/bench_predict_instances.py --probes 1000")
 def predict_instances_section(plots: Plots, data) -> str:

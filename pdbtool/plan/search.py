@@ -36,8 +36,8 @@ from ..puzzle.board import Board
 from ..tables.partitions import Catalogue, builtin_names, load_partition
 from ..tables.sharing import board_symmetries
 from .scoring import Score, Scorer
-from .space import (PLAN_ENCODINGS, Budget, Candidate, CostModel, Costs, Group, Member, PlanError, row_chunks,
-                    set_partitions)
+from .space import (CATALOGUE_ENCODINGS, PLAN_ENCODINGS, Budget, Candidate, CostModel, Costs, Group, Member,
+                    PlanError, row_chunks, set_partitions)
 
 ENCODING_ORDER = tuple(registry.ENCODINGS)
 STATE_FORMAT = "pdbtool-plan-state"
@@ -149,6 +149,9 @@ class Planner:
         return self.time_limit is not None and self.elapsed() >= self.time_limit
 
     def fits(self, cand: Candidate) -> bool:
+        """Within the budget, and something ``solve`` takes (a catalogue only in byte tables)."""
+        if len(cand.members) > 1 and cand.encoding not in CATALOGUE_ENCODINGS:
+            return False
         return self.budget.fits(self.costs.costs(cand))
 
     def score(self, cand: Candidate) -> Score | None:
@@ -354,7 +357,7 @@ class Planner:
                     continue  # the image's goal has the blank elsewhere: not a partition of this board
                 for m in members:
                     extra.append(tuple(tuple(sorted(rename[t] for t in grp)) for grp in m))
-            for m in extra:  # in any encoding: a second partition often fits only in a compact one
+            for m in extra:  # in any encoding that fits and solve takes for a catalogue
                 for e in self.encodings:
                     found.setdefault(Candidate.make(members + [m], e), None)
         if len(members) > 1:

@@ -20,7 +20,7 @@ from ..tables.encodings import payload_bytes
 from ..tables.operations import partition_plan
 from ..tables.partitions import Catalogue, Partition
 from ..tables.ranking import TilePattern
-from ..tables.sharing import find_symmetry
+from ..tables.sharing import board_symmetries, maps_onto
 
 # CPU seconds per table entry of a blank-minimized build on one core: the builders' rate in
 # bench/results/build.json (5- to 8-tile tables), rounded up; a blank-ignored build visits fewer states
@@ -28,6 +28,9 @@ BUILD_CPU_SECONDS_PER_ENTRY = {"minimized": 2.6e-7, "ignored": 1.5e-7}
 # encodings a plan may choose: lossless ones whose value the score can compute from the byte table
 PLAN_ENCODINGS = {"minimized": ("byte", "nibble"), "ignored": ("byte", "nibble", "mod3")}
 NIBBLE_CAP = 15
+# encodings of a candidate of several partitions: the catalogue kernel that solve runs a max with reads byte
+# tables (pdbtool.search.solver refuses a catalogue in another)
+CATALOGUE_ENCODINGS = ("byte",)
 BUILD_MARGIN = estimate_peak_bytes(TilePattern(Board(2, 2), (1,)), "ignored") - 4  # the estimate's fixed part
 
 Group = tuple[int, ...]
@@ -107,22 +110,13 @@ class CostModel:
         self.board = board
         self.blank = blank
         self._costs = lru_cache(maxsize=1 << 16)(self._compute)
-        self._pairs: dict[tuple[Group, Group], bool] = {}
+        self._symmetries = board_symmetries(board)[1:]
         self._patterns: dict[Group, TilePattern] = {}
         self._groups: dict[tuple[Group, str], tuple[int, int, float]] = {}
         self._orbits: dict[Group, Group] = {}
-        self._representatives: dict[int, list[Group]] = {}
 
     def costs(self, cand: Candidate) -> Costs:
         return self._costs(cand)
-
-    def _symmetric(self, a: Group, b: Group) -> bool:
-        if len(a) != len(b):
-            return False
-        key = (a, b)
-        if key not in self._pairs:
-            self._pairs[key] = find_symmetry(self._pattern(a), self._pattern(b), self.blank) is not None
-        return self._pairs[key]
 
     def _pattern(self, g: Group) -> TilePattern:
         if g not in self._patterns:
@@ -133,25 +127,42 @@ class CostModel:
         """The patterns whose tables ``build`` stores: :func:`pdbtool.tables.sharing.share_tables`'s rule
         (a pattern is looked up in the first earlier stored one that a board symmetry maps onto it), on
         the patterns in the order the plan's file lists them, with each group's class memoized."""
+        return [self._pattern(g) for g in self._stored_groups(cand)]
+
+    def _stored_groups(self, cand: Candidate) -> list[Group]:
         seen: set[Group] = set()
         kept: list[Group] = []
         for g in cand.groups:
-            orbit = self._orbit(g)
+            orbit = self._orbits.get(g) or self._orbit(g)
             if orbit not in seen:
                 seen.add(orbit)
                 kept.append(g)
-        return [self._pattern(g) for g in kept]
+        return kept
 
     def _orbit(self, g: Group) -> Group:
         """The first group met that a board symmetry maps ``g`` onto (``g`` itself if none): the symmetries
-        that map tables onto each other form a group, so "maps onto" is an equivalence and the first stored
-        pattern of each class is the one ``build`` keeps (``exact_stored`` checks the plan's choice)."""
+        that map tables onto each other form a group, so "maps onto" is an equivalence, and the first stored
+        pattern of each class is the one ``build`` keeps (``exact_stored`` checks the plan's choice).  A
+        group's class is found from its images under the board's symmetries, not by trying every group met."""
         if g not in self._orbits:
-            found = next((r for r in self._representatives.get(len(g), ()) if self._symmetric(g, r)), None)
-            if found is None:
-                self._representatives.setdefault(len(g), []).append(g)
-            self._orbits[g] = g if found is None else found
+            found = next((self._orbits[b] for b in self._images(g) if b in self._orbits), g)
+            self._orbits[g] = found
         return self._orbits[g]
+
+    def _images(self, g: Group) -> list[Group]:
+        """The groups whose tables a symmetry other than the identity turns ``g``'s table into
+        (:func:`pdbtool.tables.sharing.maps_onto`)."""
+        board, a = self.board, self._pattern(g)
+        at = board.goal_tiles
+        out = []
+        for s in self._symmetries:
+            cells = [s.cell[board.goal[t]] for t in g]
+            if board.goal[0] in cells:
+                continue  # the image holds the blank's goal cell: no pattern of this board
+            b = tuple(sorted(at[c] for c in cells))
+            if maps_onto(s, a, self._pattern(b), self.blank):
+                out.append(b)
+        return out
 
     def exact_stored(self, cand: Candidate) -> list[TilePattern]:
         """The same, from the plan's partition or catalogue object through ``build``'s own plan."""
@@ -171,7 +182,8 @@ class CostModel:
         return self._groups[key]
 
     def _compute(self, cand: Candidate) -> Costs:
-        each = [(p.tiles, self._group(p.tiles, cand.encoding)) for p in self.stored(cand)]
+        each = [(g, self._groups.get((g, cand.encoding)) or self._group(g, cand.encoding))
+                for g in self._stored_groups(cand)]
         return Costs(sum(c[0] for _, c in each), len(each), max((c[1] for _, c in each), default=0),
                      sum(c[2] for _, c in each), tuple((g, c[2]) for g, c in each))
 
@@ -226,5 +238,5 @@ def row_chunks(board: Board, k: int, order: str = "rows") -> Member:
     return tuple(tuple(sorted(tiles[i:i + k])) for i in range(0, len(tiles), k))
 
 
-__all__ = ["Candidate", "CostModel", "Costs", "Budget", "PlanError", "set_partitions", "row_chunks", "table_object",
-           "partition_object", "PLAN_ENCODINGS", "BUILD_CPU_SECONDS_PER_ENTRY"]
+__all__ = ["CATALOGUE_ENCODINGS", "Candidate", "CostModel", "Costs", "Budget", "PlanError", "set_partitions",
+           "row_chunks", "table_object", "partition_object", "PLAN_ENCODINGS", "BUILD_CPU_SECONDS_PER_ENTRY"]
