@@ -46,7 +46,7 @@ def _outcome(r: dict) -> str:
         return _int(r.get("cost"))
     why = r.get("stopped_by") or "error"
     cpu, limit = _cpu(r), r.get("limit_cpu_seconds")
-    if why == "time" and cpu is not None and limit and cpu < 0.95 * limit * r.get("threads", 1):
+    if why == "wall" or why == "time" and cpu is not None and limit and cpu < 0.95 * limit * r.get("threads", 1):
         # the wall-clock guard (a starved run on a loaded machine), not the CPU limit: no verdict at the limit
         return f"unsolved (wall-clock guard at {cpu:.0f} CPU s)"
     return f"unsolved ({why})" if why != "error" else f"failed: {(r.get('error') or '')[:80]}"
