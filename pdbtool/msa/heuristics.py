@@ -28,6 +28,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from ..errors import PdbtoolError
@@ -154,7 +155,7 @@ class Heuristic:
         return "three-way " + " | ".join(parts) + average + columns
 
     def arrays(self):
-        """The flat arrays the kernels read (see :func:`kernels.heuristic`)."""
+        """The flat arrays the kernels read (see :func:`kernels.heuristic_at`)."""
         k = self.k
         ptab = joined([t.reshape(-1) for t in self.pair_tables])
         sizes = [t.size for t in self.pair_tables]
@@ -213,9 +214,11 @@ class Heuristic:
         return k - 2 if k >= 4 and len(self.triangles) == k * (k - 1) * (k - 2) // 6 else 0
 
     def start_value(self) -> int:
-        from .kernels import heuristic
+        from .kernels import node_heuristics
 
-        return int(heuristic(np.zeros(self.k, dtype=np.int64), self.k, *self.arrays()))
+        # the lattice of one node, the start: the kernel that the tests run on every node, not one more
+        one = np.ones(self.k, dtype=np.int64)
+        return int(node_heuristics(self.k, one - 1, one, *self.arrays())[0])
 
 
 def joined(parts: list[np.ndarray]) -> np.ndarray:
@@ -273,8 +276,7 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
     if memory is not None and need > memory:
         raise HeuristicError(f"the pairwise tables need {gib(need)}, more than the {gib(memory)} allowed")
     pairs = list(itertools.combinations(range(k), 2))
-    flat = np.concatenate(codes).astype(np.int8)
-    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    codes8 = [np.ascontiguousarray(c, dtype=np.int8) for c in codes]
     sizes = [(lengths[i] + 1) * (lengths[j] + 1) for i, j in pairs]
     out_off = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     if gap_gap > 0:
@@ -284,10 +286,21 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
 
     def pair_tables_of(column):
         out = np.empty(int(sum(sizes)), dtype=np.int32)
-        dp.all_pair_suffixes(flat, offsets, np.array(lengths, dtype=np.int64), np.array([p[0] for p in pairs]),
-                             np.array([p[1] for p in pairs]), out_off, out, model.sub, model.gap, column)
-        return {p: out[o:o + s].reshape(lengths[p[0]] + 1, lengths[p[1]] + 1)
-                for p, o, s in zip(pairs, out_off, sizes)}
+        views = {p: out[o:o + s].reshape(lengths[p[0]] + 1, lengths[p[1]] + 1)
+                 for p, o, s in zip(pairs, out_off, sizes)}
+
+        def fill(p):
+            views[p][...] = dp.pair_suffix(codes8[p[0]], codes8[p[1]], model.sub, model.gap, column)
+
+        # one pair a thread (the kernel releases the GIL): a parallel kernel would be one more to compile
+        workers = min(len(pairs), max(1, threads or numba.get_num_threads()))
+        if workers == 1:
+            for p in pairs:
+                fill(p)
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                list(pool.map(fill, pairs))
+        return views
 
     suffix = pair_tables_of(0)
     if bound is None:
@@ -352,8 +365,6 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
             dp.triangle_rows(prefix[(a, b)], suffix[(a, b)], prefix[(a, c)], suffix[(a, c)],
                              prefix[(b, c)], suffix[(b, c)], limit, lo, cnt, first, min(na, first + step))
         return lo, cnt
-
-    import numba
 
     workers = max(1, threads or numba.get_num_threads())
     stop = _Stop(deadline)

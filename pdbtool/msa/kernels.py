@@ -120,16 +120,6 @@ def pair_index(i, j, k):
 
 
 @njit(cache=True)
-def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
-              part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens, share):
-    """The heuristic at ``x`` (see :func:`heuristic_at`), with scratch arrays of its own."""
-    pv = np.empty(pi.shape[0], dtype=np.int64)
-    tv = np.empty(max(ta.shape[0], 1), dtype=np.int64)
-    return heuristic_at(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
-                        part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens, share, pv, tv)
-
-
-@njit(cache=True)
 def heuristic_at(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
                  part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens, share, pv, tv):
     """The max over the partitions of the sum of their pairwise and three-way table values at ``x``;
@@ -342,7 +332,8 @@ def path_keys(keys, parent, goal):
 @njit(cache=True)
 def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
                     part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share):
-    """The heuristic at every lattice node, indexed by the packed key (for tests of small instances)."""
+    """The heuristic at every lattice node, indexed by the packed key (the tests run it on small instances;
+    with every length 0, it is the start's alone)."""
     total = np.int64(1)
     for i in range(k):
         total *= lens[i] + 1
