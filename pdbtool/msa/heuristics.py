@@ -165,8 +165,6 @@ class Heuristic:
         pw = np.array([self.lengths[j] + 1 for _, j in self.pairs], dtype=np.int64)
         nt = len(self.triangles)
         if nt:
-            tlo = np.concatenate(self.tri_lo).astype(np.int32)
-            tcnt = np.concatenate(self.tri_cnt).astype(np.int32)
             tcells = joined(self.tri_cells) if sum(c.size for c in self.tri_cells) else np.zeros(1, dtype=np.int32)
             if self.gap_gap > 0:
                 if [c.size for c in self.tri_plain] != [c.size for c in self.tri_cells]:
@@ -177,16 +175,20 @@ class Heuristic:
                 tplain = np.zeros(1, dtype=np.int32)
             trows = np.concatenate([[0], np.cumsum([lo.shape[0] for lo in self.tri_lo])[:-1]]).astype(np.int64)
             cell_base = np.concatenate([[0], np.cumsum([c.size for c in self.tri_cells])[:-1]]).astype(np.int64)
-            tstart = np.empty(tlo.shape[0], dtype=np.int64)
+            # A row's data side by side, one cache line: where its cells start less its least x_c (so that x_c
+            # indexes the cells directly), and its x_c range, lo in the low half and lo + cnt in the high.
+            trow = np.empty((int(trows[-1]) + self.tri_lo[-1].shape[0], 2), dtype=np.int64)
             for t in range(nt):
+                lo = self.tri_lo[t].astype(np.int64)
                 cnt = self.tri_cnt[t].astype(np.int64)
                 starts = np.concatenate([[0], np.cumsum(cnt)[:-1]]) + cell_base[t]
-                tstart[trows[t]:trows[t] + cnt.shape[0]] = starts
+                trow[trows[t]:trows[t] + cnt.shape[0], 0] = starts - lo
+                trow[trows[t]:trows[t] + cnt.shape[0], 1] = lo | ((lo + cnt) << 32)
+            trow = trow.reshape(-1)
         else:
-            tlo = tcnt = np.zeros(1, dtype=np.int32)
             tcells = tplain = np.zeros(1, dtype=np.int32)
             trows = np.zeros(0, dtype=np.int64)
-            tstart = np.zeros(1, dtype=np.int64)
+            trow = np.zeros(2, dtype=np.int64)
         ta = np.array([t[0] for t in self.triangles], dtype=np.int64)
         tb = np.array([t[1] for t in self.triangles], dtype=np.int64)
         tc = np.array([t[2] for t in self.triangles], dtype=np.int64)
@@ -202,7 +204,7 @@ class Heuristic:
             pt_off.append(len(part_tris))
         ptab2 = joined([t.reshape(-1) for t in self.column_tables]) \
             if self.gap_gap > 0 else np.zeros(1, dtype=np.int32)
-        return (ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
+        return (ptab, poff, pi, pj, pw, trows, trow, tcells, tplain, ta, tb, tc, tw,
                 np.array(part_pairs, dtype=np.int64), np.array(pp_off, dtype=np.int64),
                 np.array(part_tris, dtype=np.int64), np.array(pt_off, dtype=np.int64),
                 ptab2, np.int64(self.gap_gap), np.array(self.lengths, dtype=np.int64), np.int64(self.share()))
