@@ -157,4 +157,5 @@ def test_a_run_stopped_by_the_wall_clock_guard_gives_no_verdict_and_is_run_again
     results = bench_msa.Results(path, True, {"part": "balibase"}, ["bench_msa.py"])
     assert not results.has(**base) and results.has(**{**base, "instance": "y"})
     results.add({**base, "solved": True, "cost": 7})
-    assert [(r["instance"], r["solved"]) for r in json.loads(path.read_text())["records"]] == [("y", False), ("x", True)]
+    held = json.loads(path.read_text())["records"]
+    assert [(r["instance"], r["solved"]) for r in held] == [("y", False), ("x", True)]
