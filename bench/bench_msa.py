@@ -142,7 +142,7 @@ class Results:
                      "records": data.get("records", [])}
         self.started = time.time()
         self.data["runs"].append(metadata(command, self.started, load_average(), settings=settings))
-        self.done = {self.key(r) for r in self.data["records"]}
+        self.done = {self.key(r) for r in self.data["records"] if not no_verdict(r)}
 
     @staticmethod
     def key(r: dict) -> tuple:
@@ -153,6 +153,9 @@ class Results:
                 key["limit_cpu_seconds"]) in self.done
 
     def add(self, record: dict) -> None:
+        """Append ``record``, in place of a record of the same run that gave no verdict."""
+        key = self.key(record)
+        self.data["records"] = [r for r in self.data["records"] if self.key(r) != key]
         self.data["records"].append(record)
         self.done.add(self.key(record))
         self.save()
@@ -166,6 +169,20 @@ class Results:
         tmp.replace(self.path)
 
 
+def no_verdict(record: dict) -> bool:
+    """A run stopped by the wall-clock guard before it used its CPU limit (a starved run on a loaded machine):
+    no verdict at that limit, so ``--resume`` runs it again.  Records written before the guard was told apart
+    say ``time``; their CPU seconds tell."""
+    if record.get("solved"):
+        return False
+    if record.get("stopped_by") == "wall":
+        return True
+    cpu = record.get("process_cpu_seconds", record.get("cpu_seconds"))
+    limit = record.get("limit_cpu_seconds")
+    return (record.get("stopped_by") == "time" and cpu is not None and bool(limit)
+            and cpu < 0.95 * limit * record.get("threads", 1))
+
+
 def stamp(record: dict, inst: _msa_data.Instance, limit: float, memory: int, load_before) -> dict:
     record = {"instance": inst.name, "group": inst.group, "k": inst.k, "lengths": list(inst.lengths),
               "limit_cpu_seconds": limit, "limit_memory_bytes": memory, **record}
@@ -173,6 +190,8 @@ def stamp(record: dict, inst: _msa_data.Instance, limit: float, memory: int, loa
     record["load_before"] = load_before
     record["load_after"] = load_average()
     record["commit"] = git_commit()
+    if no_verdict(record):
+        record["stopped_by"] = "wall"
     return record
 
 
@@ -260,7 +279,7 @@ def part_balibase(args, binaries, matrix, results: Results, instances) -> list[d
     for n, limit in enumerate(limits):
         for inst in instances:
             if n > 0:     # the longer limit: only where neither solved at the first
-                first = [r for r in results.data["records"] if r["instance"] == inst.name
+                first = [r for r in results.data["records"] if r["instance"] == inst.name and not no_verdict(r)
                          and r["limit_cpu_seconds"] == limits[0] and r.get("heuristic") in (None, "threeway")]
                 if len(first) < 2 or any(r["solved"] for r in first):
                     continue

@@ -41,14 +41,20 @@ def _label(r: dict) -> str:
     return r["solver"] + (f" -t {r['threads']}" if r["solver"] == "msa_pastar" else "")
 
 
+def _no_verdict(r: dict) -> bool:
+    """Stopped by the wall-clock guard (a starved run on a loaded machine), not the CPU limit."""
+    why = None if r["solved"] else r.get("stopped_by")
+    cpu, limit = _cpu(r), r.get("limit_cpu_seconds")
+    return why == "wall" or (why == "time" and cpu is not None and bool(limit)
+                             and cpu < 0.95 * limit * r.get("threads", 1))
+
+
 def _outcome(r: dict) -> str:
     if r["solved"]:
         return _int(r.get("cost"))
     why = r.get("stopped_by") or "error"
-    cpu, limit = _cpu(r), r.get("limit_cpu_seconds")
-    if why == "time" and cpu is not None and limit and cpu < 0.95 * limit * r.get("threads", 1):
-        # the wall-clock guard (a starved run on a loaded machine), not the CPU limit: no verdict at the limit
-        return f"unsolved (wall-clock guard at {cpu:.0f} CPU s)"
+    if _no_verdict(r):
+        return f"unsolved (wall-clock guard at {_cpu(r) or 0:.0f} CPU s)"
     return f"unsolved ({why})" if why != "error" else f"failed: {(r.get('error') or '')[:80]}"
 
 
@@ -203,8 +209,10 @@ def balibase_section(data: dict, table, busy_note) -> str:
     summary = []
     for limit in limits:
         at = [r for r in records if r["limit_cpu_seconds"] == limit]
-        mine = {r["instance"]: r for r in at if r["solver"] == "pdbtool" and r.get("heuristic") == "threeway"}
-        peer = {r["instance"]: r for r in at if r["solver"] == "msa_astar"}
+        # runs with a verdict only (not those the wall-clock guard stopped)
+        mine = {r["instance"]: r for r in at if r["solver"] == "pdbtool" and r.get("heuristic") == "threeway"
+                and not _no_verdict(r)}
+        peer = {r["instance"]: r for r in at if r["solver"] == "msa_astar" and not _no_verdict(r)}
         both = [n for n in mine if n in peer and mine[n]["solved"] and peer[n]["solved"]]
         cpu_mine = sum(_cpu(mine[n]) or 0 for n in both)
         cpu_peer = sum(_cpu(peer[n]) or 0 for n in both)

@@ -5,6 +5,7 @@ disagreement is found and explained, and the report renders what the result file
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -143,3 +144,18 @@ def test_the_report_shows_the_longest_instances(tmp_path):
     assert ("| x | 5 x 828 | 26.7 | 1.50 | 990 | 1,100 | unsolved (cpu), bound 1,004 | 40 | 80 | 240.2 | 2.00 | "
             "1,000 at 30 s, 1,001 at 40 s, 1,002 at 50 s, 1,003 at 60 s, 1,004 at 70 s | 0.5 to 0.6 |") in page
     assert "limits 240 CPU s and 15 GiB a run" in page
+
+
+def test_a_run_stopped_by_the_wall_clock_guard_gives_no_verdict_and_is_run_again(tmp_path):
+    base = {"instance": "x", "solver": "pdbtool", "heuristic": "threeway", "threads": 1, "limit_cpu_seconds": 120.0}
+    starved = {**base, "solved": False, "stopped_by": "time", "process_cpu_seconds": 72.5}
+    at_limit = {**base, "solved": False, "stopped_by": "time", "process_cpu_seconds": 119.4}
+    assert bench_msa.no_verdict(starved) and bench_msa.no_verdict({**base, "solved": False, "stopped_by": "wall"})
+    assert not bench_msa.no_verdict(at_limit) and not bench_msa.no_verdict({**base, "solved": True})
+    path = tmp_path / "msa_balibase.json"
+    path.write_text(json.dumps({"runs": [], "records": [starved, {**at_limit, "instance": "y"}]}))
+    results = bench_msa.Results(path, True, {"part": "balibase"}, ["bench_msa.py"])
+    assert not results.has(**base) and results.has(**{**base, "instance": "y"})
+    results.add({**base, "solved": True, "cost": 7})
+    held = json.loads(path.read_text())["records"]
+    assert [(r["instance"], r["solved"]) for r in held] == [("y", False), ("x", True)]

@@ -8,14 +8,14 @@ Sequences are arrays of letter indices (int8) into the cost model's ``sub`` matr
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .._native import numba_cache  # noqa: F401  (the package-wide cache stamp)
 
 INF = 1 << 30           # an unreachable cell of a table (a lower bound past any alignment's cost)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pair_suffix(a, b, sub, gap, column):
     """``D[i, j]``: the least cost of aligning ``a[i:]`` with ``b[j:]`` (linear gaps), each column's cost
     lowered by ``column`` (see :func:`pdbtool.msa.heuristics.build`: a bound that counts two-gap columns)."""
@@ -38,17 +38,6 @@ def pair_suffix(a, b, sub, gap, column):
                 best = v
             D[i, j] = best
     return D
-
-
-@njit(cache=True, parallel=True)
-def all_pair_suffixes(codes, offsets, lengths, pi, pj, out_offsets, out, sub, gap, column):
-    """Every pair's suffix table, one pair a thread, into ``out`` (flat, pair p at ``out_offsets[p]``)."""
-    for p in prange(pi.shape[0]):
-        i, j = pi[p], pj[p]
-        a = codes[offsets[i]:offsets[i] + lengths[i]]
-        b = codes[offsets[j]:offsets[j] + lengths[j]]
-        D = pair_suffix(a, b, sub, gap, column)
-        out[out_offsets[p]:out_offsets[p] + D.size] = D.reshape(-1)
 
 
 @njit(cache=True)

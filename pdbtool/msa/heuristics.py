@@ -28,6 +28,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from ..errors import PdbtoolError
@@ -154,7 +155,7 @@ class Heuristic:
         return "three-way " + " | ".join(parts) + average + columns
 
     def arrays(self):
-        """The flat arrays the kernels read (see :func:`kernels.heuristic`)."""
+        """The flat arrays the kernels read (see :func:`kernels.heuristic_at`)."""
         k = self.k
         ptab = joined([t.reshape(-1) for t in self.pair_tables])
         sizes = [t.size for t in self.pair_tables]
@@ -164,8 +165,6 @@ class Heuristic:
         pw = np.array([self.lengths[j] + 1 for _, j in self.pairs], dtype=np.int64)
         nt = len(self.triangles)
         if nt:
-            tlo = np.concatenate(self.tri_lo).astype(np.int32)
-            tcnt = np.concatenate(self.tri_cnt).astype(np.int32)
             tcells = joined(self.tri_cells) if sum(c.size for c in self.tri_cells) else np.zeros(1, dtype=np.int32)
             if self.gap_gap > 0:
                 if [c.size for c in self.tri_plain] != [c.size for c in self.tri_cells]:
@@ -176,16 +175,20 @@ class Heuristic:
                 tplain = np.zeros(1, dtype=np.int32)
             trows = np.concatenate([[0], np.cumsum([lo.shape[0] for lo in self.tri_lo])[:-1]]).astype(np.int64)
             cell_base = np.concatenate([[0], np.cumsum([c.size for c in self.tri_cells])[:-1]]).astype(np.int64)
-            tstart = np.empty(tlo.shape[0], dtype=np.int64)
+            # A row's data side by side, one cache line: where its cells start less its least x_c (so that x_c
+            # indexes the cells directly), and its x_c range, lo in the low half and lo + cnt in the high.
+            trow = np.empty((int(trows[-1]) + self.tri_lo[-1].shape[0], 2), dtype=np.int64)
             for t in range(nt):
+                lo = self.tri_lo[t].astype(np.int64)
                 cnt = self.tri_cnt[t].astype(np.int64)
                 starts = np.concatenate([[0], np.cumsum(cnt)[:-1]]) + cell_base[t]
-                tstart[trows[t]:trows[t] + cnt.shape[0]] = starts
+                trow[trows[t]:trows[t] + cnt.shape[0], 0] = starts - lo
+                trow[trows[t]:trows[t] + cnt.shape[0], 1] = lo | ((lo + cnt) << 32)
+            trow = trow.reshape(-1)
         else:
-            tlo = tcnt = np.zeros(1, dtype=np.int32)
             tcells = tplain = np.zeros(1, dtype=np.int32)
             trows = np.zeros(0, dtype=np.int64)
-            tstart = np.zeros(1, dtype=np.int64)
+            trow = np.zeros(2, dtype=np.int64)
         ta = np.array([t[0] for t in self.triangles], dtype=np.int64)
         tb = np.array([t[1] for t in self.triangles], dtype=np.int64)
         tc = np.array([t[2] for t in self.triangles], dtype=np.int64)
@@ -201,7 +204,7 @@ class Heuristic:
             pt_off.append(len(part_tris))
         ptab2 = joined([t.reshape(-1) for t in self.column_tables]) \
             if self.gap_gap > 0 else np.zeros(1, dtype=np.int32)
-        return (ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
+        return (ptab, poff, pi, pj, pw, trows, trow, tcells, tplain, ta, tb, tc, tw,
                 np.array(part_pairs, dtype=np.int64), np.array(pp_off, dtype=np.int64),
                 np.array(part_tris, dtype=np.int64), np.array(pt_off, dtype=np.int64),
                 ptab2, np.int64(self.gap_gap), np.array(self.lengths, dtype=np.int64), np.int64(self.share()))
@@ -213,9 +216,11 @@ class Heuristic:
         return k - 2 if k >= 4 and len(self.triangles) == k * (k - 1) * (k - 2) // 6 else 0
 
     def start_value(self) -> int:
-        from .kernels import heuristic
+        from .kernels import node_heuristics
 
-        return int(heuristic(np.zeros(self.k, dtype=np.int64), self.k, *self.arrays()))
+        # the lattice of one node, the start: the kernel that the tests run on every node, not one more
+        one = np.ones(self.k, dtype=np.int64)
+        return int(node_heuristics(self.k, one - 1, one, *self.arrays())[0])
 
 
 def joined(parts: list[np.ndarray]) -> np.ndarray:
@@ -273,8 +278,7 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
     if memory is not None and need > memory:
         raise HeuristicError(f"the pairwise tables need {gib(need)}, more than the {gib(memory)} allowed")
     pairs = list(itertools.combinations(range(k), 2))
-    flat = np.concatenate(codes).astype(np.int8)
-    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    codes8 = [np.ascontiguousarray(c, dtype=np.int8) for c in codes]
     sizes = [(lengths[i] + 1) * (lengths[j] + 1) for i, j in pairs]
     out_off = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     if gap_gap > 0:
@@ -284,10 +288,21 @@ def build(model: CostModel, codes: list[np.ndarray], partitions=None, max_partit
 
     def pair_tables_of(column):
         out = np.empty(int(sum(sizes)), dtype=np.int32)
-        dp.all_pair_suffixes(flat, offsets, np.array(lengths, dtype=np.int64), np.array([p[0] for p in pairs]),
-                             np.array([p[1] for p in pairs]), out_off, out, model.sub, model.gap, column)
-        return {p: out[o:o + s].reshape(lengths[p[0]] + 1, lengths[p[1]] + 1)
-                for p, o, s in zip(pairs, out_off, sizes)}
+        views = {p: out[o:o + s].reshape(lengths[p[0]] + 1, lengths[p[1]] + 1)
+                 for p, o, s in zip(pairs, out_off, sizes)}
+
+        def fill(p):
+            views[p][...] = dp.pair_suffix(codes8[p[0]], codes8[p[1]], model.sub, model.gap, column)
+
+        # one pair a thread (the kernel releases the GIL): a parallel kernel would be one more to compile
+        workers = min(len(pairs), max(1, threads or numba.get_num_threads()))
+        if workers == 1:
+            for p in pairs:
+                fill(p)
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                list(pool.map(fill, pairs))
+        return views
 
     suffix = pair_tables_of(0)
     if bound is None:
@@ -352,8 +367,6 @@ def triangle_tables(model, codes, suffix, wanted, bound, memory, used_bytes, thr
             dp.triangle_rows(prefix[(a, b)], suffix[(a, b)], prefix[(a, c)], suffix[(a, c)],
                              prefix[(b, c)], suffix[(b, c)], limit, lo, cnt, first, min(na, first + step))
         return lo, cnt
-
-    import numba
 
     workers = max(1, threads or numba.get_num_threads())
     stop = _Stop(deadline)

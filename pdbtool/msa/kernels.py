@@ -120,17 +120,7 @@ def pair_index(i, j, k):
 
 
 @njit(cache=True)
-def heuristic(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
-              part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens, share):
-    """The heuristic at ``x`` (see :func:`heuristic_at`), with scratch arrays of its own."""
-    pv = np.empty(pi.shape[0], dtype=np.int64)
-    tv = np.empty(max(ta.shape[0], 1), dtype=np.int64)
-    return heuristic_at(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
-                        part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens, share, pv, tv)
-
-
-@njit(cache=True)
-def heuristic_at(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
+def heuristic_at(x, k, ptab, poff, pi, pj, pw, trows, trow, tcells, tplain, ta, tb, tc, tw,
                  part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens, share, pv, tv):
     """The max over the partitions of the sum of their pairwise and three-way table values at ``x``;
     ``INF`` when a three-way table has no cell there (no alignment within the upper bound passes).
@@ -152,18 +142,20 @@ def heuristic_at(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells,
         pv[p] = pair_value(p, x, ptab, poff, pi, pj, pw, ptab2, gg, rest)
     nt = ta.shape[0]
     for t in range(nt):
-        r = trows[t] + x[ta[t]] * tw[t] + x[tb[t]]
-        off = x[tc[t]] - tlo[r]
-        if off < 0 or off >= tcnt[r]:
+        r = 2 * (trows[t] + x[ta[t]] * tw[t] + x[tb[t]])
+        span = trow[r + 1]
+        xc = x[tc[t]]
+        if xc < (span & 0xFFFFFFFF) or xc >= (span >> 32):
             return INF
-        v = tcells[tstart[r] + off]
+        cell = trow[r] + xc
+        v = tcells[cell]
         if v >= INF:
             return INF
         a, b, c = ta[t], tb[t], tc[t]
         w = pv[pair_index(a, b, k)] + pv[pair_index(a, c, k)] + pv[pair_index(b, c, k)]
         if gg > 0:
             v += 3 * gg * rest
-            u = tplain[tstart[r] + off]
+            u = tplain[cell]
             if u > v:
                 v = u
         # at least its three pairs' sum (with gg, their two-gap bound may be the larger)
@@ -190,7 +182,7 @@ def heuristic_at(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells,
 
 @njit(cache=True, nogil=True)
 def search(codes, seq_off, lens, strides, sub, gap, gap_gap, bound,
-           ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
+           ptab, poff, pi, pj, pw, trows, trow, tcells, tplain, ta, tb, tc, tw,
            part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share,
            keys, g_of, parent, qf, fexp, index, hprio, hnode, st, partial, chunk):
     """Run A* (``partial`` < 0) or PEA* (``partial`` >= 0: offer only the children with f at most the node's f
@@ -282,7 +274,7 @@ def search(codes, seq_off, lens, strides, sub, gap, gap_gap, bound,
             if found >= 0 and partial < 0:
                 h = np.int64(qf[found] - g_of[found])
             else:
-                h = heuristic_at(y, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb,
+                h = heuristic_at(y, k, ptab, poff, pi, pj, pw, trows, trow, tcells, tplain, ta, tb,
                                  tc, tw, part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share, pv, tv)
                 st[S_GENERATED] += 1
             if h >= INF:
@@ -340,9 +332,10 @@ def path_keys(keys, parent, goal):
 
 
 @njit(cache=True)
-def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc, tw,
+def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, trow, tcells, tplain, ta, tb, tc, tw,
                     part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share):
-    """The heuristic at every lattice node, indexed by the packed key (for tests of small instances)."""
+    """The heuristic at every lattice node, indexed by the packed key (the tests run it on small instances;
+    with every length 0, it is the start's alone)."""
     total = np.int64(1)
     for i in range(k):
         total *= lens[i] + 1
@@ -353,6 +346,6 @@ def node_heuristics(k, lens, strides, ptab, poff, pi, pj, pw, trows, tlo, tcnt, 
     for key in range(total):
         for i in range(k):
             x[i] = (key // strides[i]) % (lens[i] + 1)
-        out[key] = heuristic_at(x, k, ptab, poff, pi, pj, pw, trows, tlo, tcnt, tstart, tcells, tplain, ta, tb, tc,
+        out[key] = heuristic_at(x, k, ptab, poff, pi, pj, pw, trows, trow, tcells, tplain, ta, tb, tc,
                                 tw, part_pairs, pp_off, part_tris, pt_off, ptab2, gg, lens2, share, pv, tv)
     return out
