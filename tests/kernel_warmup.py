@@ -289,7 +289,11 @@ def main(argv: list[str]) -> int:
         with tempfile.TemporaryDirectory(prefix="pdbtool-warmup-") as cache_dir:
             return main(["--cache-dir", cache_dir, *argv])
     cache_dir, argv = argv[1], argv[2:]
+    from compile_profile import recorder
+
+    profile = recorder("warm-up")
     for job in argv or jobs():
+        started = time.process_time()
         try:
             run_job(job, cache_dir)
         except Exception as exc:  # reported, not raised: the tests of that code say what is wrong
@@ -297,6 +301,8 @@ def main(argv: list[str]) -> int:
             where = _keep_traceback(job)
             print(f"warm-up job failed: {job}: {type(exc).__name__}: {detail[:400]} (whole traceback: {where})",
                   flush=True)
+        if profile is not None:
+            profile.jobs[job] = round(time.process_time() - started, 3)
     return 0
 
 
