@@ -33,6 +33,7 @@ class Recorder:
     def __init__(self, path: str, role: str):
         self.path = path
         self.role = role
+        self.pid = os.getpid()
         self.compile: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0, 0])
         self.load: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0])
         self.tests: dict[str, list[float]] = {}
@@ -87,6 +88,8 @@ class Recorder:
         self.current = None
 
     def write(self) -> None:
+        if os.getpid() != self.pid:  # a forked child of a test: its parent writes the line
+            return
         line = {"role": self.role, "pid": os.getpid(), "cpu": round(time.process_time(), 3),
                 "compile": {k: [round(v[0], 3), round(v[1], 3), v[2]] for k, v in self.compile.items()},
                 "load": {k: [round(v[0], 3), v[1]] for k, v in self.load.items()},
@@ -137,7 +140,8 @@ def summary(path: str, top: int = 40) -> str:
             loads[k] += v[0]
         for k, v in line["tests"].items():
             tests[k] += v[0] + v[1]
-    out.append(f"compile CPU, all processes: {sum(compile_ex.values()):.1f} s; by kernel (exclusive, inclusive, compiles):")
+    out.append(f"compile CPU, all processes: {sum(compile_ex.values()):.1f} s; "
+               "by kernel (exclusive, inclusive, compiles):")
     out += [f"  {cpu:7.1f} {compile_in[k]:7.1f} {counts[k]:4d}  {k}" for k, cpu in compile_ex.most_common(top)]
     out.append(f"cache loads, all processes: {sum(loads.values()):.1f} s; the longest:")
     out += [f"  {cpu:7.1f}  {k}" for k, cpu in loads.most_common(10)]

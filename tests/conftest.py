@@ -71,10 +71,12 @@ def pytest_sessionstart(session):
     if cache is not None and cache.get("pdbtool/warmed-kernels", None) == stamp:
         return
     start = time.monotonic()
-    jobs, failed = warm_up(processes)
+    warmed, failed = warm_up(processes)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
-        reporter.write_line(f"kernels warmed up: {jobs - len(failed)} of {jobs} jobs in {processes} processes, "
+        from kernel_warmup import jobs
+
+        reporter.write_line(f"kernels warmed up: {warmed} of {len(jobs())} jobs in {processes} processes, "
                             f"{time.monotonic() - start:.0f} s")
         for line in failed:  # the tests of that code say what is wrong; this says where the time went
             reporter.write_line(f"  {line}")
