@@ -32,6 +32,13 @@ EXAMPLES = ROOT / "examples"
 # Numba loads its threading layer, which reads it once).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+# opt-in record of Numba's compiles and each test's CPU (tests/compile_profile.py)
+PROFILE = None
+if os.environ.get("PDBTOOL_COMPILE_PROFILE"):
+    from compile_profile import recorder
+
+    PROFILE = recorder(os.environ.get("PYTEST_XDIST_WORKER", "main"))
+
 FAST = os.environ.get("HYPOTHESIS_PROFILE") == "fast"
 settings.register_profile("fast", max_examples=10, deadline=None)
 if FAST:
@@ -64,15 +71,27 @@ def pytest_sessionstart(session):
     if cache is not None and cache.get("pdbtool/warmed-kernels", None) == stamp:
         return
     start = time.monotonic()
-    jobs, failed = warm_up(processes)
+    warmed, failed = warm_up(processes)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
-        reporter.write_line(f"kernels warmed up: {jobs - len(failed)} of {jobs} jobs in {processes} processes, "
+        from kernel_warmup import jobs
+
+        reporter.write_line(f"kernels warmed up: {warmed} of {len(jobs())} jobs in {processes} processes, "
                             f"{time.monotonic() - start:.0f} s")
         for line in failed:  # the tests of that code say what is wrong; this says where the time went
             reporter.write_line(f"  {line}")
     if cache is not None and not failed:
         cache.set("pdbtool/warmed-kernels", stamp)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if PROFILE is None:
+        yield
+        return
+    started = PROFILE.start_test(item.nodeid)
+    yield
+    PROFILE.end_test(item.nodeid, started)
 
 
 # files whose every test needs Ray or builds and installs the package (markers for `make test-fast`)

@@ -238,39 +238,65 @@ def _msa(cache_dir: str) -> None:
 DOMAIN_JOBS = {"hanoi4": _hanoi4, "vertex-cover": _vertex_cover, "msa": _msa}
 
 
-def warm_up(processes: int, timeout: float = 600.0) -> tuple[int, list[str]]:
+# each process's limit: CPU seconds (the kernel stops a process past it, whatever the machine's load: a
+# limit on wall time would kill whole jobs on a loaded machine, whose compiles the tests then do again), and
+# a far longer one on wall time, against a process that hangs without using CPU
+CPU_LIMIT = 900
+WALL_LIMIT = 3600.0
+
+
+def _limit_cpu(pid: int) -> None:
+    """``CPU_LIMIT`` on process ``pid``, where the system can set another process's limits (Linux)."""
+    try:
+        import resource
+
+        resource.prlimit(pid, resource.RLIMIT_CPU, (CPU_LIMIT, CPU_LIMIT + 5))
+    except (ImportError, AttributeError, OSError):  # pragma: no cover - no prlimit: the wall limit only
+        pass
+
+
+def warm_up(processes: int, wall_limit: float = WALL_LIMIT) -> tuple[int, list[str]]:
     """Run every job, in at most ``processes`` processes at once, each group of jobs (:func:`job_groups`)
-    starting as soon as a process is free; (jobs, a line for each job or process that failed)."""
+    starting as soon as a process is free; (jobs warmed, a line for each job or process that failed)."""
     names = jobs()
     queue = job_groups(names, processes)
     failed: list[str] = []
+    lost = 0  # the jobs of the processes that failed or never started
     with tempfile.TemporaryDirectory(prefix="pdbtool-warmup-") as cache_dir:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
         # each process writes to a file of its own, not a pipe: a pipe read only at the end would block a
         # process that writes more than the pipe holds
-        running: list[tuple[subprocess.Popen, Path]] = []
-        end = time.monotonic() + timeout
+        running: list[tuple[subprocess.Popen, Path, list[str]]] = []
+        end = time.monotonic() + wall_limit
         started = 0
         while queue or running:
             while queue and len(running) < processes:
                 log = Path(cache_dir) / f"job-{started}.log"
                 started += 1
+                group = queue.pop(0)
                 with log.open("w") as out:
-                    running.append((subprocess.Popen([sys.executable, __file__, "--cache-dir", cache_dir,
-                                                      *queue.pop(0)], env=env, stdout=out,
-                                                     stderr=subprocess.STDOUT), log))
+                    proc = subprocess.Popen([sys.executable, __file__, "--cache-dir", cache_dir, *group], env=env,
+                                            stdout=out, stderr=subprocess.STDOUT)
+                _limit_cpu(proc.pid)
+                running.append((proc, log, group))
             if time.monotonic() > end:  # the jobs not started are left to the tests
+                lost += sum(len(group) for group in queue)
                 queue.clear()
-                for proc, _ in running:
+                for proc, _, _ in running:
                     proc.kill()
-            for proc, log in [r for r in running if r[0].poll() is not None]:
+            for proc, log, group in [r for r in running if r[0].poll() is not None]:
                 text = log.read_text()
-                failed += [line for line in text.splitlines() if line.startswith("warm-up job failed")]
+                failures = [line for line in text.splitlines() if line.startswith("warm-up job failed")]
+                failed += failures
                 if proc.returncode:
-                    failed.append(f"a warm-up process exited with {proc.returncode}: {text.strip()[-300:]}")
-                running.remove((proc, log))
+                    failed.append(f"a warm-up process of {', '.join(group)} exited with {proc.returncode}: "
+                                  f"{text.strip()[-300:]}")
+                    lost += len(group)
+                else:
+                    lost += len(failures)
+                running.remove((proc, log, group))
             time.sleep(0.05)  # a poll of the running processes, not a wait on any of them
-    return len(names), failed
+    return len(names) - lost, failed
 
 
 def _keep_traceback(job: str) -> str:
@@ -289,7 +315,11 @@ def main(argv: list[str]) -> int:
         with tempfile.TemporaryDirectory(prefix="pdbtool-warmup-") as cache_dir:
             return main(["--cache-dir", cache_dir, *argv])
     cache_dir, argv = argv[1], argv[2:]
+    from compile_profile import recorder
+
+    profile = recorder("warm-up")
     for job in argv or jobs():
+        started = time.process_time()
         try:
             run_job(job, cache_dir)
         except Exception as exc:  # reported, not raised: the tests of that code say what is wrong
@@ -297,6 +327,8 @@ def main(argv: list[str]) -> int:
             where = _keep_traceback(job)
             print(f"warm-up job failed: {job}: {type(exc).__name__}: {detail[:400]} (whole traceback: {where})",
                   flush=True)
+        if profile is not None:
+            profile.jobs[job] = round(time.process_time() - started, 3)
     return 0
 
 
