@@ -8,7 +8,8 @@ from _report import (Plots, fmt, provenance, section, table)
 
 
 @section("Plans of the 35-puzzle at the talk's memory", ["plan_35"],
-         "python bench/bench_plan.py --plans partitions/35-5-5-5-5-5-5-5.txt examples/35-max-fives.txt:nibble --seed 36")
+         "python bench/bench_plan.py --plans partitions/35-5-5-5-5-5-5-5.txt examples/35-max-fives.txt:nibble"
+         " --seed 36")
 def plan_35_section(plots: Plots, data) -> str:
     talk = data.get("talk", {})
     out = [f"`pdbtool plan` on 6x6 within the memory of seven 5-tile byte tables, against the built-in fives "
