@@ -1,5 +1,6 @@
 """The two builders against exact oracles: plain BFS over the real puzzle and over the abstraction."""
 
+import functools
 import json
 import os
 import subprocess
@@ -256,16 +257,15 @@ def test_layers_count_every_abstract_state():
     assert len(result.layers) == int(result.table.max()) + 1
 
 
-@pytest.mark.parametrize("w,h,k", [(4, 4, 7), (5, 5, 3), (3, 3, 2), (4, 4, 1)])
-def test_incremental_unrank_follows_any_increasing_ranks(w, h, k):
-    """``unrank_next`` (last tile only within a run, last two within a group of runs, else a full unrank)
-    gives the cells, the occupied mask and the cell weights of a full unrank, along increasing ranks with
-    steps of every size: within a run, within a group, and beyond."""
+@functools.cache
+def _unrank_mismatches():
+    """The kernel of :func:`test_incremental_unrank_follows_any_increasing_ranks`, made once per process
+    (one made inside the test is a new kernel, compiled again, for each case)."""
     from numba import njit
 
     from pdbtool.tables.build.moves import unrank_next
     from pdbtool.tables.build.scheduling import block_scratch
-    from pdbtool.tables.ranking import radix_inverses, rank_weights, unrank_digits
+    from pdbtool.tables.ranking import unrank_digits
 
     @njit
     def mismatches(ranks, n, k, inverses, weights):
@@ -285,6 +285,16 @@ def test_incremental_unrank_follows_any_increasing_ranks(w, h, k):
             bad += not ok
         return bad
 
+    return mismatches
+
+
+@pytest.mark.parametrize("w,h,k", [(4, 4, 7), (5, 5, 3), (3, 3, 2), (4, 4, 1)])
+def test_incremental_unrank_follows_any_increasing_ranks(w, h, k):
+    """``unrank_next`` (last tile only within a run, last two within a group of runs, else a full unrank)
+    gives the cells, the occupied mask and the cell weights of a full unrank, along increasing ranks with
+    steps of every size: within a run, within a group, and beyond."""
+    from pdbtool.tables.ranking import radix_inverses, rank_weights
+
     n = w * h
     entries = int(np.prod(np.arange(n - k + 1, n + 1)))
     run = n - k + 1
@@ -292,4 +302,4 @@ def test_incremental_unrank_follows_any_increasing_ranks(w, h, k):
     steps = rng.choice([1, 2, run - 1, run, run + 1, run * run, run * (run + 1), 7 * run * run + 3], 4000)
     ranks = np.cumsum(steps) % entries
     ranks = np.sort(ranks)
-    assert mismatches(ranks, n, k, radix_inverses(n, k), rank_weights(n, k)) == 0
+    assert _unrank_mismatches()(ranks, n, k, radix_inverses(n, k), rank_weights(n, k)) == 0

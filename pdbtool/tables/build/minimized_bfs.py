@@ -95,7 +95,7 @@ def _minimized_children_into(region, r, occupied, free, cellw, width, nf, not_fi
     return count
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _mark_minimized_children(bits, count, child_rank, child_state, child_cell, child_free, unseen, nf, nxt,
                              not_first_col, not_last_col, width, active_next):
     """Mark "next" every looked-up child still unseen and flag its chunk in ``active_next``; return
@@ -124,7 +124,7 @@ def _mark_minimized_children(bits, count, child_rank, child_state, child_cell, c
     return new, new_cells
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _record_regions(za, za_base, za_region, binom, kfact, cells, k, n, free, union, depth, not_first_col,
                     not_last_col, width):
     """Write ``depth`` into the zero-aware entry of each region of the frontier cells ``union`` of the
