@@ -50,6 +50,24 @@ def _first_fit(order, count, indptr, indices, status, deg, clique, size, seen):
 
 
 @njit(cache=True)
+def _stable_order(key, span, slot, out):
+    """Counting sort: the indices ``i`` with ``key[i] >= 0`` into ``out``, by increasing key (below ``span``),
+    ties in increasing ``i``; ``slot`` has room for ``span + 1`` counts.  Returns how many."""
+    for s in range(span + 1):
+        slot[s] = 0
+    for i in range(key.shape[0]):
+        if key[i] >= 0:
+            slot[key[i] + 1] += 1
+    for s in range(1, span + 1):
+        slot[s] += slot[s - 1]
+    for i in range(key.shape[0]):
+        if key[i] >= 0:
+            out[slot[key[i]]] = i
+            slot[key[i]] += 1
+    return slot[span]
+
+
+@njit(cache=True)
 def iterated_clique_cover(indptr, indices, status, deg, rounds, seed):
     """F - c for the best partition of the free graph's F vertices (FREE, degree at least one) into c
     cliques that first fit by decreasing degree and ``rounds`` of iterated greedy find.  The orders are
@@ -67,16 +85,12 @@ def iterated_clique_cover(indptr, indices, status, deg, rounds, seed):
         return count
     # decreasing degree, then increasing number
     slot = np.zeros(max(top, count) + 2, dtype=np.int64)
+    key = -np.ones(n, dtype=np.int64)
     for v in range(n):
         if status[v] == FREE and deg[v] > 0:
-            slot[top - deg[v] + 1] += 1
-    for d in range(1, top + 2):
-        slot[d] += slot[d - 1]
+            key[v] = top - deg[v]
     order = np.empty(count, dtype=np.int64)
-    for v in range(n):
-        if status[v] == FREE and deg[v] > 0:
-            order[slot[top - deg[v]]] = v
-            slot[top - deg[v]] += 1
+    _stable_order(key, top + 1, slot, order)
     clique = -np.ones(n, dtype=np.int64)
     size = np.zeros(count + 1, dtype=np.int64)
     seen = np.zeros(count + 1, dtype=np.int64)
@@ -87,15 +101,7 @@ def iterated_clique_cover(indptr, indices, status, deg, rounds, seed):
     for _ in range(rounds):
         pick = np.random.random()
         if pick < 0.4:       # the largest cliques first (ties: the earlier clique first)
-            for s in range(count + 2):
-                slot[s] = 0
-            for c in range(cliques):
-                slot[count - size[c] + 1] += 1
-            for s in range(1, count + 2):
-                slot[s] += slot[s - 1]
-            for c in range(cliques):
-                perm[slot[count - size[c]]] = c
-                slot[count - size[c]] += 1
+            _stable_order(count - size[:cliques], count + 1, slot, perm)
         elif pick < 0.7:     # the last first
             for i in range(cliques):
                 perm[i] = cliques - 1 - i
@@ -110,18 +116,10 @@ def iterated_clique_cover(indptr, indices, status, deg, rounds, seed):
         for i in range(cliques):
             rank[perm[i]] = i
         # the vertices by their clique's rank, then by number
-        for r in range(cliques + 1):
-            slot[r] = 0
         for v in range(n):
-            if clique[v] >= 0:
-                slot[rank[clique[v]] + 1] += 1
-        for r in range(1, cliques + 1):
-            slot[r] += slot[r - 1]
-        for v in range(n):
-            if clique[v] >= 0:
-                order[slot[rank[clique[v]]]] = v
-                slot[rank[clique[v]]] += 1
-                clique[v] = -1
+            key[v] = rank[clique[v]] if clique[v] >= 0 else -1
+            clique[v] = -1
+        _stable_order(key, cliques, slot, order)
         cliques = _first_fit(order, count, indptr, indices, status, deg, clique, size, seen)
         if cliques < best:
             best = cliques
